@@ -1,0 +1,13 @@
+"""Capability environments shipped with trace-envs, one module per capability.
+
+``SHIPPED_ENVS`` maps each Gymnasium id to its entry point; ``trace_envs`` registers them on import
+without importing the modules themselves (that happens on ``gym.make``).
+"""
+
+SHIPPED_ENVS: dict[str, str] = {
+    "trace/order-cancel-v0": "generated_envs.order_cancel:OrderCancelEnv",
+}
+
+SHIPPED_DOMAINS: dict[str, str] = {
+    "toy_shop": "generated_envs.order_cancel:TOY_SHOP",
+}

@@ -1,0 +1,28 @@
+"""trace-envs: capability-targeted training environments for LLM agents (TRACE, arXiv 2604.05336).
+
+``import trace_envs`` registers every shipped env under ``trace/``; then
+``gymnasium.make("trace/<name>-v0", seed=3)`` builds one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .registration import list_envs, register_env, register_envs
+
+if TYPE_CHECKING:
+    from .describe import EnvDescription
+
+__version__ = "0.1.0"
+
+register_envs()
+
+
+def describe(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
+    """Capability, domain, tools, knobs and an example task of a registered env."""
+    from .describe import describe_env
+
+    return describe_env(env_id, seed=seed, **knobs)
+
+
+__all__ = ["__version__", "describe", "list_envs", "register_env", "register_envs"]

@@ -1,0 +1,47 @@
+"""The Gymnasium contract of trace-envs: envs, tools, actions, state hashing, users.
+
+Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast.
+"""
+
+from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
+from .canonical import canonical_hash, canonical_json
+from .domain import Domain, get_domain, register_domain, registered_domains
+from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, normalize_fact_text, render_transcript
+from .spaces import MAX_TEXT_LENGTH, UnicodeText
+from .task import Capability, Task, UserFact, UserScript, Verdict
+from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
+from .user import ScriptedUser, User
+
+__all__ = [
+    "AGENT_INSTRUCTION",
+    "MAX_TEXT_LENGTH",
+    "STOP_TOKEN",
+    "Capability",
+    "CapabilityEnv",
+    "Domain",
+    "NoKnobs",
+    "ParsedAction",
+    "ScriptedUser",
+    "Task",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "Toolset",
+    "UnicodeText",
+    "User",
+    "UserFact",
+    "UserScript",
+    "Verdict",
+    "canonical_hash",
+    "canonical_json",
+    "format_tool_call",
+    "get_domain",
+    "normalize_fact_text",
+    "parse_action",
+    "parse_docstring",
+    "register_domain",
+    "registered_domains",
+    "render_transcript",
+    "tool",
+]

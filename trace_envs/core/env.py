@@ -1,0 +1,284 @@
+"""``CapabilityEnv``: the Gymnasium contract every capability environment implements.
+
+A subclass declares its capability, its domain and ``max_turns`` and implements
+``generate(rng) -> Task``. The base class does the rest: seeding, the conversation with a scripted
+user, running the domain's tools on the env's own state, and the hash-based verifier.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from abc import abstractmethod
+from typing import Any, ClassVar, SupportsFloat
+
+import gymnasium as gym
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .actions import STOP_TOKEN, format_tool_call, parse_action
+from .domain import Domain
+from .spaces import UnicodeText, clip_text
+from .task import Capability, Task, Verdict
+from .templates import render_template
+from .tools import ToolCall, Toolset
+from .user import ScriptedUser, User
+
+AGENT_INSTRUCTION = (
+    "You are a customer service agent that helps the user according to the <policy> provided below.\n"
+    "In each turn you can either:\n"
+    "- Send a message to the user.\n"
+    "- Make a tool call.\n"
+    "You cannot do both at the same time.\n"
+    "\n"
+    "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
+)
+"""The agent instruction of tau2-bench's LLM agent, used so that prompts look like the target's."""
+
+Message = dict[str, Any]
+
+
+class NoKnobs(BaseModel):
+    """An env without difficulty knobs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def normalize_fact_text(text: str) -> str:
+    """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
+    return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
+
+
+class CapabilityEnv(gym.Env[str, str]):
+    """A seeded, verifiable conversation with tools over a target domain's state.
+
+    Observations and actions are text. ``reset(seed=s)`` builds the task from ``random.Random(s)``
+    alone. ``step(action)`` runs the action's tool calls or sends its text to the user. Reward is
+    the verifier's when the conversation ends (user or agent stop), 0 on truncation.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    capability: ClassVar[Capability]
+    domain: ClassVar[Domain[Any]]
+    max_turns: ClassVar[int] = 30
+    tool_names: ClassVar[tuple[str, ...] | None] = None
+    """Tools of the domain offered to the agent (``None``: all of them)."""
+    policy: ClassVar[str | None] = None
+    """Policy text shown to the agent (``None``: the domain's)."""
+    instructions: ClassVar[str] = AGENT_INSTRUCTION
+    Knobs: ClassVar[type[BaseModel]] = NoKnobs
+    """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
+
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        try:
+            self.knobs = self.Knobs(**knobs)
+        except ValidationError as exc:
+            raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
+        self.render_mode = render_mode
+        self.toolset: Toolset = (
+            self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
+        )
+        self.tool_schemas: list[dict[str, Any]] = self.toolset.schemas()
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self._pending_seed = seed
+        self.task: Task | None = None
+        self.task_seed: int | None = None
+        self.state: Any = None
+        self.user: User | None = None
+        self.messages: list[Message] = []
+        self.turn = 0
+        self.ended: str | None = None
+        self._gold_hash: str | None = None
+
+    # ----- what subclasses implement -------------------------------------------------------
+    @abstractmethod
+    def generate(self, rng: random.Random) -> Task:
+        """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
+
+    def flawed_actions(self) -> list[str] | None:
+        """The reference solution with this env's capability deficit applied (``None``: no deficit)."""
+        return None
+
+    def make_user(self, task: Task) -> User:
+        """The simulated user of a task (scripted and deterministic by default)."""
+        return ScriptedUser(task.user)
+
+    # ----- the Gymnasium API -----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is None and self._pending_seed is not None:
+            seed = self._pending_seed
+        self._pending_seed = None
+        super().reset(seed=seed)
+        task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        task = self.generate(random.Random(task_seed))
+        if not task.task_id:
+            task = task.model_copy(update={"task_id": f"{self.capability.name}-{task_seed}"})
+        self.task, self.task_seed = task, task_seed
+        self.state = self.domain.load_state(task.initial_state)
+        self.user = self.make_user(task)
+        self.turn, self.ended, self._gold_hash = 0, None, None
+        opening = self.user.start()
+        self.messages = [
+            {"role": "system", "content": self.system_prompt()},
+            {"role": "user", "content": opening},
+        ]
+        info = {
+            "task_id": task.task_id,
+            "seed": task_seed,
+            "capability": self.capability.name,
+            "tools": self.tool_schemas,
+            "policy": self.policy_text,
+            "messages": list(self.messages),
+        }
+        return clip_text(opening), info
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.task is None or self.user is None:
+            raise RuntimeError("call reset() before step()")
+        if self.ended is not None:
+            error = {"role": "user", "content": "Error: the episode has ended; call reset().", "error": True}
+            return error["content"], 0.0, True, False, {"messages": [error], "ended": self.ended}
+        self.turn += 1
+        start = len(self.messages)
+        parsed = parse_action(action)
+        if parsed.errors:
+            observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
+            self.messages.append({"role": "assistant", "content": parsed.text})
+            self.messages.append({"role": "user", "content": observation, "error": True})
+        elif parsed.tool_calls:
+            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
+        else:
+            observation = self._talk(parsed.text)
+        terminated = self.ended is not None
+        truncated = not terminated and self.turn >= self.max_turns
+        info: dict[str, Any] = {"messages": self.messages[start:], "turn": self.turn}
+        reward = 0.0
+        if terminated or truncated:
+            self.ended = self.ended or "max_turns"
+            verdict = self.verify()
+            reward = verdict.reward if terminated else 0.0
+            info["verdict"] = verdict.model_dump()
+            info["ended"] = self.ended
+        if self.render_mode == "human":
+            self.render()
+        return clip_text(observation), reward, terminated, truncated, info
+
+    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+        calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+            }
+        )
+        results = [self.toolset.invoke(self.state, call) for call in calls]
+        for result in results:
+            self.messages.append(
+                {"role": "tool", "id": result.call_id, "name": result.name, "content": result.content, "error": result.error}
+            )
+        if len(results) == 1:
+            return results[0].content
+        return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
+
+    def _talk(self, text: str) -> str:
+        assert self.user is not None
+        self.messages.append({"role": "assistant", "content": text})
+        if STOP_TOKEN in text:
+            self.ended = "agent_stop"
+            return ""
+        reply = self.user.reply(text)
+        self.messages.append({"role": "user", "content": reply})
+        if self.user.done or STOP_TOKEN in reply:
+            self.ended = "user_stop"
+        return reply
+
+    # ----- verification ------------------------------------------------------------------------
+    def gold_hash(self) -> str:
+        """Hash of the initial state with the reference solution's tool calls replayed."""
+        if self._gold_hash is None:
+            task = self._require_task()
+            gold = self.domain.load_state(task.initial_state)
+            for index, step in enumerate(task.solution):
+                if isinstance(step, ToolCall):
+                    result = self.toolset.invoke(gold, step)
+                    if result.error:
+                        raise RuntimeError(
+                            f"{type(self).__name__}: reference solution step {index} ({step.name}) failed "
+                            f"on task {task.task_id}: {result.content}"
+                        )
+            self._gold_hash = self.domain.state_hash(gold)
+        return self._gold_hash
+
+    def facts_told(self) -> dict[str, bool]:
+        """Which required facts appear in the agent's messages to the user (tau2's matching rule)."""
+        task = self._require_task()
+        said = " ".join(
+            normalize_fact_text(m["content"])
+            for m in self.messages
+            if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
+        )
+        return {fact: normalize_fact_text(fact) in said for fact in task.required_facts}
+
+    def verify(self) -> Verdict:
+        """Success iff the state hash equals the gold hash and every required fact was told."""
+        state_hash = self.domain.state_hash(self.state)
+        gold = self.gold_hash()
+        facts = self.facts_told()
+        hash_match = state_hash == gold
+        success = hash_match and all(facts.values())
+        return Verdict(
+            reward=1.0 if success else 0.0,
+            success=success,
+            hash_match=hash_match,
+            state_hash=state_hash,
+            gold_hash=gold,
+            facts_told=facts,
+            components={"db": float(hash_match), "communicate": float(all(facts.values()))},
+        )
+
+    # ----- helpers for policies, tests and people ------------------------------------------------
+    def oracle_actions(self) -> list[str]:
+        """The reference solution of the current task, as action strings."""
+        return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in self._require_task().solution]
+
+    @property
+    def policy_text(self) -> str:
+        return self.policy if self.policy is not None else self.domain.policy
+
+    def system_prompt(self) -> str:
+        return render_template("prompts/agent_system.jinja", instructions=self.instructions, policy=self.policy_text)
+
+    def render(self) -> str | None:  # type: ignore[override]
+        text = render_transcript(self.messages)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _require_task(self) -> Task:
+        if self.task is None:
+            raise RuntimeError("call reset() first: there is no current task")
+        return self.task
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """A plain-text transcript: one block per message, tool calls in JSON form."""
+    lines = []
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            continue
+        if message.get("tool_calls"):
+            for call in message["tool_calls"]:
+                lines.append(f"assistant → {format_tool_call(ToolCall(name=call['name'], arguments=call['arguments']))}")
+        elif role == "tool":
+            tag = "tool error" if message.get("error") else "tool"
+            lines.append(f"{tag} ({message.get('name', '')}): {message['content']}")
+        else:
+            tag = "error" if message.get("error") else role
+            lines.append(f"{tag}: {message.get('content') or ''}")
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The data a capability env is made of: capability, task, user script and verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .tools import ToolCall
+
+CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+
+
+class Capability(BaseModel):
+    """A capability an agent may lack: a fixed snake_case name and a one-paragraph description."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=CAPABILITY_NAME_PATTERN)
+    description: str = Field(min_length=1)
+
+
+class UserFact(BaseModel):
+    """Something the simulated user knows and says when the agent asks about any of ``keys``."""
+
+    keys: list[str] = Field(min_length=1)
+    answer: str
+
+
+class UserScript(BaseModel):
+    """What the deterministic user says: opening request, answers, confirmation and closing."""
+
+    opening: str = Field(min_length=1)
+    facts: list[UserFact] = Field(default_factory=list)
+    confirm_reply: str = "Yes, please go ahead."
+    unknown_reply: str = "Sorry, I don't have that information."
+    closing: str = "Thank you, that's all I needed."
+    max_unanswered: int = Field(default=3, ge=1)
+
+
+class Task(BaseModel):
+    """One seeded task: initial state, what the user wants and knows, the reference solution and
+    the facts the agent must tell the user. The solution is a list of tool calls and messages."""
+
+    task_id: str
+    initial_state: dict[str, Any]
+    goal: str
+    user: UserScript
+    solution: list[ToolCall | str]
+    required_facts: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Verdict(BaseModel):
+    """The verifier's decision and the components that made it."""
+
+    reward: float = Field(ge=0.0, le=1.0)
+    success: bool
+    hash_match: bool
+    state_hash: str
+    gold_hash: str
+    facts_told: dict[str, bool]
+    components: dict[str, float]

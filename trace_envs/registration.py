@@ -1,0 +1,34 @@
+"""Register every shipped env under the ``trace/`` namespace and every built-in domain."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from generated_envs import SHIPPED_DOMAINS, SHIPPED_ENVS
+
+from .core.domain import register_domain
+
+NAMESPACE = "trace"
+
+BUILTIN_DOMAINS: dict[str, str] = {**SHIPPED_DOMAINS}
+
+
+def register_envs() -> None:
+    """Register shipped envs and domains; idempotent, imports no env module."""
+    for name, factory in BUILTIN_DOMAINS.items():
+        register_domain(name, factory)
+    for env_id, entry_point in SHIPPED_ENVS.items():
+        register_env(env_id, entry_point)
+
+
+def register_env(env_id: str, entry_point: str, **kwargs: object) -> None:
+    """Register one env id (``trace/<name>-v<N>``) unless it is registered already."""
+    if not env_id.startswith(f"{NAMESPACE}/"):
+        raise ValueError(f"env ids live in the {NAMESPACE!r} namespace: expected 'trace/<name>-v0', got {env_id!r}")
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+
+
+def list_envs() -> list[str]:
+    """Ids of every registered ``trace/`` env, sorted."""
+    return sorted(env_id for env_id in gym.registry if env_id.startswith(f"{NAMESPACE}/"))
