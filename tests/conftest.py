@@ -1,0 +1,32 @@
+"""Shared fixtures: where ../shared (benchmark data beside the checkout) is, or a clear skip."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """``$TRACE_ENVS_SHARED`` if set, else ``../shared`` beside the checkout."""
+    return Path(os.environ.get("TRACE_ENVS_SHARED", REPO_ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` (benchmark data files); skips the test with the reason if it is absent."""
+    path = shared_dir() / "data"
+    if not path.is_dir():
+        pytest.skip(f"benchmark data not found at {path}: put the shared/ folder beside the checkout or set TRACE_ENVS_SHARED")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_reference() -> Path:
+    path = shared_dir() / "reference"
+    if not path.is_dir():
+        pytest.skip(f"reference folder not found at {path}")
+    return path

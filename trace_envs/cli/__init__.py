@@ -1,0 +1,29 @@
+"""The ``trace-envs`` command. Each module in ``COMMAND_MODULES`` adds its commands to ``app``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMAND_MODULES = [
+    "trace_envs.cli.envs",
+]
+
+
+def build_app():  # type: ignore[no-untyped-def]
+    """The Typer app with every command module loaded (modules import their heavy deps lazily)."""
+    from .app import app
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+    return app
+
+
+def main() -> None:
+    try:
+        app = build_app()
+    except ModuleNotFoundError as exc:
+        if exc.name in ("typer", "rich"):
+            sys.exit(f"trace-envs: the command line needs the 'cli' extra: pip install 'trace-envs[cli]' ({exc})")
+        raise
+    app()

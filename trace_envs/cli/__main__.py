@@ -1,0 +1,3 @@
+from trace_envs.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""The policy interface and policy spec strings (``oracle``, ``noop``, ``random``, ``flawed:<cap>``)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Chooses the agent's action (text) from the latest observation and info."""
+
+    spec: str
+
+    def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
+        """Start an episode of ``env`` (which has just been reset)."""
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        """The next action."""
+
+
+def make_policy(spec: str, seed: int = 0) -> Policy:
+    """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
+    ``flawed:<capability>[,<capability>…]``."""
+    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
+
+    kind, _, rest = spec.partition(":")
+    if spec == "oracle":
+        return OraclePolicy()
+    if spec == "noop":
+        return NoopPolicy()
+    if spec == "random":
+        return RandomPolicy(seed=seed)
+    if kind == "flawed":
+        capabilities = [c.strip() for c in rest.split(",") if c.strip()]
+        if not capabilities:
+            raise ValueError("policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification'")
+        return FlawedPolicy(capabilities)
+    raise ValueError(
+        f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed:<capability>[,…], "
+        "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
+    )

@@ -1,0 +1,128 @@
+"""Scripted policies: the reference solution, its flawed variants, doing nothing, random text."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+
+from trace_envs.core import STOP_TOKEN, CapabilityEnv
+
+
+def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
+    inner = env.unwrapped
+    if not isinstance(inner, CapabilityEnv):
+        raise TypeError(f"scripted policies need a CapabilityEnv, got {type(inner).__name__}")
+    return inner
+
+
+class ScriptPolicy:
+    """Plays a fixed list of actions, then ends the conversation with the stop token."""
+
+    spec = "script"
+
+    def __init__(self, actions: Sequence[str] = ()):
+        self._queue = list(actions)
+
+    def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
+        self._queue = list(self.actions_for(env))
+
+    def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
+        return self._queue
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self._queue.pop(0) if self._queue else STOP_TOKEN
+
+
+class OraclePolicy(ScriptPolicy):
+    """The env's reference solution (``oracle_actions()``)."""
+
+    spec = "oracle"
+
+    def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
+        return _capability_env(env).oracle_actions()
+
+
+class FlawedPolicy(ScriptPolicy):
+    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere."""
+
+    def __init__(self, capabilities: Sequence[str]):
+        super().__init__()
+        self.capabilities = list(capabilities)
+        self.spec = "flawed:" + ",".join(self.capabilities)
+
+    def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
+        inner = _capability_env(env)
+        if inner.capability.name in self.capabilities:
+            flawed = inner.flawed_actions()
+            if flawed is not None:
+                return flawed
+        return inner.oracle_actions()
+
+
+class NoopPolicy:
+    """Sends an empty message every turn."""
+
+    spec = "noop"
+
+    def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
+        return None
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return ""
+
+
+class RandomPolicy:
+    """Seeded random actions: random text, or a random tool with made-up arguments."""
+
+    spec = "random"
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+        self.tools: list[dict[str, Any]] = []
+
+    def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
+        self.tools = list(info.get("tools", []))
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self.tools and self.rng.random() < 0.5:
+            function = self.rng.choice(self.tools)["function"]
+            properties = function.get("parameters", {}).get("properties", {})
+            arguments = {name: self._value(schema) for name, schema in properties.items()}
+            return json.dumps({"name": function["name"], "arguments": arguments})
+        return self._text()
+
+    def _text(self) -> str:
+        return "".join(self.rng.choice(string.ascii_letters + " ") for _ in range(self.rng.randint(0, 40)))
+
+    def _value(self, schema: dict[str, Any]) -> Any:
+        kind = schema.get("type")
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        if kind == "integer":
+            return self.rng.randint(-5, 100)
+        if kind == "number":
+            return round(self.rng.uniform(-5, 100), 2)
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        if kind == "array":
+            return [self._value(schema.get("items", {})) for _ in range(self.rng.randint(0, 2))]
+        return self._text()
+
+
+def play_actions(env: gym.Env[Any, Any], actions: Sequence[str], seed: int | None = None) -> tuple[float, dict[str, Any]]:
+    """Reset ``env`` and play ``actions`` (then the stop token) until the episode ends.
+
+    Returns the final reward and the final step's info.
+    """
+    env.reset(seed=seed)
+    queue = list(actions)
+    while True:
+        action = queue.pop(0) if queue else STOP_TOKEN
+        _, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return float(reward), info
