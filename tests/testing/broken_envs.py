@@ -1,0 +1,96 @@
+"""Deliberately broken envs, one defect each, that the property suite must catch."""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar
+
+from generated_envs.order_cancel import TOY_SHOP, OrderCancelEnv, cancel_order, get_order_details
+from trace_envs.core import Domain, Task, Toolset, tool
+from trace_envs.registration import register_env
+
+
+class GlobalRandomEnv(OrderCancelEnv):
+    """Draws from the global RNG: tasks differ between processes."""
+
+    def generate(self, rng: random.Random) -> Task:
+        return super().generate(random.Random(rng.random() + random.random()))  # noqa: S311
+
+
+class ConstantTaskEnv(OrderCancelEnv):
+    """Ignores the seed: every seed gives the same task."""
+
+    def generate(self, rng: random.Random) -> Task:
+        return super().generate(random.Random(0))
+
+
+class BrokenOracleEnv(OrderCancelEnv):
+    """The reference solution never tells the user the outcome."""
+
+    def generate(self, rng: random.Random) -> Task:
+        task = super().generate(rng)
+        return task.model_copy(update={"solution": [s for s in task.solution if not isinstance(s, str)]})
+
+
+class LaxVerifierEnv(OrderCancelEnv):
+    """Requires no facts: doing nothing 'solves' every ineligible order."""
+
+    def generate(self, rng: random.Random) -> Task:
+        return super().generate(rng).model_copy(update={"required_facts": []})
+
+
+class FlawedIsOracleEnv(OrderCancelEnv):
+    """Its 'flawed' solution is the reference solution."""
+
+    def flawed_actions(self) -> list[str] | None:
+        return self.oracle_actions()
+
+
+class CrashingEnv(OrderCancelEnv):
+    """Raises on any non-ASCII action text."""
+
+    def step(self, action):  # type: ignore[no-untyped-def]
+        if isinstance(action, str) and any(ord(c) > 127 for c in action):
+            raise ValueError("unhandled action")
+        return super().step(action)
+
+
+class LeakyEnv(OrderCancelEnv):
+    """Keeps a class-level counter that changes every later task."""
+
+    episodes: ClassVar[list[int]] = []
+
+    def generate(self, rng: random.Random) -> Task:
+        self.episodes.append(1)
+        return super().generate(random.Random(rng.random() + len(self.episodes)))
+
+
+@tool(kind="read", name="get_order_details")
+def reworded_get_order_details(state, order_id: str):  # type: ignore[no-untyped-def]
+    """Look an order up (a reworded description: not the domain's schema).
+
+    Args:
+        order_id: The order id.
+    """
+    return get_order_details(state, order_id=order_id)
+
+
+class RedefinedToolEnv(OrderCancelEnv):
+    """Redefines a domain tool with a different schema."""
+
+    domain = Domain("toy_shop", TOY_SHOP.state_model, Toolset([reworded_get_order_details, cancel_order]), TOY_SHOP.policy)
+
+
+BROKEN = {
+    "determinism": GlobalRandomEnv,
+    "diversity": ConstantTaskEnv,
+    "oracle_solves": BrokenOracleEnv,
+    "junk_fails": LaxVerifierEnv,
+    "flawed_fails": FlawedIsOracleEnv,
+    "any_action_is_safe": CrashingEnv,
+    "no_state_leak": LeakyEnv,
+    "tool_schemas": RedefinedToolEnv,
+}
+
+for _property, _cls in BROKEN.items():
+    register_env(f"trace/broken-{_property.replace('_', '-')}-v0", f"{__name__}:{_cls.__name__}")

@@ -1,0 +1,225 @@
+"""The properties every capability env must have, each a function that raises ``AssertionError``
+with a message saying what failed, on which seed, and what to look at."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils.env_checker import check_env
+
+from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain
+from trace_envs.rollout.scripted import play_actions
+
+def make_env(env_id: str, **kwargs: Any) -> CapabilityEnv:
+    """A fresh, unwrapped CapabilityEnv of a registered id."""
+    env = gym.make(env_id, disable_env_checker=True, **kwargs).unwrapped
+    if not isinstance(env, CapabilityEnv):
+        raise AssertionError(f"{env_id} is not a CapabilityEnv subclass (got {type(env).__name__})")
+    return env
+
+
+def fingerprint(env: CapabilityEnv, seed: int) -> dict[str, Any]:
+    """What must be identical for one seed in any process: task, initial state, gold, transitions."""
+    observation, info = env.reset(seed=seed)
+    task = env._require_task()
+    initial_hash = env.domain.state_hash(env.state)
+    gold_hash = env.gold_hash()
+    observations = [observation]
+    for action in [*env.oracle_actions(), STOP_TOKEN]:
+        observation, reward, terminated, truncated, _ = env.step(action)
+        observations.append(observation)
+        if terminated or truncated:
+            break
+    return {
+        "task": canonical_hash(task.model_dump(mode="json")),
+        "initial_state": initial_hash,
+        "gold": gold_hash,
+        "transitions": canonical_hash(observations),
+        "tools": canonical_hash(info["tools"]),
+    }
+
+
+def check_gym_api(env_id: str, seed: int = 0) -> None:
+    """Gymnasium's own ``check_env`` (spaces, seeding, reset/step signatures), warnings as errors."""
+    env = make_env(env_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+    made = gym.make(env_id, seed=seed)
+    first, _ = made.reset()
+    again, _ = gym.make(env_id).reset(seed=seed)
+    assert first == again, f"{env_id}: gym.make(id, seed={seed}) then reset() differs from reset(seed={seed})"
+
+
+def check_determinism(env_id: str, seeds: Sequence[int]) -> None:
+    """Same seed, same task, hashes and transitions in a fresh process with another PYTHONHASHSEED."""
+    here = {seed: fingerprint(make_env(env_id), seed) for seed in seeds}
+    there = _fingerprints_in_subprocess(env_id, seeds)
+    for seed in seeds:
+        differing = [key for key in here[seed] if here[seed][key] != there[str(seed)][key]]
+        assert not differing, (
+            f"{env_id}: seed {seed} is not deterministic across processes ({', '.join(differing)} differ). "
+            "Look for global RNGs, hash(), set iteration order or the clock in generate()/tools."
+        )
+
+
+def _fingerprints_in_subprocess(env_id: str, seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
+    code = (
+        "import json, sys, trace_envs\n"
+        "from trace_envs.testing.properties import fingerprint, make_env\n"
+        "from trace_envs.testing.suite import import_env_modules\n"
+        "import_env_modules(json.loads(sys.argv[3]))\n"
+        "seeds = json.loads(sys.argv[2])\n"
+        "print(json.dumps({s: fingerprint(make_env(sys.argv[1]), s) for s in seeds}))\n"
+    )
+    environment = {
+        **os.environ,
+        "PYTHONHASHSEED": "12345" if os.environ.get("PYTHONHASHSEED") != "12345" else "54321",
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code, env_id, json.dumps(list(seeds)), json.dumps(_registering_modules(env_id))],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"{env_id}: fingerprinting in a subprocess failed:\n{result.stderr[-2000:]}")
+    data: dict[str, dict[str, Any]] = json.loads(result.stdout.strip().splitlines()[-1])
+    return data
+
+
+def _registering_modules(env_id: str) -> list[str]:
+    """Modules a fresh process must import to see ``env_id`` (its entry point's module)."""
+    entry = gym.spec(env_id).entry_point
+    module = entry.partition(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", "")
+    return [module] if module and module != "__main__" else []
+
+
+def check_diversity(env_id: str, seeds: Sequence[int]) -> None:
+    """Different seeds give different tasks."""
+    env = make_env(env_id)
+    seen: dict[str, int] = {}
+    for seed in seeds:
+        env.reset(seed=seed)
+        key = canonical_hash(env._require_task().model_dump(mode="json", exclude={"task_id"}))
+        assert key not in seen, f"{env_id}: seeds {seen[key]} and {seed} generate the same task"
+        seen[key] = seed
+
+
+def _rewards_in_range(env_id: str, seed: int, reward: float, what: str) -> None:
+    assert 0.0 <= reward <= 1.0, f"{env_id}: {what} on seed {seed} got reward {reward}, outside [0, 1]"
+
+
+def check_oracle_solves(env_id: str, seeds: Sequence[int]) -> None:
+    """The reference solution scores 1.0 on every seed."""
+    env = make_env(env_id)
+    for seed in seeds:
+        env.reset(seed=seed)
+        reward, info = play_actions(env, env.oracle_actions(), seed=seed)
+        _rewards_in_range(env_id, seed, reward, "the oracle")
+        assert reward == 1.0, f"{env_id}: the oracle scores {reward} on seed {seed}; verdict: {info.get('verdict')}"
+
+
+def check_flawed_fails(env_id: str, seeds: Sequence[int]) -> None:
+    """Where an env has a flawed solution, the verifier scores it below 1.0 on some seed."""
+    env = make_env(env_id)
+    scored: list[float] = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        flawed = env.flawed_actions()
+        if flawed is None:
+            continue
+        reward, _ = play_actions(env, flawed, seed=seed)
+        _rewards_in_range(env_id, seed, reward, "flawed_actions()")
+        scored.append(reward)
+    if scored:
+        assert min(scored) < 1.0, f"{env_id}: flawed_actions() scores 1.0 on all {len(scored)} seeds tried"
+
+
+def junk_policies(env: CapabilityEnv, seed: int) -> dict[str, list[str]]:
+    """Policies that must never succeed: empty messages, random text, repeating one tool call."""
+    import random
+
+    rng = random.Random(seed)
+    turns = max(1, env.max_turns - 1)
+    alphabet = "abcdefghijklmnopqrstuvwxyz ,.?!0123456789"
+    random_text = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))) for _ in range(turns)]
+    first_call = next((format_tool_call(s) for s in env._require_task().solution if not isinstance(s, str)), "")
+    return {
+        "empty": ["" for _ in range(turns)],
+        "random text": random_text,
+        "repeat the last tool call": [first_call] * (turns // 2) if first_call else [],
+    }
+
+
+def check_junk_fails(env_id: str, seeds: Sequence[int]) -> None:
+    """The empty policy, a random-text policy and a repeat-one-call policy all score 0."""
+    env = make_env(env_id)
+    for seed in seeds:
+        env.reset(seed=seed)
+        for name, actions in junk_policies(env, seed).items():
+            reward, info = play_actions(env, actions, seed=seed)
+            assert reward == 0.0, (
+                f"{env_id}: the '{name}' policy scores {reward} on seed {seed}; the verifier is too lax "
+                f"(verdict: {info.get('verdict')})"
+            )
+
+
+def check_any_action_is_safe(env_id: str, examples: int = 50, seed: int = 0) -> None:
+    """No action string raises; observations stay in the space; rewards stay in [0, 1]."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from .strategies import actions
+
+    env = make_env(env_id)
+    _, info = env.reset(seed=seed)
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(actions(info["tools"]), min_size=1, max_size=6))
+    def run(sequence: list[str]) -> None:
+        env.reset(seed=seed)
+        for action in sequence:
+            observation, reward, terminated, truncated, _ = env.step(action)
+            assert env.observation_space.contains(observation), f"{env_id}: observation outside the space"
+            assert 0.0 <= float(reward) <= 1.0, f"{env_id}: reward {reward} outside [0, 1] after {action!r}"
+            if terminated or truncated:
+                break
+
+    run()
+
+
+def check_no_state_leak(env_id: str, seeds: Sequence[int]) -> None:
+    """A reused env resets to exactly what a fresh env gives for the same seed."""
+    reused = make_env(env_id)
+    for seed in seeds:
+        reused.reset(seed=seed + 1)
+        play_actions(reused, reused.oracle_actions(), seed=seed + 1)
+        reused.reset(seed=seed + 1)
+        play_actions(reused, junk_policies(reused, seed)["repeat the last tool call"], seed=seed + 1)
+        assert fingerprint(reused, seed) == fingerprint(make_env(env_id), seed), (
+            f"{env_id}: after earlier episodes, reset(seed={seed}) differs from a fresh env's: state leaks between resets"
+        )
+
+
+def check_tool_schemas(env_id: str) -> None:
+    """The env's tools are its domain's tools, with identical schemas."""
+    env = make_env(env_id)
+    domain = get_domain(env.domain.name)
+    reference = {s["function"]["name"]: s for s in domain.toolset.schemas()}
+    _, info = env.reset(seed=0)
+    assert info["tools"], f"{env_id}: offers no tools"
+    for schema in info["tools"]:
+        name = schema["function"]["name"]
+        assert name in reference, f"{env_id}: tool {name!r} is not a tool of the {domain.name!r} domain"
+        assert schema == reference[name], f"{env_id}: tool {name!r} has a schema that differs from the domain's"
