@@ -14,8 +14,11 @@ API (used by ``trace_envs.domains.airline`` and ``trace_envs.domains.retail``):
   inserting a new key); :meth:`Tau2DB.restore` puts every touched record back, so a reset costs
   O(records touched) instead of a deep copy of the whole database.
 * :func:`upstream_db_hash` — tau2's ``get_dict_hash(db.model_dump())`` (what its evaluator compares).
-* :func:`canonical_db_dump` / :func:`canonical_db_hash` — the canonical hash of ``shared/data/README.md``:
-  db.json layout (unset optional fields omitted), declared floats as floats, compact sorted JSON.
+* :func:`canonical_db_dump` / :func:`canonical_db_hash` — the canonical hash of ``shared/data/README.md``
+  (the one in ``gold_sample.json``): ``db.model_dump(mode="json")`` — every field, unset optional
+  fields as ``null``, declared floats as floats — as compact sorted JSON, UTF-8 kept.
+* :func:`file_db_dump` — the database in db.json's own form (unset optional fields omitted), so
+  ``file_db_dump(load(db.json)) == db.json`` as JSON data.
 * :class:`Tau2Domain` — a :class:`~trace_envs.core.Domain` whose ``dump_state``/``state_hash`` are the
   canonical ones and which loads db.json files (cached per path) for fast per-episode resets.
 * :func:`calculate` and :func:`transfer_to_human_agents` — the two generic tools both domains share.
@@ -46,6 +49,7 @@ __all__ = [
     "calculate",
     "canonical_db_dump",
     "canonical_db_hash",
+    "file_db_dump",
     "get_dict_hash",
     "tau2_serialize",
     "transfer_to_human_agents",
@@ -93,7 +97,12 @@ def upstream_db_hash(db: BaseModel) -> str:
 
 
 def canonical_db_dump(db: BaseModel) -> dict[str, Any]:
-    """The database as db.json-layout JSON data: unset (``None``) optional fields omitted, floats as floats."""
+    """What the canonical hash covers: every field (``None`` as ``null``), declared floats as floats."""
+    return db.model_dump(mode="json", warnings=False)
+
+
+def file_db_dump(db: BaseModel) -> dict[str, Any]:
+    """The database as db.json stores it: ``None`` optional fields omitted (db.json holds no nulls)."""
     return db.model_dump(mode="json", exclude_none=True, warnings=False)
 
 
