@@ -100,7 +100,12 @@ class OrderCancelEnv(CapabilityEnv):
         assert isinstance(knobs, OrderCancelKnobs)
         ids = rng.sample(range(1_000_000, 10_000_000), knobs.distractor_orders + 1)
         orders = {
-            f"#W{i}": Order(order_id=f"#W{i}", user_name=rng.choice(_NAMES), item=rng.choice(_ITEMS), status=rng.choice(["pending", "processed", "delivered"]))
+            f"#W{i}": Order(
+                order_id=f"#W{i}",
+                user_name=rng.choice(_NAMES),
+                item=rng.choice(_ITEMS),
+                status=rng.choice(["pending", "processed", "delivered"]),
+            )
             for i in ids
         }
         target = orders[f"#W{ids[0]}"]
@@ -114,7 +119,10 @@ class OrderCancelEnv(CapabilityEnv):
             ]
             facts = ["cancelled"]
         else:
-            solution = [lookup, f"I'm sorry, order {target.order_id} is already {target.status}, so it cannot be cancelled."]
+            solution = [
+                lookup,
+                f"I'm sorry, order {target.order_id} is already {target.status}, so it cannot be cancelled.",
+            ]
             facts = [target.status]
         return Task(
             task_id="",

@@ -14,7 +14,7 @@ class GlobalRandomEnv(OrderCancelEnv):
     """Draws from the global RNG: tasks differ between processes."""
 
     def generate(self, rng: random.Random) -> Task:
-        return super().generate(random.Random(rng.random() + random.random()))  # noqa: S311
+        return super().generate(random.Random(rng.random() + random.random()))
 
 
 class ConstantTaskEnv(OrderCancelEnv):
@@ -78,7 +78,9 @@ def reworded_get_order_details(state, order_id: str):  # type: ignore[no-untyped
 class RedefinedToolEnv(OrderCancelEnv):
     """Redefines a domain tool with a different schema."""
 
-    domain = Domain("toy_shop", TOY_SHOP.state_model, Toolset([reworded_get_order_details, cancel_order]), TOY_SHOP.policy)
+    domain = Domain(
+        "toy_shop", TOY_SHOP.state_model, Toolset([reworded_get_order_details, cancel_order]), TOY_SHOP.policy
+    )
 
 
 BROKEN = {

@@ -178,7 +178,13 @@ class CapabilityEnv(gym.Env[str, str]):
         results = [self.toolset.invoke(self.state, call) for call in calls]
         for result in results:
             self.messages.append(
-                {"role": "tool", "id": result.call_id, "name": result.name, "content": result.content, "error": result.error}
+                {
+                    "role": "tool",
+                    "id": result.call_id,
+                    "name": result.name,
+                    "content": result.content,
+                    "error": result.error,
+                }
             )
         if len(results) == 1:
             return results[0].content
@@ -274,7 +280,9 @@ def render_transcript(messages: list[Message]) -> str:
             continue
         if message.get("tool_calls"):
             for call in message["tool_calls"]:
-                lines.append(f"assistant → {format_tool_call(ToolCall(name=call['name'], arguments=call['arguments']))}")
+                lines.append(
+                    f"assistant → {format_tool_call(ToolCall(name=call['name'], arguments=call['arguments']))}"
+                )
         elif role == "tool":
             tag = "tool error" if message.get("error") else "tool"
             lines.append(f"{tag} ({message.get('name', '')}): {message['content']}")

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import string
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from gymnasium.spaces import Text
@@ -78,16 +79,55 @@ def _write_unicode_to_shared_memory(space: UnicodeText, index: int, value: str, 
     buffer[start + _HEADER_BYTES : start + _HEADER_BYTES + len(data)] = np.frombuffer(data, np.uint8)
 
 
-@read_from_shared_memory.register(UnicodeText)
-def _read_unicode_from_shared_memory(space: UnicodeText, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
-    slot = _HEADER_BYTES + space.max_bytes
-    buffer = np.frombuffer(shared_memory.get_obj(), dtype=np.uint8)
-    values = []
-    for index in range(n):
-        start = index * slot
+class LiveTextBatch(Sequence[str]):
+    """Strings read from shared memory each time they are accessed.
+
+    ``AsyncVectorEnv`` reads its observation buffer once, at construction, and relies on the
+    result being a live view (true for numpy arrays). A tuple of strings would be a stale
+    snapshot, so this sequence decodes the current bytes on access; copying it (``deepcopy``,
+    which ``AsyncVectorEnv`` does by default) gives a plain tuple.
+    """
+
+    def __init__(self, space: UnicodeText, shared_memory: Any, n: int):
+        self._space, self._memory, self._n = space, shared_memory, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        if not -self._n <= index < self._n:
+            raise IndexError(index)
+        slot = _HEADER_BYTES + self._space.max_bytes
+        buffer = np.frombuffer(self._memory.get_obj(), dtype=np.uint8)
+        start = (index % self._n) * slot
         size = int.from_bytes(buffer[start : start + _HEADER_BYTES].tobytes(), "little")
-        values.append(buffer[start + _HEADER_BYTES : start + _HEADER_BYTES + size].tobytes().decode("utf-8"))
-    return tuple(values)
+        return buffer[start + _HEADER_BYTES : start + _HEADER_BYTES + size].tobytes().decode("utf-8")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+@read_from_shared_memory.register(UnicodeText)
+def _read_unicode_from_shared_memory(space: UnicodeText, shared_memory: Any, n: int = 1) -> LiveTextBatch:
+    return LiveTextBatch(space, shared_memory, n)
 
 
 def clip_text(text: str, max_length: int = MAX_TEXT_LENGTH) -> str:

@@ -35,7 +35,9 @@ def make_policy(spec: str, seed: int = 0) -> Policy:
     if kind == "flawed":
         capabilities = [c.strip() for c in rest.split(",") if c.strip()]
         if not capabilities:
-            raise ValueError("policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification'")
+            raise ValueError(
+                "policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification'"
+            )
         return FlawedPolicy(capabilities)
     raise ValueError(
         f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed:<capability>[,…], "

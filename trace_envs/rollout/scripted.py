@@ -114,7 +114,9 @@ class RandomPolicy:
         return self._text()
 
 
-def play_actions(env: gym.Env[Any, Any], actions: Sequence[str], seed: int | None = None) -> tuple[float, dict[str, Any]]:
+def play_actions(
+    env: gym.Env[Any, Any], actions: Sequence[str], seed: int | None = None
+) -> tuple[float, dict[str, Any]]:
     """Reset ``env`` and play ``actions`` (then the stop token) until the episode ends.
 
     Returns the final reward and the final step's info.

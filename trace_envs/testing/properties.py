@@ -17,6 +17,7 @@ from gymnasium.utils.env_checker import check_env
 from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain
 from trace_envs.rollout.scripted import play_actions
 
+
 def make_env(env_id: str, **kwargs: Any) -> CapabilityEnv:
     """A fresh, unwrapped CapabilityEnv of a registered id."""
     env = gym.make(env_id, disable_env_checker=True, **kwargs).unwrapped

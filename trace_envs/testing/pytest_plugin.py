@@ -30,7 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--trace-env-seeds", type=int, default=20, metavar="N", help="Seeds 0..N-1 to check (default 20).")
     group.addoption(
-        "--trace-env-fuzz", type=int, default=50, metavar="N", help="Hypothesis examples of random actions (default 50)."
+        "--trace-env-fuzz",
+        type=int,
+        default=50,
+        metavar="N",
+        help="Hypothesis examples of random actions (default 50).",
     )
 
 

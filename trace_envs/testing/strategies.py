@@ -7,7 +7,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-_JSON_SCALARS = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False) | st.text(max_size=20)
+_JSON_SCALARS = (
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False) | st.text(max_size=20)
+)
 json_values = st.recursive(
     _JSON_SCALARS,
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),

@@ -43,7 +43,9 @@ def property_checks(
         "oracle_solves": lambda: properties.check_oracle_solves(env_id, seeds),
         "flawed_fails": lambda: properties.check_flawed_fails(env_id, seeds),
         "junk_fails": lambda: properties.check_junk_fails(env_id, seeds),
-        "any_action_is_safe": lambda: properties.check_any_action_is_safe(env_id, examples=fuzz_examples, seed=seeds[0]),
+        "any_action_is_safe": lambda: properties.check_any_action_is_safe(
+            env_id, examples=fuzz_examples, seed=seeds[0]
+        ),
         "no_state_leak": lambda: properties.check_no_state_leak(env_id, few),
     }
     if subprocess:
@@ -75,11 +77,15 @@ def check_capability_env(
             results.append(PropertyResult(name=name, passed=True, seconds=time.perf_counter() - start))
         except Exception as exc:  # any error is that property's failure, reported with its type
             message = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
-            results.append(PropertyResult(name=name, passed=False, seconds=time.perf_counter() - start, message=message))
+            results.append(
+                PropertyResult(name=name, passed=False, seconds=time.perf_counter() - start, message=message)
+            )
     report = SuiteReport(env_id=env_id, seeds=seed_list, results=results)
     if raise_on_failure and not report.passed:
         lines = [f"- {r.name}: {r.message}" for r in report.failures()]
-        raise AssertionError(f"{env_id} fails {len(lines)} propert{'y' if len(lines) == 1 else 'ies'}:\n" + "\n".join(lines))
+        raise AssertionError(
+            f"{env_id} fails {len(lines)} propert{'y' if len(lines) == 1 else 'ies'}:\n" + "\n".join(lines)
+        )
     return report
 
 
