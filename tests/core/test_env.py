@@ -71,7 +71,7 @@ def test_a_missing_fact_or_a_wrong_write_fails_with_the_reason() -> None:
     assert reward == 0.0
     assert not info["verdict"]["hash_match"]
     env.reset(seed=0)
-    reward, info = play_actions(env, env.oracle_actions()[:1] + ["All done."], seed=0)
+    reward, info = play_actions(env, [*env.oracle_actions()[:1], "All done."], seed=0)
     assert reward == 0.0
     assert info["verdict"]["hash_match"] and not all(info["verdict"]["facts_told"].values())
 

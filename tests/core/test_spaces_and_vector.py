@@ -48,11 +48,11 @@ def test_shared_memory_round_trips_unicode(values: list[str]) -> None:
 def test_make_vec_returns_the_envs_own_observations(mode: str) -> None:
     envs = gym.make_vec("trace/order-cancel-v0", num_envs=3, vectorization_mode=mode)
     try:
-        observations, infos = envs.reset(seed=[7, 8, 9])
+        observations, _infos = envs.reset(seed=[7, 8, 9])
         expected = tuple(gym.make("trace/order-cancel-v0").reset(seed=s)[0] for s in (7, 8, 9))
         assert tuple(observations) == expected
         actions = ("Could you tell me your order id? ✓", "Vielen Dank für Ihre Geduld", "中文 message")
-        observations, rewards, terminated, truncated, _ = envs.step(actions)
+        observations, _rewards, _terminated, _truncated, _ = envs.step(actions)
         assert len(observations) == 3
         assert all(isinstance(o, str) and o for o in observations)
         assert observations[0].startswith("It's #W")

@@ -34,7 +34,7 @@ def fingerprint(env: CapabilityEnv, seed: int) -> dict[str, Any]:
     gold_hash = env.gold_hash()
     observations = [observation]
     for action in [*env.oracle_actions(), STOP_TOKEN]:
-        observation, reward, terminated, truncated, _ = env.step(action)
+        observation, _reward, terminated, truncated, _ = env.step(action)
         observations.append(observation)
         if terminated or truncated:
             break
