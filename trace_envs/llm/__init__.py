@@ -1,5 +1,44 @@
-"""Model clients (Anthropic, OpenAI-compatible, local transformers) behind one ``ChatModel`` protocol."""
+"""Model clients (Anthropic, OpenAI-compatible, local transformers) behind one ``ChatModel`` protocol.
+
+``make_chat_model("anthropic:claude-sonnet-4-5")`` / ``("openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-4B")`` /
+``("hf:./tiny")`` build one; each SDK is imported only when its client is built.
+"""
 
 from .base import ChatModel, ChatResponse, Usage
+from .cache import ResponseCache, cache_key
+from .client import BaseChatModel
+from .errors import (
+    AuthenticationFailed,
+    BadRequest,
+    LLMError,
+    RateLimited,
+    RequestTimeout,
+    RetriesExhausted,
+    ServerError,
+)
+from .factory import make_chat_model
+from .pricing import DEFAULT_PRICES, Price, PriceTable
+from .spec import ModelConfig, RetryConfig, is_model_spec
 
-__all__ = ["ChatModel", "ChatResponse", "Usage"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "AuthenticationFailed",
+    "BadRequest",
+    "BaseChatModel",
+    "ChatModel",
+    "ChatResponse",
+    "LLMError",
+    "ModelConfig",
+    "Price",
+    "PriceTable",
+    "RateLimited",
+    "RequestTimeout",
+    "ResponseCache",
+    "RetriesExhausted",
+    "RetryConfig",
+    "ServerError",
+    "Usage",
+    "cache_key",
+    "is_model_spec",
+    "make_chat_model",
+]

@@ -1,0 +1,172 @@
+"""Claude through the official ``anthropic`` SDK (Messages API): tool use, a separate system prompt,
+and prompt caching of the stable prefix (tools, system prompt, conversation so far)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from trace_envs.core import ToolCall
+
+from .base import ChatResponse, Usage
+from .client import BaseChatModel, Message, translate_sdk_error
+from .spec import ModelConfig
+
+SAMPLING_KEYS = ("max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "metadata")
+DEFAULT_MAX_TOKENS = 1024
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _sdk() -> Any:
+    try:
+        import anthropic
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
+        raise ModuleNotFoundError("anthropic: models need the 'llm' extra: pip install 'trace-envs[llm]'") from exc
+    return anthropic
+
+
+def to_anthropic(
+    messages: list[Message], tools: list[dict[str, Any]] | None, cache: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages, tools) in Messages API form; consecutive same-role turns merged."""
+    system: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            system.append({"type": "text", "text": message.get("content") or ""})
+            continue
+        blocks: list[dict[str, Any]]
+        if role == "tool":
+            role, blocks = (
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": message.get("id") or "call",
+                        "content": message.get("content") or "(empty result)",
+                        "is_error": bool(message.get("error")),
+                    }
+                ],
+            )
+        elif role == "assistant":
+            text = message.get("content")
+            blocks = [{"type": "text", "text": text}] if text else []
+            for index, call in enumerate(message.get("tool_calls") or []):
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call.get("id") or f"call_{index}",
+                        "name": call["name"],
+                        "input": call["arguments"],
+                    }
+                )
+            if not blocks:
+                blocks = [{"type": "text", "text": "(no content)"}]
+        else:
+            blocks = [{"type": "text", "text": message.get("content") or "(no content)"}]
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    tool_defs = [
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description", ""),
+            "input_schema": t["function"].get("parameters") or {"type": "object", "properties": {}},
+        }
+        for t in tools or []
+    ]
+    if cache:
+        if tool_defs:
+            tool_defs[-1] = {**tool_defs[-1], "cache_control": _EPHEMERAL}
+        if system:
+            system[-1] = {**system[-1], "cache_control": _EPHEMERAL}
+        if turns:
+            last = turns[-1]["content"]
+            last[-1] = {**last[-1], "cache_control": _EPHEMERAL}
+    return system, turns, tool_defs
+
+
+def from_anthropic(response: Any) -> ChatResponse:
+    texts, calls = [], []
+    for block in response.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(ToolCall(name=block.name, arguments=dict(block.input or {}), id=block.id))
+    usage = response.usage
+    return ChatResponse(
+        content="".join(texts) or None,
+        tool_calls=calls,
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
+            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+        ),
+        model=response.model,
+        stop_reason=response.stop_reason,
+    )
+
+
+class AnthropicChatModel(BaseChatModel):
+    """``anthropic:<model>``. The key comes from ``ModelConfig.api_key`` or ``$ANTHROPIC_API_KEY``;
+    ``base_url`` (or ``$ANTHROPIC_BASE_URL``) points it at a proxy or a local test server."""
+
+    provider = "anthropic"
+    api_key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, config: ModelConfig, **kwargs: Any):
+        super().__init__(config, **kwargs)
+        self._sdk = _sdk()
+        self._client_kwargs: dict[str, Any] = {
+            "api_key": config.resolve_api_key(self.api_key_env) or "missing-api-key",
+            "timeout": config.timeout_s,
+            "max_retries": 0,  # retries are ours (client.py), so they are uniform across providers
+        }
+        if config.base_url:
+            self._client_kwargs["base_url"] = config.base_url
+        self._client = self._sdk.Anthropic(**self._client_kwargs)
+        self._async_clients: dict[int, Any] = {}
+
+    def _params(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> dict[str, Any]:
+        sampling = dict(sampling)
+        if "stop" in sampling:
+            sampling["stop_sequences"] = sampling.pop("stop")
+        unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
+        if unknown:
+            raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
+        system, turns, tool_defs = to_anthropic(messages, tools, self.config.prompt_caching)
+        params: dict[str, Any] = {"model": self.config.model, "messages": turns, "max_tokens": DEFAULT_MAX_TOKENS}
+        params.update(sampling)
+        if system:
+            params["system"] = system
+        if tool_defs:
+            params["tools"] = tool_defs
+        return params
+
+    def _request(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        params = self._params(messages, tools, sampling)
+        try:
+            response = self._client.messages.create(**params)
+        except self._sdk.APIError as exc:
+            raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
+        return from_anthropic(response)
+
+    async def _arequest(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        params = self._params(messages, tools, sampling)
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._async_clients:
+            self._async_clients = {loop_id: self._sdk.AsyncAnthropic(**self._client_kwargs)}
+        try:
+            response = await self._async_clients[loop_id].messages.create(**params)
+        except self._sdk.APIError as exc:
+            raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
+        return from_anthropic(response)

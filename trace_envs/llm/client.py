@@ -1,0 +1,223 @@
+"""What every client shares: the response cache, retries with backoff, bounded concurrency and
+token/cost accounting. A provider module subclasses :class:`BaseChatModel` and implements
+``_request`` / ``_arequest`` (one raw call, SDK errors translated with :func:`error_from_status`)."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from .base import ChatResponse, Usage
+from .cache import ResponseCache, cache_key
+from .errors import (
+    AuthenticationFailed,
+    BadRequest,
+    LLMError,
+    RateLimited,
+    RequestTimeout,
+    RetriesExhausted,
+    ServerError,
+)
+from .pricing import Price, PriceTable
+from .spec import ModelConfig
+
+T = TypeVar("T")
+Message = dict[str, Any]
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def error_from_status(
+    status: int, message: str, headers: Mapping[str, str] | None, spec: str, key_env: str
+) -> LLMError:
+    """Translate an HTTP error status into our error classes, with a message that says what to do."""
+    where = f"{spec}: HTTP {status}: {message}"
+    if status in (401, 403):
+        return AuthenticationFailed(
+            f"{where} (check the API key: set ${key_env} or ModelConfig.api_key)", status=status
+        )
+    if status == 429:
+        return RateLimited(where, status=status, retry_after=parse_retry_after(headers))
+    if status == 408:
+        return RequestTimeout(where, status=status, retry_after=parse_retry_after(headers))
+    if status >= 500 or status == 409:
+        return ServerError(where, status=status, retry_after=parse_retry_after(headers))
+    return BadRequest(f"{where} (the request was rejected; check the model name and the messages)", status=status)
+
+
+class BaseChatModel:
+    """A :class:`~trace_envs.llm.ChatModel` with cache, retries, concurrency bound and accounting."""
+
+    provider = ""
+    api_key_env = ""
+
+    def __init__(self, config: ModelConfig, prices: PriceTable | None = None):
+        self.config = config
+        self.spec = config.spec
+        self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
+        self.price: Price | None = (
+            Price.model_validate(config.prices)
+            if config.prices is not None
+            else (prices or PriceTable.default()).lookup(config.model)
+        )
+        self.total_usage = Usage()
+        self.requests = 0
+        self.cache_hits = 0
+        self.retries = 0
+        self._jitter = random.Random(0)
+        self._lock = threading.Lock()
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._sleep: Callable[[float], None] = time.sleep
+        self._asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    # ----- implemented by providers -----------------------------------------------------------
+    @abstractmethod
+    def _request(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        """One request, no retries; raises :class:`LLMError` subclasses."""
+
+    async def _arequest(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        """Async variant; the default runs the sync request in a worker thread."""
+        return await asyncio.to_thread(self._request, messages, tools, sampling)
+
+    # ----- the ChatModel protocol ---------------------------------------------------------------
+    def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
+        params = {**self.config.sampling, **sampling}
+        key = cache_key(self.spec, messages, tools, params)
+        hit = self._cached(key)
+        if hit is not None:
+            return hit
+        delays = self._delays()
+        while True:
+            try:
+                response = self._request(messages, tools, params)
+                break
+            except LLMError as exc:
+                self._sleep(self._next_delay(exc, delays))
+        return self._finish(key, response)
+
+    async def achat(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> ChatResponse:
+        params = {**self.config.sampling, **sampling}
+        key = cache_key(self.spec, messages, tools, params)
+        hit = self._cached(key)
+        if hit is not None:
+            return hit
+        delays = self._delays()
+        async with self._semaphore():
+            while True:
+                try:
+                    response = await self._arequest(messages, tools, params)
+                    break
+                except LLMError as exc:
+                    await self._asleep(self._next_delay(exc, delays))
+        return self._finish(key, response)
+
+    # ----- helpers --------------------------------------------------------------------------------
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._semaphores:
+            self._semaphores = {loop_id: asyncio.Semaphore(self.config.max_concurrency)}
+        return self._semaphores[loop_id]
+
+    def _cached(self, key: str) -> ChatResponse | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        with self._lock:
+            self.cache_hits += 1
+        return hit.model_copy(update={"cached": True})
+
+    def _delays(self) -> list[int]:
+        return [0]
+
+    def _next_delay(self, exc: LLMError, attempts: list[int]) -> float:
+        """Raise ``exc`` if it is final; else count the attempt and return how long to wait."""
+        retry = self.config.retry
+        if not exc.retryable:
+            raise exc
+        if attempts[0] >= retry.max_retries:
+            raise RetriesExhausted(
+                f"{self.spec}: gave up after {retry.max_retries} retries: {exc}", status=exc.status
+            ) from exc
+        if exc.retry_after is not None:
+            delay = min(exc.retry_after, retry.max_retry_after_s)
+        else:
+            delay = min(retry.max_delay_s, retry.initial_delay_s * 2 ** attempts[0])
+            with self._lock:
+                delay *= 1 + retry.jitter * self._jitter.random()
+        attempts[0] += 1
+        with self._lock:
+            self.retries += 1
+        return delay
+
+    def _finish(self, key: str, response: ChatResponse) -> ChatResponse:
+        usage = response.usage
+        if self.price is not None:
+            usage = usage.model_copy(update={"cost_usd": self.price.cost(usage)})
+        response = response.model_copy(update={"usage": usage})
+        with self._lock:
+            self.requests += 1
+            self.total_usage = self.total_usage + usage
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return response
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"
+
+
+def translate_sdk_error(exc: Exception, sdk: Any, spec: str, key_env: str, timeout_s: float) -> Exception:
+    """Map an ``anthropic``/``openai`` SDK exception (same class names in both) to our errors."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return RequestTimeout(
+            f"{spec}: no answer within {timeout_s:g}s (raise ModelConfig.timeout_s if the model is slow)"
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        response = getattr(exc, "response", None)
+        headers = dict(response.headers) if response is not None else None
+        return error_from_status(exc.status_code, _sdk_message(exc), headers, spec, key_env)
+    if isinstance(exc, sdk.APIConnectionError):
+        return RequestTimeout(f"{spec}: connection failed: {exc}")
+    return exc
+
+
+def _sdk_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+    return str(getattr(exc, "message", exc))

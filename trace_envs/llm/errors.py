@@ -1,0 +1,44 @@
+"""Errors every client raises, whatever its SDK: the retry layer and callers only see these."""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """A model request failed. ``retryable`` errors are retried with backoff by the client."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class AuthenticationFailed(LLMError):
+    """The endpoint rejected the credentials (401/403): fix the API key, retrying cannot help."""
+
+
+class BadRequest(LLMError):
+    """The endpoint rejected the request itself (400/404/422): wrong model name, context too long, …"""
+
+
+class RateLimited(LLMError):
+    """429: retried after the server's ``retry-after`` (or exponential backoff)."""
+
+    retryable = True
+
+
+class ServerError(LLMError):
+    """5xx or an overloaded endpoint: retried with exponential backoff."""
+
+    retryable = True
+
+
+class RequestTimeout(LLMError):
+    """The request did not finish within the client's timeout, or the connection failed: retried."""
+
+    retryable = True
+
+
+class RetriesExhausted(LLMError):
+    """A retryable error persisted through every retry; ``__cause__`` is the last one."""

@@ -1,0 +1,293 @@
+"""A local fake model endpoint on 127.0.0.1 that speaks both wire formats (Anthropic Messages API at
+``/v1/messages``, OpenAI chat completions at ``/v1/chat/completions``), so the real SDK code paths run
+offline in tests, benchmarks and demos. A *responder* decides each answer (text, tool calls, or an
+HTTP error such as 429 with retry-after); queued replies take precedence.
+
+    with FakeModelServer(responder) as server:
+        model = make_chat_model(f"openai:{server.openai_url}#fake")
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from trace_envs.core import ToolCall
+
+Wire = Literal["anthropic", "openai"]
+
+
+class FakeReply(BaseModel):
+    """One answer of the fake endpoint: an assistant turn, or an HTTP error (``status`` >= 400)."""
+
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    raw_arguments: str | None = Field(
+        default=None, description="openai: send this exact (maybe broken) arguments JSON."
+    )
+    status: int = 200
+    error: str = "error"
+    headers: dict[str, str] = Field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+class FakeRequest(BaseModel):
+    """A request as the responder sees it: the wire, the raw body, and the conversation in our
+    message form (``role``/``content``/``tool_calls``/``id``)."""
+
+    wire: Wire
+    body: dict[str, Any]
+    headers: dict[str, str]
+    messages: list[dict[str, Any]]
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.messages[-1] if self.messages else {}
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = self.body.get("tools") or []
+        return [t["name"] if self.wire == "anthropic" else t["function"]["name"] for t in tools]
+
+
+Responder = Callable[[FakeRequest], FakeReply]
+
+
+def echo_responder(request: FakeRequest) -> FakeReply:
+    """Ends the conversation at once (the default responder)."""
+    return FakeReply(content="###STOP###")
+
+
+def _messages_from_wire(wire: Wire, body: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if wire == "openai":
+        for message in body.get("messages", []):
+            entry: dict[str, Any] = {"role": message["role"], "content": message.get("content")}
+            if message.get("tool_calls"):
+                entry["tool_calls"] = [
+                    {"id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+                    for c in message["tool_calls"]
+                ]
+            if message["role"] == "tool":
+                entry["id"] = message.get("tool_call_id")
+            out.append(entry)
+        return out
+    system = body.get("system")
+    if system:
+        text = system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+        out.append({"role": "system", "content": text})
+    for message in body.get("messages", []):
+        content = message["content"]
+        if isinstance(content, str):
+            out.append({"role": message["role"], "content": content})
+            continue
+        texts = [b["text"] for b in content if b["type"] == "text"]
+        uses = [{"id": b["id"], "name": b["name"], "arguments": b["input"]} for b in content if b["type"] == "tool_use"]
+        for block in content:
+            if block["type"] == "tool_result":
+                result = block.get("content")
+                text = result if isinstance(result, str) else "".join(b.get("text", "") for b in result or [])
+                out.append(
+                    {"role": "tool", "id": block["tool_use_id"], "content": text, "error": block.get("is_error", False)}
+                )
+        if texts or uses:
+            entry = {"role": message["role"], "content": "".join(texts) or None}
+            if uses:
+                entry["tool_calls"] = uses
+            out.append(entry)
+    return out
+
+
+def _count_tokens(value: Any) -> int:
+    return len(json.dumps(value).split())
+
+
+class FakeModelServer:
+    """A threaded HTTP server on ``127.0.0.1:<free port>``; use as a context manager. ``requests``
+    records every :class:`FakeRequest`; ``api_key`` (if set) must be sent or the answer is 401."""
+
+    def __init__(self, responder: Responder = echo_responder, *, api_key: str | None = None, delay_s: float = 0.0):
+        self.responder = responder
+        self.api_key = api_key
+        self.delay_s = delay_s
+        self.requests: list[FakeRequest] = []
+        self._queue: list[FakeReply] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Base URL for the Anthropic SDK (it appends ``/v1/messages``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for the OpenAI SDK (it appends ``/chat/completions``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, *replies: FakeReply) -> None:
+        """Answer the next requests with these replies, in order, before asking the responder."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def start(self) -> FakeModelServer:
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ----- answering ---------------------------------------------------------------------------------
+    def _reply_for(self, request: FakeRequest) -> FakeReply:
+        with self._lock:
+            self.requests.append(request)
+            queued = self._queue.pop(0) if self._queue else None
+        return queued if queued is not None else self.responder(request)
+
+    def _authorized(self, wire: Wire, headers: dict[str, str]) -> bool:
+        if self.api_key is None:
+            return True
+        if wire == "anthropic":
+            return headers.get("x-api-key") == self.api_key
+        return headers.get("authorization") == f"Bearer {self.api_key}"
+
+    def _encode(self, wire: Wire, request: FakeRequest, reply: FakeReply) -> tuple[int, dict[str, str], dict[str, Any]]:
+        if reply.status >= 400:
+            if wire == "anthropic":
+                kind = {401: "authentication_error", 429: "rate_limit_error", 400: "invalid_request_error"}.get(
+                    reply.status, "api_error"
+                )
+                return reply.status, reply.headers, {"type": "error", "error": {"type": kind, "message": reply.error}}
+            return (
+                reply.status,
+                reply.headers,
+                {"error": {"message": reply.error, "type": "error", "code": reply.status}},
+            )
+        n = next(self._ids)
+        usage_in, usage_out = (
+            _count_tokens(request.body.get("messages")),
+            _count_tokens([reply.content, *map(dict, reply.tool_calls)]),
+        )
+        model = request.body.get("model", "fake")
+        if wire == "anthropic":
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.content}] if reply.content else []
+            blocks += [
+                {"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.arguments}
+                for i, c in enumerate(reply.tool_calls)
+            ]
+            body = {
+                "id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": blocks,
+                "stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": usage_in, "output_tokens": usage_out,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            }  # fmt: skip
+            return 200, reply.headers, body
+        calls = [
+            {"id": c.id or f"call_{n}_{i}", "type": "function",
+             "function": {"name": c.name, "arguments": reply.raw_arguments or json.dumps(c.arguments)}}
+            for i, c in enumerate(reply.tool_calls)
+        ]  # fmt: skip
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if calls:
+            message["tool_calls"] = calls
+        body = {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
+        }  # fmt: skip
+        return 200, reply.headers, body
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                wire: Wire | None = (
+                    "anthropic" if self.path.rstrip("/").endswith("/messages")
+                    else "openai" if self.path.rstrip("/").endswith("/chat/completions") else None
+                )  # fmt: skip
+                if wire is None:
+                    self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
+                    return
+                if not server._authorized(wire, headers):
+                    self._send(*server._encode(wire, FakeRequest(wire=wire, body={}, headers=headers, messages=[]),
+                                               FakeReply(status=401, error="invalid api key")))  # fmt: skip
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                    request = FakeRequest(
+                        wire=wire, body=body, headers=headers, messages=_messages_from_wire(wire, body)
+                    )
+                except (ValueError, KeyError, TypeError) as exc:
+                    self._send(*server._encode(wire, FakeRequest(wire=wire, body={}, headers=headers, messages=[]),
+                                               FakeReply(status=400, error=f"malformed request: {exc}")))  # fmt: skip
+                    return
+                reply = server._reply_for(request)
+                delay = reply.delay_s or server.delay_s
+                if delay:
+                    time.sleep(delay)
+                self._send(*server._encode(wire, request, reply))
+
+            def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode("utf-8")
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def main() -> None:
+    """``python -m trace_envs.llm.fake_server --responder module:function --delay 0.02``: serve until killed,
+    printing the port on the first line."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--responder", default="trace_envs.llm.fake_server:echo_responder")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    args = parser.parse_args()
+    module, _, attr = args.responder.partition(":")
+    responder = getattr(importlib.import_module(module), attr)
+    server = FakeModelServer(responder, delay_s=args.delay)
+    print(server.port, flush=True)
+    server._server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

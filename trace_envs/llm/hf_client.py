@@ -1,0 +1,133 @@
+"""A local Hugging Face transformers model: the tokenizer's chat template renders messages and tool
+schemas, ``generate`` answers, and tool calls are parsed from the text with
+:func:`trace_envs.core.parse_action` (Qwen/Hermes ``<tool_call>`` blocks or bare JSON). An optional
+PEFT adapter is loaded by directory or name. For CPU tests and small GPUs; use vLLM for scale."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from typing import Any
+
+from trace_envs.core import parse_action
+
+from .base import ChatResponse, Usage
+from .client import BaseChatModel, Message
+from .errors import BadRequest
+from .spec import ModelConfig
+
+SAMPLING_KEYS = ("max_tokens", "max_new_tokens", "temperature", "top_p", "top_k", "seed", "stop", "repetition_penalty")
+DEFAULT_MAX_NEW_TOKENS = 256
+_THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
+
+
+def to_hf(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our chat messages in the form transformers chat templates expect."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": message.get("content") or "",
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                        for c in message["tool_calls"]
+                    ],
+                }
+            )
+        elif message["role"] == "tool":
+            out.append({"role": "tool", "name": message.get("name", ""), "content": message.get("content") or ""})
+        else:
+            out.append({"role": message["role"], "content": message.get("content") or ""})
+    return out
+
+
+def response_from_text(text: str) -> ChatResponse:
+    """Split generated text into content and tool calls. Malformed calls stay as text, so the env
+    turns them into an error observation."""
+    visible = _THINK.sub("", text).strip()
+    parsed = parse_action(visible)
+    if parsed.tool_calls and not parsed.errors:
+        return ChatResponse(content=parsed.content, tool_calls=parsed.tool_calls)
+    return ChatResponse(content=visible)
+
+
+class HFChatModel(BaseChatModel):
+    """``hf:<path>[@<adapter>]``: generation runs one request at a time (a lock), in a worker thread
+    for ``achat``. Greedy by default, so answers are deterministic; pass ``temperature`` (and
+    ``seed``) to sample."""
+
+    provider = "hf"
+
+    def __init__(self, config: ModelConfig, **kwargs: Any):
+        super().__init__(config, **kwargs)
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
+            raise ModuleNotFoundError("hf: models need the 'train' extra: pip install 'trace-envs[train]'") from exc
+        self._torch = torch
+        self.device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = getattr(torch, config.dtype) if config.dtype else torch.float32
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(config.model)
+            model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
+        except OSError as exc:
+            raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {exc}") from exc
+        if self.tokenizer.chat_template is None:
+            raise BadRequest(f"{self.spec}: the tokenizer at {config.model!r} has no chat template")
+        adapter = config.resolve_adapter()
+        if adapter is not None:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, str(adapter))
+        self.model = model.to(self.device).eval()
+        self._generate_lock = threading.Lock()
+
+    def _request(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
+        if unknown:
+            raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
+        torch = self._torch
+        prompt = self.tokenizer.apply_chat_template(
+            to_hf(messages), tools=tools or None, add_generation_prompt=True, tokenize=False
+        )
+        inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
+        temperature = float(sampling.get("temperature", 0.0) or 0.0)
+        options: dict[str, Any] = {
+            "max_new_tokens": int(sampling.get("max_new_tokens", sampling.get("max_tokens", DEFAULT_MAX_NEW_TOKENS))),
+            "do_sample": temperature > 0,
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
+        if temperature > 0:
+            options.update(temperature=temperature, top_p=sampling.get("top_p", 1.0), top_k=sampling.get("top_k", 0))
+        if "repetition_penalty" in sampling:
+            options["repetition_penalty"] = sampling["repetition_penalty"]
+        if sampling.get("stop"):
+            stops = sampling["stop"]
+            options["stop_strings"] = [stops] if isinstance(stops, str) else list(stops)
+            options["tokenizer"] = self.tokenizer
+        with self._generate_lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(sampling.get("seed", 0)))
+            output = self.model.generate(**inputs, **options)
+        new_tokens = output[0, inputs["input_ids"].shape[1] :]
+        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        eos = self.tokenizer.eos_token_id
+        finished = len(new_tokens) > 0 and int(new_tokens[-1]) == eos
+        response = response_from_text(text)
+        return response.model_copy(
+            update={
+                "usage": Usage(input_tokens=int(inputs["input_ids"].shape[1]), output_tokens=len(new_tokens)),
+                "model": self.config.model,
+                "stop_reason": "stop" if finished else "length",
+            }
+        )
+
+    async def _arequest(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    ) -> ChatResponse:
+        return await asyncio.to_thread(self._request, messages, tools, sampling)

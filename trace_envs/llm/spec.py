@@ -1,0 +1,122 @@
+"""Model specs: one string (``anthropic:<model>``, ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``)
+or the equivalent pydantic :class:`ModelConfig`, which also holds timeouts, retries, cache and prices."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Provider = Literal["anthropic", "openai", "hf"]
+MODEL_SPEC_FORMS = "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
+
+
+class RetryConfig(BaseModel):
+    """Retries on 429 / 5xx / timeouts: exponential backoff from ``initial_delay_s`` (doubling, capped
+    at ``max_delay_s``, with jitter), or the server's ``retry-after`` when it sends one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_retries: int = Field(default=6, ge=0, le=100)
+    initial_delay_s: float = Field(default=1.0, ge=0.0)
+    max_delay_s: float = Field(default=60.0, ge=0.0)
+    jitter: float = Field(default=0.25, ge=0.0, le=1.0, description="Random extra delay, as a fraction of the delay.")
+    max_retry_after_s: float = Field(default=300.0, ge=0.0, description="Cap on a server-requested retry-after.")
+
+
+class ModelConfig(BaseModel):
+    """Everything needed to build a :class:`~trace_envs.llm.ChatModel`. ``ModelConfig.parse(spec)``
+    reads a spec string; :attr:`spec` writes it back."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider
+    model: str = Field(min_length=1, description="Model name (Anthropic/OpenAI) or local path (hf).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+    adapter: str | None = Field(default=None, description="hf: PEFT adapter directory or name under adapter_root.")
+    adapter_root: str | None = Field(default=None, description="hf: where named adapters live (default ./adapters).")
+    api_key: str | None = Field(default=None, repr=False, description="Explicit API key (else api_key_env).")
+    api_key_env: str | None = Field(default=None, description="Environment variable with the API key.")
+    timeout_s: float = Field(default=120.0, gt=0.0)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    cache_dir: str | None = Field(default=None, description="On-disk response cache (None: no cache).")
+    sampling: dict[str, Any] = Field(default_factory=dict, description="Default sampling params of every request.")
+    prices: dict[str, float] | None = Field(
+        default=None, description="USD per million tokens: input, output, cache_read, cache_write (else the table)."
+    )
+    max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once from this client.")
+    prompt_caching: bool = Field(default=True, description="anthropic: mark system/tools/history for prompt caching.")
+    device: str | None = Field(default=None, description="hf: torch device (default cuda if available, else cpu).")
+    dtype: str | None = Field(default=None, description="hf: torch dtype name, e.g. bfloat16 (default float32).")
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value
+
+    @classmethod
+    def parse(cls, spec: str, **overrides: Any) -> ModelConfig:
+        """Read a spec string; keyword ``overrides`` set the other fields."""
+        provider, sep, rest = spec.partition(":")
+        if not sep or not rest:
+            raise ValueError(f"model spec {spec!r} is not one of: {MODEL_SPEC_FORMS}")
+        if provider == "anthropic":
+            fields: dict[str, Any] = {"model": rest}
+        elif provider == "openai":
+            base_url, hash_sign, model = rest.rpartition("#")
+            if not hash_sign or not model:
+                raise ValueError(
+                    f"model spec {spec!r}: an openai spec needs the endpoint and the model, e.g. "
+                    "'openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-4B' (or 'openai:#gpt-4o' for the default endpoint)"
+                )
+            fields = {"model": model, "base_url": base_url or None}
+        elif provider == "hf":
+            path, at, adapter = rest.partition("@")
+            if at and not adapter:
+                raise ValueError(f"model spec {spec!r}: nothing after '@'; write hf:<path>@<adapter> or drop the '@'")
+            fields = {"model": path, "adapter": adapter or None}
+        else:
+            raise ValueError(
+                f"model spec {spec!r} has unknown provider {provider!r}; expected one of: {MODEL_SPEC_FORMS}"
+            )
+        return cls(provider=provider, **{**fields, **overrides})
+
+    @property
+    def spec(self) -> str:
+        """The spec string of this config (what trajectories record as the policy)."""
+        if self.provider == "openai":
+            return f"openai:{self.base_url or ''}#{self.model}"
+        if self.provider == "hf":
+            return f"hf:{self.model}" + (f"@{self.adapter}" if self.adapter else "")
+        return f"anthropic:{self.model}"
+
+    def resolve_api_key(self, default_env: str) -> str | None:
+        """The explicit key, else ``$api_key_env``, else ``$default_env``."""
+        if self.api_key:
+            return self.api_key
+        return os.environ.get(self.api_key_env or default_env)
+
+    def resolve_adapter(self) -> Path | None:
+        """hf: the adapter directory (an existing path, else ``<adapter_root>/<name>``)."""
+        if not self.adapter:
+            return None
+        direct = Path(self.adapter).expanduser()
+        if direct.is_dir():
+            return direct
+        root = Path(self.adapter_root or os.environ.get("TRACE_ENVS_ADAPTERS", "adapters")).expanduser()
+        named = root / self.adapter
+        if named.is_dir():
+            return named
+        raise FileNotFoundError(
+            f"adapter {self.adapter!r} not found: neither {direct} nor {named} is a directory; pass a PEFT adapter "
+            "directory or set adapter_root / $TRACE_ENVS_ADAPTERS to the folder holding named adapters"
+        )
+
+
+def is_model_spec(spec: str) -> bool:
+    """Whether a policy spec names a model (rather than a scripted policy)."""
+    return spec.split(":", 1)[0] in ("anthropic", "openai", "hf") and ":" in spec
