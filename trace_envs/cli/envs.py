@@ -1,0 +1,165 @@
+"""``trace-envs list | describe | play``: look at the registered envs and play an episode."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from .app import app
+
+console = Console()
+
+
+def parse_options(options: list[str] | None) -> dict[str, Any]:
+    """``key=value`` pairs (values parsed as JSON when they can be) into constructor kwargs."""
+    parsed: dict[str, Any] = {}
+    for option in options or []:
+        key, sep, raw = option.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {option!r}", param_hint="--option")
+        try:
+            parsed[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed[key] = raw
+    return parsed
+
+
+def _known_env(env_id: str) -> str:
+    import trace_envs
+
+    if env_id not in trace_envs.list_envs():
+        known = ", ".join(trace_envs.list_envs())
+        raise typer.BadParameter(f"{env_id!r} is not a registered env. Registered: {known}", param_hint="ENV_ID")
+    return env_id
+
+
+@app.command("list")
+def list_command() -> None:
+    """List the registered trace/ envs with their capability and domain."""
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    import trace_envs
+    from trace_envs.core import CapabilityEnv
+
+    table = Table(title="trace-envs environments")
+    for column in ("env id", "capability", "domain", "max turns"):
+        table.add_column(column)
+    for env_id in trace_envs.list_envs():
+        entry = gym.spec(env_id).entry_point
+        cls = load_env_creator(entry) if isinstance(entry, str) else entry
+        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
+            table.add_row(env_id, cls.capability.name, cls.domain.name, str(cls.max_turns))
+        else:
+            table.add_row(env_id, "(target env)", "", "")
+    console.print(table)
+
+
+@app.command()
+def describe(
+    env_id: Annotated[str, typer.Argument(help="A registered env id, e.g. trace/order-cancel-v0.")],
+    seed: Annotated[int, typer.Option(help="Seed of the example task.")] = 0,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="Env knob as KEY=VALUE (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the description as JSON.")] = False,
+) -> None:
+    """Show an env's capability, tools, knobs and one example task."""
+    import trace_envs
+
+    description = trace_envs.describe(_known_env(env_id), seed=seed, **parse_options(option))
+    if as_json:
+        print(description.model_dump_json(indent=2))
+        return
+    console.print(Panel(description.capability_description, title=f"{env_id} — {description.capability}"))
+    console.print(f"domain: [bold]{description.domain}[/]   max turns: {description.max_turns}")
+    console.print(f"tools: {', '.join(description.tools)}")
+    if description.knobs:
+        knobs = Table(title="knobs")
+        for column in ("name", "value", "description"):
+            knobs.add_column(column)
+        for knob in description.knobs:
+            knobs.add_row(knob.name, json.dumps(knob.default), knob.description)
+        console.print(knobs)
+    example = description.example
+    console.print(
+        Panel(f"[bold]user:[/] {example.opening}\n[bold]goal:[/] {example.goal}", title=f"example (seed {seed})")
+    )
+    for step in example.solution:
+        console.print(f"  • {step}")
+    console.print(f"required facts: {example.required_facts}")
+
+
+@app.command()
+def play(
+    env_id: Annotated[str, typer.Argument(help="A registered env id, e.g. trace/order-cancel-v0.")],
+    seed: Annotated[int, typer.Option(help="Seed of the task.")] = 0,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            help="oracle | noop | random | flawed | flawed:<capability>. Omit to type the agent's turns yourself."
+        ),
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="Env knob as KEY=VALUE (repeatable).")
+    ] = None,
+) -> None:
+    """Play one episode and print it as a transcript (interactive when no --policy is given)."""
+    import gymnasium as gym
+
+    from trace_envs.core import CapabilityEnv
+    from trace_envs.rollout import make_policy
+
+    env = gym.make(_known_env(env_id), **parse_options(option))
+    inner = env.unwrapped
+    observation, info = env.reset(seed=seed)
+    if policy is None and not sys.stdin.isatty():
+        raise typer.BadParameter("no --policy given and stdin is not a terminal; pass e.g. --policy oracle")
+    if policy == "flawed" and isinstance(inner, CapabilityEnv):
+        policy = f"flawed:{inner.capability.name}"
+    agent = make_policy(policy, seed=seed) if policy else None
+    if agent is not None:
+        agent.reset(env, observation, info)
+    console.rule(f"{env_id}  seed {seed}  policy {policy or 'you'}")
+    _print_message({"role": "user", "content": observation})
+    while True:
+        action = agent.act(observation, info) if agent else console.input("[bold cyan]agent>[/] ")
+        observation, reward, terminated, truncated, info = env.step(action)
+        for message in info["messages"]:
+            _print_message(message)
+        if terminated or truncated:
+            break
+    verdict = info.get("verdict", {})
+    table = Table(title="verdict")
+    table.add_column("item")
+    table.add_column("value")
+    table.add_row("ended", str(info.get("ended")))
+    table.add_row("reward", f"{float(reward):.3f}")
+    for key in ("success", "hash_match"):
+        if key in verdict:
+            table.add_row(key, str(verdict[key]))
+    for fact, told in verdict.get("facts_told", {}).items():
+        table.add_row(f"told: {fact}", str(told))
+    console.print(table)
+    env.close()
+
+
+_STYLES = {"user": "green", "assistant": "cyan", "tool": "magenta"}
+
+
+def _print_message(message: dict[str, Any]) -> None:
+    role = message["role"]
+    if message.get("tool_calls"):
+        for call in message["tool_calls"]:
+            console.print(f"[cyan]assistant →[/] {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})")
+        return
+    style = "red" if message.get("error") else _STYLES.get(role, "white")
+    label = f"{role} ({message['name']})" if role == "tool" else role
+    console.print(f"[{style}]{label}:[/] ", end="")
+    console.print(message.get("content") or "", markup=False, highlight=False)
