@@ -281,7 +281,7 @@ def calculate(db: Any, expression: str) -> str:
 
     Args:
         expression: The mathematical expression to calculate, such as '2 + 2'. The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces.
-    """  # noqa: E501
+    """
     if not all(char in "0123456789+-*/(). " for char in expression):
         raise ValueError("Invalid characters in expression")
     return str(round(float(eval(expression, {"__builtins__": None}, {})), 2))  # only digits and operators reach eval
