@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import trace_envs
+from trace_envs.registration import list_capability_envs
 from trace_envs.testing import check_capability_env, property_checks
 
 from .broken_envs import BROKEN
 
-SHIPPED = [env_id for env_id in trace_envs.list_envs() if not env_id.startswith("trace/broken-")]
+SHIPPED = [env_id for env_id in list_capability_envs() if not env_id.startswith("trace/broken-")]
 
 
 @pytest.mark.parametrize("env_id", SHIPPED)

@@ -42,18 +42,15 @@ def _known_env(env_id: str) -> str:
 @app.command("list")
 def list_command() -> None:
     """List the registered trace/ envs with their capability and domain."""
-    import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
-
     import trace_envs
     from trace_envs.core import CapabilityEnv
+    from trace_envs.registration import env_class
 
     table = Table(title="trace-envs environments")
     for column in ("env id", "capability", "domain", "max turns"):
         table.add_column(column)
     for env_id in trace_envs.list_envs():
-        entry = gym.spec(env_id).entry_point
-        cls = load_env_creator(entry) if isinstance(entry, str) else entry
+        cls = env_class(env_id)
         if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
             table.add_row(env_id, cls.capability.name, cls.domain.name, str(cls.max_turns))
         else:

@@ -167,7 +167,10 @@ class CapabilityEnv(gym.Env[str, str]):
         return clip_text(observation), reward, terminated, truncated, info
 
     def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
-        calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
+        calls = [
+            c if c.id else ToolCall.model_construct(name=c.name, arguments=c.arguments, id=f"call_{self.turn}_{i}")
+            for i, c in enumerate(calls)
+        ]
         self.messages.append(
             {
                 "role": "assistant",

@@ -250,13 +250,18 @@ class Toolset(Mapping[str, Tool]):
         """Run one call on ``state``; every failure becomes an error result, never an exception."""
         item = self._tools.get(call.name)
         if item is None:
-            return ToolResult(call_id=call.id, name=call.name, content=self.unknown_tool(call.name), error=True)
+            return ToolResult.model_construct(
+                call_id=call.id, name=call.name, content=self.unknown_tool(call.name), error=True
+            )
         try:
             kwargs = self.bind(item, call.arguments)
             value = item.fn(state, **kwargs)
         except Exception as exc:  # a tool's failure is the agent's observation
-            return ToolResult(call_id=call.id, name=call.name, content=self.format_error(call.name, exc), error=True)
-        return ToolResult(call_id=call.id, name=call.name, content=self.format_result(value), error=False)
+            content = self.format_error(call.name, exc)
+            return ToolResult.model_construct(call_id=call.id, name=call.name, content=content, error=True)
+        return ToolResult.model_construct(
+            call_id=call.id, name=call.name, content=self.format_result(value), error=False
+        )
 
 
 def jsonable(value: Any) -> Any:
