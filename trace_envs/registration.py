@@ -32,3 +32,23 @@ def register_env(env_id: str, entry_point: str, **kwargs: object) -> None:
 def list_envs() -> list[str]:
     """Ids of every registered ``trace/`` env, sorted."""
     return sorted(env_id for env_id in gym.registry if env_id.startswith(f"{NAMESPACE}/"))
+
+
+def env_class(env_id: str) -> object:
+    """The class (or factory) a registered id builds, imported but not instantiated."""
+    from gymnasium.envs.registration import load_env_creator
+
+    entry = gym.spec(env_id).entry_point
+    return load_env_creator(entry) if isinstance(entry, str) else entry
+
+
+def list_capability_envs() -> list[str]:
+    """Registered ids whose class is a ``CapabilityEnv`` (the trainable, self-contained envs)."""
+    from .core.env import CapabilityEnv
+
+    ids = []
+    for env_id in list_envs():
+        cls = env_class(env_id)
+        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
+            ids.append(env_id)
+    return ids
