@@ -1,6 +1,64 @@
-"""Policies (scripted and model-backed) and the loop that plays them in envs."""
+"""Policies (scripted and model-backed), the agent loop that plays them in envs, and the trajectory store.
 
+from trace_envs.rollout import make_jobs, run_rollouts, TrajectoryStore
+with TrajectoryStore("runs/x.jsonl") as store:
+    run_rollouts(make_jobs(["trace/order-cancel-v0"], range(8)), "oracle", store=store)
+"""
+
+from .chat_policy import ChatPolicy
+from .llm_user import LLMUser, scenario_from_task, use_llm_user
 from .policy import Policy, make_policy
+from .runner import (
+    EpisodeJob,
+    RolloutSummary,
+    arun_episode,
+    arun_rollouts,
+    make_jobs,
+    policy_factory,
+    run_episode,
+    run_rollouts,
+)
 from .scripted import NoopPolicy, OraclePolicy, RandomPolicy, play_actions
+from .store import (
+    FORMAT,
+    EpisodeRecord,
+    Timings,
+    ToolCallRecord,
+    TrajectoryStore,
+    episode_row,
+    episodes_dataset,
+    episodes_frame,
+    iter_episodes,
+    load_episodes,
+)
 
-__all__ = ["NoopPolicy", "OraclePolicy", "Policy", "RandomPolicy", "make_policy", "play_actions"]
+__all__ = [
+    "FORMAT",
+    "ChatPolicy",
+    "EpisodeJob",
+    "EpisodeRecord",
+    "LLMUser",
+    "NoopPolicy",
+    "OraclePolicy",
+    "Policy",
+    "RandomPolicy",
+    "RolloutSummary",
+    "Timings",
+    "ToolCallRecord",
+    "TrajectoryStore",
+    "arun_episode",
+    "arun_rollouts",
+    "episode_row",
+    "episodes_dataset",
+    "episodes_frame",
+    "iter_episodes",
+    "load_episodes",
+    "make_jobs",
+    "make_policy",
+    "play_actions",
+    "policy_factory",
+    "run_episode",
+    "run_rollouts",
+    "scenario_from_task",
+    "use_llm_user",
+]

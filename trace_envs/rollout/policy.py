@@ -20,12 +20,23 @@ class Policy(Protocol):
         """The next action."""
 
 
-def make_policy(spec: str, seed: int = 0) -> Policy:
+def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
     """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
-    ``flawed:<capability>[,<capability>…]``."""
+    ``flawed:<capability>[,<capability>…]``; model specs (``anthropic:<model>``,
+    ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
+    client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
+    the policy's sampling params). To share one client across episodes, use
+    ``ChatPolicy(make_chat_model(spec))``."""
     from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
 
     kind, _, rest = spec.partition(":")
+    if kind in ("anthropic", "openai", "hf") and rest:
+        from trace_envs.llm.factory import make_chat_model
+
+        from .chat_policy import ChatPolicy
+
+        sampling = model_options.pop("sampling", None)
+        return ChatPolicy(make_chat_model(spec, **model_options), sampling=sampling)
     if spec == "oracle":
         return OraclePolicy()
     if spec == "noop":

@@ -1,0 +1,267 @@
+"""The trajectory store: one JSON line per episode (:class:`EpisodeRecord`), appended and fsync'd one
+episode at a time, so a kill loses at most the episode in flight. A torn last line (a kill during a
+write) is detected and cut off before the next append. Reruns skip finished episodes
+(:meth:`TrajectoryStore.finished_keys`). Read back with :func:`load_episodes`, :func:`episodes_frame`
+(pandas) or :func:`episodes_dataset` (``datasets``).
+
+Format ``trace-envs/episode@1`` (stable; consumers such as the analysis stage rely on it): see
+``docs/llm-and-rollout.md``. Fields are only ever added, with defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trace_envs.llm.base import Usage
+
+FORMAT = "trace-envs/episode@1"
+
+EpisodeKey = tuple[str, int, int, str]
+"""(env_id, seed, sample, policy): what makes an episode unique in a store."""
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call the agent made and what it returned."""
+
+    step: int = Field(description="Index of the agent turn (0-based) that made the call.")
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: str | None = None
+    error: bool = False
+
+
+class Timings(BaseModel):
+    """Where an episode's time went (seconds; ``started_at`` is an ISO-8601 UTC timestamp)."""
+
+    started_at: str = ""
+    wall_s: float = 0.0
+    policy_s: float = 0.0
+    env_s: float = 0.0
+
+
+class EpisodeRecord(BaseModel):
+    """One episode: task, transcript, tool calls, outcome, policy, timings and token usage."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: str = FORMAT
+    env_id: str
+    seed: int
+    sample: int = Field(default=0, description="Index of repeated episodes of the same (env, seed, policy).")
+    task_id: str | None = None
+    capability: str | None = None
+    policy: str = Field(description="The policy spec string (scripted name or model spec).")
+    model: str | None = Field(default=None, description="Model spec when the policy is model-backed.")
+    user_model: str | None = Field(default=None, description="Model spec of the LLM user, if any.")
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    actions: list[str] = Field(default_factory=list, description="The raw action strings sent to env.step.")
+    reward: float = 0.0
+    success: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    ended: str | None = Field(
+        default=None, description="Why it ended: user_stop, agent_stop, max_turns, max_steps, error."
+    )
+    num_steps: int = 0
+    components: dict[str, float] = Field(
+        default_factory=dict, description="Evaluator components (e.g. db, communicate)."
+    )
+    verdict: dict[str, Any] = Field(default_factory=dict, description="The env's full verdict, if it gives one.")
+    usage: Usage = Field(default_factory=Usage, description="Tokens and cost of the policy's model calls.")
+    user_usage: Usage = Field(default_factory=Usage, description="Tokens and cost of the LLM user's calls.")
+    timings: Timings = Field(default_factory=Timings)
+    error: str | None = Field(default=None, description="Set when the episode failed (model error, env crash).")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> EpisodeKey:
+        return (self.env_id, self.seed, self.sample, self.policy)
+
+    @property
+    def finished(self) -> bool:
+        """Finished episodes are skipped on resume; failed ones (``error``) are run again."""
+        return self.error is None
+
+
+class TrajectoryStore:
+    """A JSONL file of :class:`EpisodeRecord`; safe against kills, resumable, shareable by processes
+    (appends hold an exclusive ``flock``)."""
+
+    def __init__(self, path: str | Path, *, fsync: bool = True):
+        self.path = Path(path)
+        self.fsync = fsync
+        self._handle: Any = None
+
+    # ----- writing -------------------------------------------------------------------------------
+    def open(self) -> TrajectoryStore:
+        """Open for appending, cutting off a torn last line first."""
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+            with self._locked():
+                self._repair_tail()
+        return self
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> TrajectoryStore:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, record: EpisodeRecord) -> None:
+        """Write one episode as one line, flushed and (by default) fsync'd before returning."""
+        self.open()
+        line = record.model_dump_json().encode("utf-8") + b"\n"
+        with self._locked():
+            self._repair_tail()
+            self._handle.write(line)
+            self._handle.flush()
+            if self.fsync:
+                os.fsync(self._handle.fileno())
+
+    def repair(self) -> int:
+        """Cut off a torn last line; returns how many bytes were removed."""
+        self.open()
+        with self._locked():
+            return self._repair_tail()
+
+    def _repair_tail(self) -> int:
+        size = self.path.stat().st_size
+        if size == 0:
+            return 0
+        with open(self.path, "rb") as reader:
+            reader.seek(size - 1)
+            if reader.read(1) == b"\n":
+                return 0
+            keep, position = 0, size
+            while position > 0:
+                step = min(65536, position)
+                position -= step
+                reader.seek(position)
+                chunk = reader.read(step)
+                newline = chunk.rfind(b"\n")
+                if newline >= 0:
+                    keep = position + newline + 1
+                    break
+        self._handle.flush()
+        os.truncate(self.path, keep)
+        warnings.warn(
+            f"{self.path}: removed a torn last line ({size - keep} bytes) left by an interrupted write", stacklevel=3
+        )
+        return size - keep
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+
+    # ----- reading -------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[EpisodeRecord]:
+        return iter_episodes(self.path)
+
+    def finished_keys(self) -> set[EpisodeKey]:
+        """Keys of the episodes already finished (no ``error``)."""
+        return {record.key for record in iter_episodes(self.path) if record.finished}
+
+
+def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:
+    """Every parseable record in file order; a torn last line is skipped silently, any other bad
+    line with a warning naming it."""
+    file = Path(path)
+    if not file.exists():
+        return
+    with open(file, "rb") as reader:
+        lines = reader.read().split(b"\n")
+    torn_tail = lines[-1] != b""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield EpisodeRecord.model_validate_json(raw)
+        except ValidationError as exc:
+            if torn_tail and number == len(lines):
+                return
+            warnings.warn(
+                f"{file}:{number}: skipping a line that is not an episode record ({exc.errors()[0]['msg']})",
+                stacklevel=2,
+            )
+
+
+def load_episodes(path: str | Path, *, include_failed: bool = False, dedupe: bool = True) -> list[EpisodeRecord]:
+    """Records of a store. By default failed episodes (``error`` set) are left out and, where an
+    episode key appears twice, the last finished record wins."""
+    records = [r for r in iter_episodes(path) if include_failed or r.finished]
+    if not dedupe:
+        return records
+    latest: dict[EpisodeKey, EpisodeRecord] = {}
+    for record in records:
+        if record.key not in latest or record.finished or not latest[record.key].finished:
+            latest[record.key] = record
+    return list(latest.values())
+
+
+def episode_row(record: EpisodeRecord) -> dict[str, Any]:
+    """A flat row: scalar columns, plus ``messages``, ``tool_calls``, ``components`` and ``verdict``
+    as JSON strings (so every row has the same Arrow schema)."""
+    return {
+        "env_id": record.env_id,
+        "seed": record.seed,
+        "sample": record.sample,
+        "task_id": record.task_id,
+        "capability": record.capability,
+        "policy": record.policy,
+        "model": record.model,
+        "reward": record.reward,
+        "success": record.success,
+        "terminated": record.terminated,
+        "truncated": record.truncated,
+        "ended": record.ended,
+        "num_steps": record.num_steps,
+        "num_tool_calls": len(record.tool_calls),
+        "input_tokens": record.usage.input_tokens,
+        "output_tokens": record.usage.output_tokens,
+        "cost_usd": record.usage.cost_usd + record.user_usage.cost_usd,
+        "wall_s": record.timings.wall_s,
+        "error": record.error,
+        "messages": json.dumps(record.messages, ensure_ascii=False),
+        "tool_calls": json.dumps([c.model_dump() for c in record.tool_calls], ensure_ascii=False),
+        "components": json.dumps(record.components, sort_keys=True),
+        "verdict": json.dumps(record.verdict, sort_keys=True, ensure_ascii=False),
+    }
+
+
+def episodes_frame(path: str | Path, **options: Any) -> Any:
+    """The store as a pandas DataFrame (one row per episode, see :func:`episode_row`)."""
+    import pandas as pd
+
+    return pd.DataFrame([episode_row(r) for r in load_episodes(path, **options)])
+
+
+def episodes_dataset(path: str | Path, **options: Any) -> Any:
+    """The store as a ``datasets.Dataset`` (one row per episode, see :func:`episode_row`)."""
+    from datasets import Dataset
+
+    return Dataset.from_list([episode_row(r) for r in load_episodes(path, **options)])
