@@ -18,6 +18,7 @@ from .data_model import (
     User,
 )
 from .domain import AIRLINE, POLICY, load_db
+from .generator import AirlineGenConfig, generate_airline_db
 from .tools import AIRLINE_TOOLS, OWNER
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "OWNER",
     "POLICY",
     "AirlineDB",
+    "AirlineGenConfig",
     "Flight",
     "FlightDB",
     "FlightInfo",
@@ -34,5 +36,6 @@ __all__ = [
     "Reservation",
     "ReservationFlight",
     "User",
+    "generate_airline_db",
     "load_db",
 ]
