@@ -10,14 +10,24 @@ from .core.domain import register_domain
 
 NAMESPACE = "trace"
 
-BUILTIN_DOMAINS: dict[str, str] = {**SHIPPED_DOMAINS}
+BUILTIN_DOMAINS: dict[str, str] = {
+    **SHIPPED_DOMAINS,
+    "retail": "trace_envs.domains.retail:RETAIL",
+    "airline": "trace_envs.domains.airline:AIRLINE",
+}
+
+TARGET_ENVS: dict[str, str] = {
+    "trace/tau2-retail-v0": "trace_envs.targets.tau2.env:Tau2RetailEnv",
+    "trace/tau2-airline-v0": "trace_envs.targets.tau2.env:Tau2AirlineEnv",
+}
+"""Target-benchmark envs (tau2-bench tasks as episodes); they need the user's benchmark data files."""
 
 
 def register_envs() -> None:
     """Register shipped envs and domains; idempotent, imports no env module."""
     for name, factory in BUILTIN_DOMAINS.items():
         register_domain(name, factory)
-    for env_id, entry_point in SHIPPED_ENVS.items():
+    for env_id, entry_point in {**SHIPPED_ENVS, **TARGET_ENVS}.items():
         register_env(env_id, entry_point)
 
 

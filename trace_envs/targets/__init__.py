@@ -1,0 +1,1 @@
+"""Target benchmarks run as Gymnasium episodes (tau2-bench airline and retail)."""

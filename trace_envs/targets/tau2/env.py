@@ -1,0 +1,271 @@
+"""tau2-bench tasks as Gymnasium episodes: ``trace/tau2-retail-v0`` and ``trace/tau2-airline-v0``.
+
+One episode = one task (by ``task_id``, or drawn from a split with ``random.Random(seed)``). The agent
+sees tau2's system prompt (instructions + the policy.md of the user's data), the greeting is sent
+for it, and the LLM user's first message is the first observation. Actions are text: tool calls
+(JSON / ``<tool_call>`` blocks) run on the env's database; anything else goes to the user. The episode
+ends when the user emits a stop token (``user_stop``), the agent says ``###STOP###`` (``agent_stop``),
+``max_errors`` tool errors accumulate (``too_many_errors``, reward 0) or after ``max_turns`` agent
+actions (truncated, reward 0). The reward is tau2's evaluation (see ``evaluator.py``) under
+``reward_basis`` (default the paper's ``DB,COMMUNICATE``; ``"task"`` uses each task's own basis).
+
+The database is loaded once per env and reset by journal restore (no deep copy per episode).
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from typing import Any, ClassVar, SupportsFloat
+
+import gymnasium as gym
+
+from trace_envs.core import STOP_TOKEN, ToolCall, parse_action, render_transcript
+from trace_envs.core.env import AGENT_INSTRUCTION
+from trace_envs.core.spaces import UnicodeText, clip_text
+from trace_envs.core.templates import render_template
+from trace_envs.domains.tau2_common import Tau2DB, Tau2Domain
+from trace_envs.llm.base import ChatModel
+
+from .data import Tau2DomainData, load_domain_data
+from .evaluator import Tau2Evaluation, Tau2Evaluator
+from .tasks import PAPER_REWARD_BASIS, RewardType, Tau2Task, parse_reward_basis
+from .user import GREETING, Tau2LLMUser
+
+DOMAIN_OBJECTS: dict[str, str] = {
+    "retail": "trace_envs.domains.retail:RETAIL",
+    "airline": "trace_envs.domains.airline:AIRLINE",
+}
+
+
+def tau2_domain(name: str) -> Tau2Domain[Any]:
+    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
+    if name not in DOMAIN_OBJECTS:
+        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
+    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
+    domain: Tau2Domain[Any] = getattr(module, attribute)
+    return domain
+
+
+def agent_system_prompt(policy: str) -> str:
+    """tau2's agent system prompt: ``<instructions>…</instructions>\\n<policy>\\n{policy}\\n</policy>``."""
+    return render_template("prompts/tau2_agent_system.jinja", instructions=AGENT_INSTRUCTION, policy=policy)
+
+
+def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:
+    """A ChatModel from an instance or a model spec string (``anthropic:…``, ``openai:…``, ``hf:…``)."""
+    if model is None or not isinstance(model, str):
+        return model
+    from trace_envs.llm.factory import make_chat_model
+
+    try:
+        return make_chat_model(model)
+    except Exception as exc:
+        raise ValueError(f"invalid {role} model spec {model!r}: {exc}") from exc
+
+
+class Tau2TargetEnv(gym.Env[str, str]):
+    """One tau2-bench domain's tasks as episodes with an LLM user and tau2's evaluator."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    domain_name: ClassVar[str]
+
+    def __init__(
+        self,
+        data_dir: str | None = None,
+        task_id: str | None = None,
+        split: str = "base",
+        reward_basis: str | list[str] | None = "DB,COMMUNICATE",
+        user_model: ChatModel | str | None = None,
+        judge_model: ChatModel | str | None = None,
+        user_guidelines: str | None = None,
+        max_turns: int = 50,
+        max_errors: int = 10,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.data: Tau2DomainData = load_domain_data(data_dir, self.domain_name)
+        self.domain = tau2_domain(self.domain_name)
+        self.toolset = self.domain.toolset
+        self.task_ids = self.data.task_ids(split)
+        if task_id is not None:
+            self.data.task(str(task_id))  # fail early on an unknown id
+        self.fixed_task_id = None if task_id is None else str(task_id)
+        self.reward_basis: tuple[RewardType, ...] | None = (
+            None if reward_basis == "task" else parse_reward_basis(reward_basis) or PAPER_REWARD_BASIS
+        )
+        self.user_model = resolve_model(user_model, "user")
+        self.judge_model = resolve_model(judge_model, "judge")
+        if self.judge_model is None and self._needs_judge():
+            raise ValueError(
+                "the reward basis includes NL_ASSERTION for tasks with NL assertions, which needs judge_model=... "
+                "(or use reward_basis='DB,COMMUNICATE', the paper's)"
+            )
+        self.guidelines = self.data.guidelines(user_guidelines)
+        self.max_turns, self.max_errors = max_turns, max_errors
+        self.policy = self.data.policy
+        self.system_prompt = agent_system_prompt(self.policy)
+        self.tool_schemas = self.toolset.schemas()
+        self.db: Tau2DB = self.domain.load_file(self.data.db_path)
+        self.evaluator = Tau2Evaluator(self.domain, self.db, judge=self.judge_model)
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.task: Tau2Task | None = None
+        self.user: Tau2LLMUser | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.turn = 0
+        self.num_errors = 0
+        self.ended: str | None = None
+        self.evaluation: Tau2Evaluation | None = None
+
+    # ----- Gymnasium API --------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        task_id = options.get("task_id", self.fixed_task_id)
+        if task_id is None:
+            task_id = random.Random(task_seed).choice(self.task_ids)
+        self.task = self.data.task(str(task_id))
+        if self.user_model is None:
+            raise ValueError(
+                f"{type(self).__name__} needs a user model: pass user_model=<ChatModel or spec such as 'anthropic:…'>"
+            )
+        self.db.restore()
+        self.evaluator.db.restore()
+        self.user = Tau2LLMUser(self.user_model, str(self.task.user_scenario), self.guidelines)
+        self.turn, self.num_errors, self.ended, self.evaluation = 0, 0, None, None
+        self.messages = [{"role": "system", "content": self.system_prompt}, {"role": "assistant", "content": GREETING}]
+        opening = self.user.start()
+        self.messages.append({"role": "user", "content": opening})
+        if self.user.done:
+            self.ended = "user_stop"
+        info = {
+            "task_id": self.task.id,
+            "seed": task_seed,
+            "domain": self.domain_name,
+            "tools": self.tool_schemas,
+            "policy": self.policy,
+            "messages": list(self.messages),
+            "reward_basis": list(self._basis()),
+        }
+        return clip_text(opening), info
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.task is None or self.user is None:
+            raise RuntimeError("call reset() before step()")
+        if self.ended is not None:
+            note = "Error: the episode has ended; call reset()."
+            return note, 0.0, True, False, {"messages": [], "ended": self.ended}
+        self.turn += 1
+        start = len(self.messages)
+        parsed = parse_action(action)
+        if parsed.errors:
+            observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
+            self.messages.append({"role": "assistant", "content": parsed.text})
+            self.messages.append({"role": "user", "content": observation, "error": True})
+            self.num_errors += 1
+        elif parsed.tool_calls:
+            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
+        else:
+            observation = self._talk(parsed.text)
+        if self.ended is None and self.num_errors >= self.max_errors:
+            self.ended = "too_many_errors"
+        terminated = self.ended is not None
+        truncated = not terminated and self.turn >= self.max_turns
+        info: dict[str, Any] = {"messages": self.messages[start:], "turn": self.turn}
+        reward = 0.0
+        if terminated or truncated:
+            self.ended = self.ended or "max_steps"
+            self.evaluation = self.evaluate()
+            reward = self.evaluation.reward
+            info["evaluation"] = self.evaluation.model_dump()
+            info["ended"] = self.ended
+        if self.render_mode == "human":
+            self.render()
+        return clip_text(observation), reward, terminated, truncated, info
+
+    def _needs_judge(self) -> bool:
+        for task_id in self.task_ids if self.fixed_task_id is None else [self.fixed_task_id]:
+            criteria = self.data.task(task_id).evaluation_criteria
+            if criteria is None or not criteria.nl_assertions:
+                continue
+            basis = self.reward_basis if self.reward_basis is not None else tuple(criteria.reward_basis)
+            if "NL_ASSERTION" in basis:
+                return True
+        return False
+
+    def _basis(self) -> tuple[str, ...]:
+        if self.reward_basis is not None:
+            return self.reward_basis
+        criteria = self.task.evaluation_criteria if self.task else None
+        return tuple(criteria.reward_basis) if criteria else ()
+
+    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+        calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+            }
+        )
+        results = [self.toolset.invoke(self.db, call) for call in calls]
+        for result in results:
+            self.num_errors += int(result.error)
+            self.messages.append(
+                {
+                    "role": "tool",
+                    "id": result.call_id,
+                    "name": result.name,
+                    "content": result.content,
+                    "error": result.error,
+                }
+            )
+        if len(results) == 1:
+            return results[0].content
+        return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
+
+    def _talk(self, text: str) -> str:
+        assert self.user is not None
+        self.messages.append({"role": "assistant", "content": text})
+        if STOP_TOKEN in text:
+            self.ended = "agent_stop"
+            return ""
+        reply = self.user.reply(text)
+        self.messages.append({"role": "user", "content": reply})
+        if self.user.done:
+            self.ended = "user_stop"
+        return reply
+
+    def evaluate(self) -> Tau2Evaluation:
+        """tau2's evaluation of the conversation so far (replays on fresh databases; the live one is reset)."""
+        assert self.task is not None and self.ended is not None
+        trajectory = [m for m in self.messages if m["role"] != "system"]
+        basis = self.reward_basis
+        return self.evaluator.evaluate(self.task, trajectory, reward_basis=basis, termination=self.ended)
+
+    def render(self) -> str | None:  # type: ignore[override]
+        text = render_transcript(self.messages)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+class Tau2RetailEnv(Tau2TargetEnv):
+    """tau2-bench retail tasks (114) as episodes."""
+
+    domain_name = "retail"
+
+
+class Tau2AirlineEnv(Tau2TargetEnv):
+    """tau2-bench airline tasks (50) as episodes (see docs: the shared airline db.json is a rebuild)."""
+
+    domain_name = "airline"
