@@ -56,7 +56,7 @@ class CapabilityEnv(gym.Env[str, str]):
     the verifier's when the conversation ends (user or agent stop), 0 on truncation.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
 
     capability: ClassVar[Capability]
     domain: ClassVar[Domain[Any]]
@@ -139,8 +139,14 @@ class CapabilityEnv(gym.Env[str, str]):
         if self.task is None or self.user is None:
             raise RuntimeError("call reset() before step()")
         if self.ended is not None:
-            error = {"role": "user", "content": "Error: the episode has ended; call reset().", "error": True}
-            return error["content"], 0.0, True, False, {"messages": [error], "ended": self.ended}
+            text = "Error: the episode has ended; call reset()."
+            return (
+                text,
+                0.0,
+                True,
+                False,
+                {"messages": [{"role": "user", "content": text, "error": True}], "ended": self.ended},
+            )
         self.turn += 1
         start = len(self.messages)
         parsed = parse_action(action)
@@ -261,7 +267,7 @@ class CapabilityEnv(gym.Env[str, str]):
     def system_prompt(self) -> str:
         return render_template("prompts/agent_system.jinja", instructions=self.instructions, policy=self.policy_text)
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         text = render_transcript(self.messages)
         if self.render_mode == "human":
             print(text)

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -135,13 +135,21 @@ class Tool:
         return self.fn(state, **arguments)
 
 
+@overload
+def tool(
+    fn: Callable[..., Any], *, name: str | None = None, kind: ToolKind = "read", description: str | None = None
+) -> Tool: ...
+@overload
+def tool(
+    fn: None = None, *, name: str | None = None, kind: ToolKind = "read", description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     kind: ToolKind = "read",
     description: str | None = None,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn ``fn(state, **args)`` into a :class:`Tool`; usable bare or with keyword options."""
 
     def build(function: Callable[..., Any]) -> Tool:

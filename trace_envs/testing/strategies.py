@@ -25,7 +25,7 @@ def tool_call_actions(tool_schemas: list[dict[str, Any]]) -> st.SearchStrategy[s
     @st.composite
     def build(draw: st.DrawFn) -> str:
         name = draw(st.sampled_from([*names, "not_a_tool"]))
-        schema = next((t["function"] for t in tool_schemas if t["function"]["name"] == name), {})
+        schema: dict[str, Any] = next((t["function"] for t in tool_schemas if t["function"]["name"] == name), {})
         known = list(schema.get("parameters", {}).get("properties", {}))
         keys = draw(st.lists(st.sampled_from([*known, "unexpected_arg"]), unique=True, max_size=len(known) + 1))
         call = {"name": name, "arguments": {key: draw(json_values) for key in keys}}

@@ -1,0 +1,36 @@
+"""The wheel carries the templates, py.typed, generated_envs and the entry points; importing is light."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+HEAVY = ["torch", "transformers", "trl", "peft", "anthropic", "openai", "typer", "rich", "datasets", "hypothesis"]
+
+
+def test_wheel_contents(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(REPO_ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("trace_envs-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "trace_envs/templates/prompts/agent_system.jinja" in names
+    assert "trace_envs/py.typed" in names
+    assert "generated_envs/__init__.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "shared/", "examples/"))]
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "trace-envs = trace_envs.cli:main" in text
+    assert "[pytest11]" in text
+
+
+def test_import_is_light() -> None:
+    code = "import sys, json, trace_envs; print(json.dumps([m for m in %r if m in sys.modules]))" % HEAVY
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == []
