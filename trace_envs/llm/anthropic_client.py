@@ -4,6 +4,7 @@ and prompt caching of the stable prefix (tools, system prompt, conversation so f
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 from trace_envs.core import ToolCall
@@ -12,7 +13,12 @@ from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, translate_sdk_error
 from .spec import ModelConfig
 
-SAMPLING_KEYS = ("max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "metadata")
+SAMPLING_KEYS = (
+    "max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "thinking", "tool_choice",
+    "output_config", "service_tier",
+)  # fmt: skip
+"""Accepted sampling params. Those the installed SDK's ``messages.create`` does not take as keywords
+(recent SDKs dropped ``temperature``/``top_p``/``top_k``) are sent in the request body as they are."""
 DEFAULT_MAX_TOKENS = 1024
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -128,6 +134,7 @@ class AnthropicChatModel(BaseChatModel):
         if config.base_url:
             self._client_kwargs["base_url"] = config.base_url
         self._client = self._sdk.Anthropic(**self._client_kwargs)
+        self._keywords = set(inspect.signature(self._client.messages.create).parameters)
         self._async_clients: dict[int, Any] = {}
 
     def _params(
@@ -141,7 +148,10 @@ class AnthropicChatModel(BaseChatModel):
             raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
         system, turns, tool_defs = to_anthropic(messages, tools, self.config.prompt_caching)
         params: dict[str, Any] = {"model": self.config.model, "messages": turns, "max_tokens": DEFAULT_MAX_TOKENS}
-        params.update(sampling)
+        params.update({k: v for k, v in sampling.items() if k in self._keywords})
+        extra = {k: v for k, v in sampling.items() if k not in self._keywords}
+        if extra:
+            params["extra_body"] = extra
         if system:
             params["system"] = system
         if tool_defs:

@@ -173,8 +173,8 @@ class FakeModelServer:
     def _authorized(self, wire: Wire, headers: dict[str, str]) -> bool:
         if self.api_key is None:
             return True
-        if wire == "anthropic":
-            return headers.get("x-api-key") == self.api_key
+        if wire == "anthropic" and headers.get("x-api-key") == self.api_key:
+            return True
         return headers.get("authorization") == f"Bearer {self.api_key}"
 
     def _encode(self, wire: Wire, request: FakeRequest, reply: FakeReply) -> tuple[int, dict[str, str], dict[str, Any]]:
