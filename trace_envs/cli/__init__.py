@@ -7,6 +7,7 @@ import sys
 
 COMMAND_MODULES = [
     "trace_envs.cli.envs",
+    "trace_envs.cli.tau2",
 ]
 
 
