@@ -14,6 +14,7 @@ BUILTIN_DOMAINS: dict[str, str] = {
     **SHIPPED_DOMAINS,
     "retail": "trace_envs.domains.retail:RETAIL",
     "airline": "trace_envs.domains.airline:AIRLINE",
+    "device": "trace_envs.domains.device:DEVICE",
 }
 
 TARGET_ENVS: dict[str, str] = {
