@@ -25,6 +25,7 @@ from .data_model import (
     UserName,
     Variant,
 )
+from .generator import generate_retail_db
 from .tools import OWNER, RETAIL_TOOLS
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
@@ -50,4 +51,5 @@ __all__ = [
     "UserAddress",
     "UserName",
     "Variant",
+    "generate_retail_db",
 ]
