@@ -59,7 +59,9 @@ class CapabilityEnv(gym.Env[str, str]):
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
 
     capability: ClassVar[Capability]
-    domain: ClassVar[Domain[Any]]
+    domain: Domain[Any]
+    """The target domain; set on the class, or per instance (before ``super().__init__``) for envs
+    with domain variants (e.g. an airline and a retail flavour chosen by a knob)."""
     max_turns: ClassVar[int] = 30
     tool_names: ClassVar[tuple[str, ...] | None] = None
     """Tools of the domain offered to the agent (``None``: all of them)."""
