@@ -60,8 +60,7 @@ class CapabilityEnv(gym.Env[str, str]):
 
     capability: ClassVar[Capability]
     domain: Domain[Any]
-    """The target domain; set on the class, or per instance (before ``super().__init__``) for envs
-    with domain variants (e.g. an airline and a retail flavour chosen by a knob)."""
+    """The target domain (for envs with variants, the default one; see :meth:`choose_domain`)."""
     max_turns: ClassVar[int] = 30
     tool_names: ClassVar[tuple[str, ...] | None] = None
     """Tools of the domain offered to the agent (``None``: all of them)."""
@@ -79,6 +78,7 @@ class CapabilityEnv(gym.Env[str, str]):
         except ValidationError as exc:
             raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
         self.render_mode = render_mode
+        self.domain = self.choose_domain()
         self.toolset: Toolset = (
             self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
         )
@@ -103,6 +103,11 @@ class CapabilityEnv(gym.Env[str, str]):
     def flawed_actions(self) -> list[str] | None:
         """The reference solution with this env's capability deficit applied (``None``: no deficit)."""
         return None
+
+    def choose_domain(self) -> Domain[Any]:
+        """The domain of this instance, decided after the knobs are validated (override for variants,
+        e.g. ``return AIRLINE if self.knobs.variant == "airline" else RETAIL``)."""
+        return self.domain
 
     def make_user(self, task: Task) -> User:
         """The simulated user of a task (scripted and deterministic by default)."""
