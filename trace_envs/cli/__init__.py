@@ -8,6 +8,7 @@ import sys
 COMMAND_MODULES = [
     "trace_envs.cli.envs",
     "trace_envs.cli.tau2",
+    "trace_envs.cli.train",
 ]
 
 

@@ -1,0 +1,168 @@
+"""``trace-envs train | route | make-tiny-model``: GRPO LoRA adapters, routing, and a tiny offline model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .app import app
+
+console = Console()
+
+
+def _cpu_threads() -> None:
+    """On CPU, one torch thread keeps step times steady on small shared machines."""
+    import os
+
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+
+
+@app.command("train")
+def train_command(
+    env: Annotated[list[str], typer.Option("--env", help="Env id to train on; repeat for a uniform mixture.")],
+    model: Annotated[str, typer.Option(help="Base model: a local directory or a hub id.")],
+    out: Annotated[Path, typer.Option(help="Adapter directory (adapter, trace_adapter.json, checkpoints/).")],
+    max_steps: Annotated[int | None, typer.Option(help="GRPO iterations (default 40, the paper's).")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML training config (fields of TrainConfig).")] = None,
+    num_generations: Annotated[int | None, typer.Option(help="K rollouts per group (same seed).")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="per_device_train_batch_size (multiple of K).")] = None,
+    max_completion_length: Annotated[int | None, typer.Option(help="Token cap of one multi-turn rollout.")] = None,
+    learning_rate: Annotated[float | None, typer.Option(help="AdamW learning rate (default 1e-5).")] = None,
+    generation: Annotated[
+        str | None, typer.Option(help="Rollout backend: transformers, vllm-server or vllm-colocate.")
+    ] = None,
+    vllm_server_url: Annotated[str | None, typer.Option(help="vLLM server base URL (vllm-server mode).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
+) -> None:
+    """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
+
+    Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from trace_envs.training import load_config, train
+
+    overrides: dict[str, Any] = {
+        "env_ids": list(env),
+        "max_steps": max_steps,
+        "num_generations": num_generations,
+        "per_device_train_batch_size": batch_size,
+        "max_completion_length": max_completion_length,
+        "learning_rate": learning_rate,
+        "generation": generation,
+    }
+    try:
+        cfg = load_config(config, **overrides)
+        if vllm_server_url:
+            cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    _cpu_threads()
+    console.print(f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {cfg.max_steps} steps → {out}")
+    with Progress(
+        TextColumn("step {task.completed}/{task.total}"),
+        BarColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task("train", total=cfg.max_steps, info="generating…")
+
+        def progress(step: int, total: int, entry: dict[str, Any]) -> None:
+            info = (
+                f"reward {entry.get('reward', float('nan')):.3f} · no-signal groups "
+                f"{entry.get('frac_reward_zero_std', float('nan')):.2f} · {entry.get('step_time', 0.0):.1f}s/step"
+            )
+            bar.update(task, completed=step, total=total, info=info)
+
+        meta = train(cfg, model, out, resume=resume, progress=progress)
+    console.print(
+        f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
+        f"{meta.identical_reward_groups}/{meta.total_groups} groups had identical rewards · "
+        f"router example from {meta.example.source if meta.example else 'nowhere'}"
+    )
+
+
+@app.command("route")
+def route_command(
+    model: Annotated[str, typer.Option(help="The frozen base model (directory or hub id).")],
+    adapter: Annotated[
+        list[Path], typer.Option("--adapter", help="Adapter directory (repeat); labels A, B, … in order.")
+    ],
+    task: Annotated[str | None, typer.Option(help="The task's opening message.")] = None,
+    env: Annotated[str | None, typer.Option(help="Take the task from this env's reset instead.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the env task.")] = 0,
+    show_prompt: Annotated[bool, typer.Option(help="Print the routing prompt.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
+) -> None:
+    """Pick the adapter for a task: one forward pass of the base model, highest label logit wins."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trace_envs.routing import CapabilityCard, Router
+
+    if (task is None) == (env is None):
+        raise typer.BadParameter("give exactly one of --task TEXT or --env ENV_ID", param_hint="--task/--env")
+    if env is not None:
+        from trace_envs.training import make_capability_env
+
+        task, _ = make_capability_env(env).reset(seed=seed)
+    assert task is not None
+    try:
+        cards = [CapabilityCard.from_adapter(a) for a in adapter]
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--adapter") from None
+    _cpu_threads()
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    router = Router(AutoModelForCausalLM.from_pretrained(model).eval(), tokenizer, cards)
+    if show_prompt:
+        console.print(router.prompt(task), markup=False, highlight=False)
+    decision = router.route(task)
+    if as_json:
+        typer.echo(json.dumps(decision.model_dump(mode="json"), indent=2))
+        return
+    table = Table(title="routing logits")
+    for column in ("label", "capability", "logit"):
+        table.add_column(column)
+    for label, card in [*zip(router.labels, cards, strict=True), (router.none_label, None)]:
+        mark = " ←" if label == decision.label else ""
+        table.add_row(label, card.name if card else "(none: base model)", f"{decision.logits[label]:.4f}{mark}")
+    console.print(table)
+    console.print(f"chosen: {decision.capability or 'base model'} ({decision.adapter_path or '-'})")
+
+
+@app.command("make-tiny-model")
+def make_tiny_model_command(
+    directory: Annotated[Path, typer.Argument(help="Where to write the model and tokenizer.")],
+    warmup: Annotated[
+        list[str] | None, typer.Option("--warmup", help="Env id whose oracle episodes to fine-tune on (repeatable).")
+    ] = None,
+    warmup_steps: Annotated[int, typer.Option(help="SFT steps of the warm-up.")] = 300,
+    episodes: Annotated[int, typer.Option(help="Oracle episodes per warm-up env.")] = 64,
+    seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
+) -> None:
+    """Build a tiny random Qwen3 model offline (local tokenizer, TRL's Qwen3 chat template).
+
+    With --warmup ENV_ID, fine-tune it briefly with TRL's SFTTrainer on oracle episodes of those envs so
+    that it emits well-formed tool calls (a purely random model never calls a tool, and then GRPO has no signal).
+    """
+    from trace_envs.llm.tiny_model import build_tiny_model
+
+    path = build_tiny_model(directory, seed=seed)
+    console.print(f"[green]built[/] tiny Qwen3 model at {path}")
+    if warmup:
+        from trace_envs.training.warmup import WarmupConfig, warmup_model
+
+        _cpu_threads()
+        with console.status(f"SFT warm-up on {', '.join(warmup)} ({warmup_steps} steps)…"):
+            warmup_model(
+                path, warmup, config=WarmupConfig(max_steps=warmup_steps, episodes_per_env=episodes, seed=seed)
+            )
+        console.print(f"[green]warmed up[/] on oracle episodes of {', '.join(warmup)}")

@@ -1,0 +1,78 @@
+"""Dataset rows (one seed each) and oracle conversations in the message format TRL's tool loop produces."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from trace_envs.core import parse_action
+
+from .bridge import SEND_MESSAGE_TOOL, TRLEnvironment, tool_schemas, trl_environment
+
+Message = dict[str, Any]
+
+
+def prompt_for_seed(cls: type[TRLEnvironment], seed: int) -> list[Message]:
+    """The conversation a rollout starts from: the env's system prompt and the user's opening."""
+    env = cls()
+    opening, _ = env._env.reset(seed=seed)
+    return [{"role": "system", "content": env._env.system_prompt()}, {"role": "user", "content": opening}]
+
+
+def build_rows(
+    env_ids: Sequence[str], seeds: Sequence[int], knobs: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Dataset rows ``{"prompt", "seed", "environment"}``: a uniform round-robin over ``env_ids``.
+
+    Row ``i`` uses ``env_ids[i % len(env_ids)]`` and ``seeds[i]``; every generation of a GRPO group
+    gets the same row, so the same seed and the same initial state.
+    """
+    knobs = knobs or {}
+    classes = {env_id: trl_environment(env_id, **knobs.get(env_id, {})) for env_id in env_ids}
+    rows = []
+    for index, seed in enumerate(seeds):
+        env_id = env_ids[index % len(env_ids)]
+        rows.append({"prompt": prompt_for_seed(classes[env_id], int(seed)), "seed": int(seed), "environment": env_id})
+    return rows
+
+
+def oracle_conversation(cls: type[TRLEnvironment], seed: int) -> dict[str, Any]:
+    """The env's reference solution played through the bridge, as TRL-style messages.
+
+    Tool-call actions become assistant ``tool_calls`` followed by the tool's result; messages to the
+    user become ``send_message_to_user`` calls, except the last, which is the final plain assistant
+    message that ends a TRL rollout. Returns ``{"messages", "tools", "reward", "seed"}``.
+    """
+    env = cls()
+    prompt = prompt_for_seed(cls, seed)
+    env.reset(seed=seed, prompt=prompt)
+    actions = env._env.oracle_actions()
+    last_message = max((i for i, a in enumerate(actions) if parse_action(a).is_message), default=-1)
+    messages: list[Message] = list(prompt)
+    for index, action in enumerate(actions):
+        parsed = parse_action(action)
+        if index == last_message:
+            messages.append({"role": "assistant", "content": parsed.text})
+            env._finish(parsed.text)
+            break
+        if parsed.is_message:
+            calls = [(SEND_MESSAGE_TOOL, {"message": parsed.text})]
+        else:
+            calls = [(call.name, dict(call.arguments)) for call in parsed.tool_calls]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+            }
+        )
+        for name, arguments in calls:
+            messages.append({"role": "tool", "name": name, "content": str(getattr(env, name)(**arguments))})
+    reward = env.get_reward()
+    return {
+        "messages": messages,
+        "tools": tool_schemas(cls),
+        "reward": reward,
+        "seed": seed,
+        "transcript": env._transcript,
+    }

@@ -1,0 +1,232 @@
+"""GRPO + LoRA on capability envs with TRL's ``GRPOTrainer(environment_factory=...)``.
+
+One dataset row per seed; TRL repeats each row ``num_generations`` times, so every group of K
+rollouts starts from the same seed (checked on every batch). Rewards are the env's verifier reward
+(the bridge's ``get_reward``). Tool results and the user's replies come back as tool messages, which
+TRL's ``tool_mask`` removes from the loss. The adapter directory gets ``trace_adapter.json``, written
+at every logging step, and checkpoints under ``checkpoints/`` so a killed run resumes.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .bridge import TRLEnvironment, make_capability_env, trl_environment
+from .config import TrainConfig
+from .episodes import build_rows, oracle_conversation
+from .metadata import AdapterMetadata, EpisodeExample, load_metadata, save_metadata
+
+ProgressFn = Callable[[int, int, dict[str, Any]], None]
+
+
+def final_message(completion: Sequence[dict[str, Any]]) -> str | None:
+    """The rollout's closing plain assistant message (``None`` when it ended on a tool call or result)."""
+    if not completion:
+        return None
+    last = completion[-1]
+    if last.get("role") != "assistant" or last.get("tool_calls"):
+        return None
+    content = last.get("content")
+    return content if isinstance(content, str) else None
+
+
+class GroupTracker:
+    """Closes every rollout's episode, checks group seeds, counts groups with identical rewards,
+    and keeps the first successful transcript. Called by TRL as a reward function of weight 0
+    (it runs before the envs' ``get_reward`` columns); its own value is 1 when the model ended the
+    rollout itself with a plain message, 0 when it ran out of tool rounds, turns or tokens."""
+
+    def __init__(self, num_generations: int, max_completion_length: int):
+        self.num_generations = num_generations
+        self.max_completion_length = max_completion_length
+        self.identical_groups = 0
+        self.total_groups = 0
+        self.example: EpisodeExample | None = None
+        self.__name__ = "episode_closed"
+
+    def __call__(
+        self,
+        prompts: list[Any],
+        completions: list[Any],
+        completion_ids: list[list[int]] | None = None,
+        environments: list[TRLEnvironment] | None = None,
+        seed: list[int] | None = None,
+        log_metric: Callable[[str, float], None] | None = None,
+        **_: Any,
+    ) -> list[float]:
+        if environments is None:
+            raise RuntimeError("GroupTracker needs TRL's environment_factory rollouts (no environments were passed)")
+        finals = [final_message(c) for c in completions]
+        rewards = [env._finish(text) for env, text in zip(environments, finals, strict=True)]
+        seeds = [env._seed for env in environments]
+        if seed is not None and [int(s) for s in seed] != seeds:
+            raise RuntimeError(f"env seeds {seeds} differ from the rows' seeds {list(seed)}")
+        k = self.num_generations
+        identical = 0
+        groups = len(rewards) // k if len(rewards) % k == 0 else 0
+        for g in range(groups):
+            block = range(g * k, (g + 1) * k)
+            if len({(type(environments[i]), seeds[i]) for i in block}) != 1:
+                raise RuntimeError(f"group {g} mixes start states: seeds {[seeds[i] for i in block]}")
+            identical += len({rewards[i] for i in block}) == 1
+        self.identical_groups += identical
+        self.total_groups += groups
+        for env, reward in zip(environments, rewards, strict=True):
+            if reward >= 1.0 and self.example is None:
+                self.example = EpisodeExample(
+                    env_id=env.env_id,
+                    seed=int(env._seed or 0),
+                    reward=reward,
+                    source="policy",
+                    transcript=env._transcript,
+                )
+        if log_metric is not None:
+            log_metric("trace/verifier_reward", sum(rewards) / max(1, len(rewards)))
+            if groups:
+                log_metric("trace/identical_reward_groups_frac", identical / groups)
+        lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [0] * len(finals)
+        return [
+            float(text is not None and length < self.max_completion_length and env._env.ended != "max_turns")
+            for text, length, env in zip(finals, lengths, environments, strict=True)
+        ]
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for name in ("trace-envs", "trl", "peft", "transformers", "torch"):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> EpisodeExample:
+    episode = oracle_conversation(cls, first_seed)
+    return EpisodeExample(
+        env_id=env_id, seed=first_seed, reward=episode["reward"], source="oracle", transcript=episode["transcript"]
+    )
+
+
+def _make_callback(metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None) -> Any:
+    from transformers import TrainerCallback
+
+    class MetadataCallback(TrainerCallback):  # type: ignore[misc]
+        """Appends each log entry to the curve and rewrites the metadata file (incremental, atomic)."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            entry = {
+                "step": int(state.global_step),
+                **{k: v for k, v in (logs or {}).items() if isinstance(v, int | float)},
+            }
+            metadata.curve.append(entry)
+            metadata.steps_done = int(state.global_step)
+            metadata.identical_reward_groups = tracker.identical_groups
+            metadata.total_groups = tracker.total_groups
+            metadata.example = metadata.example or tracker.example
+            save_metadata(out_dir, metadata)
+            if progress is not None and "loss" in entry:
+                progress(int(state.global_step), int(state.max_steps), entry)
+
+    return MetadataCallback()
+
+
+def train(
+    config: TrainConfig,
+    model: str,
+    out_dir: str | Path,
+    resume: bool = True,
+    progress: ProgressFn | None = None,
+) -> AdapterMetadata:
+    """Train one LoRA adapter with GRPO on ``config.env_ids`` (one env, or a uniform mixture).
+
+    Args:
+        config: The run's settings (``env_ids`` must name at least one env).
+        model: Base model: a local directory or a hub id.
+        out_dir: Where the adapter, ``trace_adapter.json`` and ``checkpoints/`` go.
+        resume: Continue from the last checkpoint in ``out_dir/checkpoints`` if there is one.
+        progress: Called as ``progress(step, max_steps, log_entry)`` at every logging step.
+
+    Returns:
+        The adapter's metadata (also written to ``out_dir/trace_adapter.json``).
+    """
+    import torch
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOConfig, GRPOTrainer
+
+    if not config.env_ids:
+        raise ValueError("config.env_ids is empty: name at least one env, e.g. env_ids: [trace/order-cancel-v0]")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    classes = {env_id: trl_environment(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
+    probes = {env_id: make_capability_env(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
+    capabilities = [probes[e].capability for e in config.env_ids]
+    single = len(config.env_ids) == 1
+    rows = build_rows(config.env_ids, range(config.first_seed, config.first_seed + config.num_seeds), config.env_knobs)
+
+    use_cpu = not torch.cuda.is_available()
+    max_turns = max(type(p).max_turns for p in probes.values())
+    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, use_cpu))
+    lora = LoraConfig(
+        r=config.lora.r,
+        lora_alpha=config.lora.alpha,
+        lora_dropout=config.lora.dropout,
+        target_modules=config.lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+    checkpoint = get_last_checkpoint(str(out / "checkpoints")) if resume and (out / "checkpoints").is_dir() else None
+    metadata = AdapterMetadata(
+        capability=capabilities[0].name if single else "multi_capability",
+        description=capabilities[0].description
+        if single
+        else "Uniform mixture of: " + "; ".join(f"{c.name}: {c.description}" for c in capabilities),
+        env_ids=list(config.env_ids),
+        base_model=str(model),
+        config=config.model_dump(mode="json"),
+        versions=_versions(),
+    )
+    if checkpoint is not None:
+        step = int(Path(checkpoint).name.rsplit("-", 1)[-1])
+        try:
+            previous = load_metadata(out)
+            metadata.curve = [e for e in previous.curve if int(e.get("step", 0)) <= step]
+            metadata.example = previous.example
+            metadata.identical_reward_groups, metadata.total_groups = (
+                previous.identical_reward_groups,
+                previous.total_groups,
+            )
+        except (FileNotFoundError, ValueError):
+            pass
+    save_metadata(out, metadata)
+
+    tracker = GroupTracker(config.num_generations, config.max_completion_length)
+    tracker.identical_groups, tracker.total_groups = metadata.identical_reward_groups, metadata.total_groups
+    factory: Any = classes[config.env_ids[0]] if single else dict(classes)
+    trainer = GRPOTrainer(
+        model=str(model),
+        reward_funcs=[tracker],
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        peft_config=lora,
+        environment_factory=factory,
+        callbacks=[_make_callback(metadata, out, tracker, progress)],
+    )
+    # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
+    trainer.reward_weights[0] = 0.0
+    trainer.train(resume_from_checkpoint=checkpoint)
+    trainer.save_model(str(out))
+
+    metadata.status = "complete"
+    metadata.steps_done = int(trainer.state.global_step)
+    metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
+    if metadata.example is None:
+        metadata.example = tracker.example or _oracle_example(
+            config.env_ids[0], classes[config.env_ids[0]], config.first_seed
+        )
+    save_metadata(out, metadata)
+    return metadata

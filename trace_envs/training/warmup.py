@@ -1,0 +1,82 @@
+"""Supervised warm-up on oracle episodes (TRL ``SFTTrainer``), so that a tiny model emits tool calls.
+
+A randomly initialised model never calls a tool, so every GRPO group gets equal rewards and a zero
+gradient. A short full fine-tune on the envs' reference solutions, rendered exactly as the GRPO
+rollouts will look (same bridge tools, same chat template), fixes that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .bridge import trl_environment
+from .episodes import oracle_conversation
+
+
+class WarmupConfig(BaseModel):
+    """Settings of the supervised warm-up."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes_per_env: int = Field(default=64, ge=1, description="Oracle episodes (seeds 0..N-1) per env.")
+    max_steps: int = Field(default=60, ge=1, description="Optimiser steps.")
+    learning_rate: float = Field(default=3e-3, gt=0)
+    batch_size: int = Field(default=8, ge=1)
+    max_length: int = Field(default=1024, ge=64, description="Token cap per episode.")
+    seed: int = 0
+
+
+def oracle_dataset(env_ids: Sequence[str], episodes_per_env: int, first_seed: int = 0) -> list[dict[str, Any]]:
+    """``{"prompt", "completion", "tools"}`` rows (loss on the completion only) of successful reference episodes of each env (seeds from ``first_seed``)."""
+    rows = []
+    for env_id in env_ids:
+        cls = trl_environment(env_id)
+        for seed in range(first_seed, first_seed + episodes_per_env):
+            episode = oracle_conversation(cls, seed)
+            if episode["reward"] < 1.0:
+                raise RuntimeError(
+                    f"{env_id} seed {seed}: the oracle episode scored {episode['reward']} through the bridge"
+                )
+            messages = episode["messages"]
+            rows.append({"prompt": messages[:2], "completion": messages[2:], "tools": episode["tools"]})
+    return rows
+
+
+def warmup_model(
+    model_dir: str | Path, env_ids: Sequence[str], out_dir: str | Path | None = None, config: WarmupConfig | None = None
+) -> Path:
+    """Fine-tune the model in ``model_dir`` on oracle episodes of ``env_ids``; save to ``out_dir`` (default: in place)."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    config = config or WarmupConfig()
+    out = Path(out_dir or model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    rows = oracle_dataset(env_ids, config.episodes_per_env)
+    args = SFTConfig(
+        output_dir=str(out / ".warmup"),
+        max_steps=config.max_steps,
+        learning_rate=config.learning_rate,
+        per_device_train_batch_size=config.batch_size,
+        max_length=config.max_length,
+        lr_scheduler_type="constant",
+        logging_steps=max(1, config.max_steps // 10),
+        save_strategy="no",
+        report_to=[],
+        use_cpu=not torch.cuda.is_available(),
+        bf16=False,
+        seed=config.seed,
+        disable_tqdm=True,
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    trainer.train()
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
