@@ -13,8 +13,9 @@ import time
 import tracemalloc
 
 import gymnasium as gym
-from trace_envs.registration import list_capability_envs
+
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
+from trace_envs.registration import list_capability_envs
 
 
 def measure(env_id: str, episodes: int, rounds: int) -> dict[str, float]:

@@ -15,7 +15,18 @@ HEAVY = ["torch", "transformers", "trl", "peft", "anthropic", "openai", "typer",
 
 def test_wheel_contents(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(REPO_ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO_ROOT),
+        ],
         check=True,
     )
     (wheel,) = tmp_path.glob("trace_envs-*.whl")
@@ -31,6 +42,6 @@ def test_wheel_contents(tmp_path: Path) -> None:
 
 
 def test_import_is_light() -> None:
-    code = "import sys, json, trace_envs; print(json.dumps([m for m in %r if m in sys.modules]))" % HEAVY
+    code = f"import sys, json, trace_envs; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout) == []
