@@ -142,7 +142,8 @@ def test_journal_restore_equals_a_fresh_copy(seed: int, names: list[str]) -> Non
         }
         wanted = list(RETAIL.toolset[name].arg_names)
         RETAIL.toolset.invoke(db, ToolCall(name=name, arguments={k: arguments[k] for k in wanted}))
+        assert db.canonical_hash() == canonical_db_hash(db)  # incremental hash == full computation
     db.restore()
-    assert RETAIL.state_hash(db) == before
+    assert RETAIL.state_hash(db) == before == canonical_db_hash(db)
     assert db.model_dump() == pristine.model_dump()
     assert not db.dirty

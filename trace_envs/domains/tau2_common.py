@@ -111,6 +111,20 @@ def canonical_db_hash(db: BaseModel) -> str:
     return canonical_hash(canonical_db_dump(db))
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _to_json_data(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", warnings=False)
+    if isinstance(value, dict):
+        return {k: _to_json_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_json_data(v) for v in value]
+    return value
+
+
 # ----- the database with journaled writes -----------------------------------------------------------------
 class Tau2DB(BaseModel):
     """A tau2 domain database: top-level dicts of records, mutated in place by write tools.
@@ -126,6 +140,7 @@ class Tau2DB(BaseModel):
 
     _journal: list[tuple[MutableMapping[str, Any], str, Any]] = PrivateAttr(default_factory=list)
     _touched: dict[tuple[int, str], None] = PrivateAttr(default_factory=dict)
+    _fragments: dict[tuple[str, str], tuple[Any, str]] = PrivateAttr(default_factory=dict)
 
     def touch(self, collection: MutableMapping[str, Any], key: str) -> None:
         """Remember ``collection[key]`` (or its absence) before the first change since the last restore."""
@@ -145,6 +160,36 @@ class Tau2DB(BaseModel):
     @property
     def touched_count(self) -> int:
         return len(self._journal)
+
+    def canonical_hash(self) -> str:
+        """:func:`canonical_db_hash` of this database, reusing the JSON of records untouched since it was cached.
+
+        Byte-identical to the full computation: the canonical JSON is assembled from per-record
+        fragments in sorted-key order. A record's cached fragment is reused only while the same
+        object is in place and it has not been touched since the last restore.
+        """
+        parts = []
+        fragments, touched_marks = self._fragments, self._touched  # private attrs are slow to reach
+        for name in sorted(type(self).model_fields):
+            value = getattr(self, name)
+            if not (isinstance(value, dict) and all(isinstance(v, BaseModel) for v in value.values())):
+                parts.append(f"{_dumps(name)}:{_dumps(_to_json_data(value))}")
+                continue
+            collection_id = id(value)
+            inner = []
+            for key in sorted(value):
+                record = value[key]
+                cached = fragments.get((name, key))
+                touched = (collection_id, key) in touched_marks
+                if cached is not None and cached[0] is record and not touched:
+                    fragment = cached[1]
+                else:
+                    fragment = f"{_dumps(key)}:{_dumps(record.model_dump(mode='json', warnings=False))}"
+                    if not touched:
+                        fragments[(name, key)] = (record, fragment)
+                inner.append(fragment)
+            parts.append(f"{_dumps(name)}:{{{','.join(inner)}}}")
+        return hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
 
     def restore(self) -> None:
         """Undo every journaled change (newest first), leaving the state of the last restore."""
@@ -247,7 +292,8 @@ class Tau2Domain(Domain[DBT]):
         return canonical_db_dump(state)
 
     def state_hash(self, state: DBT) -> str:
-        return canonical_db_hash(state)
+        """The canonical hash; incremental (per-record cache) for a :class:`Tau2DB`, same digest."""
+        return state.canonical_hash() if isinstance(state, Tau2DB) else canonical_db_hash(state)
 
     def upstream_hash(self, state: DBT) -> str:
         """tau2's own DB hash (different digest from :meth:`state_hash`, same equality decisions)."""

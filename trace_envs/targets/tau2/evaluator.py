@@ -309,8 +309,7 @@ class Tau2Evaluator:
         if criteria.env_assertions:
             self.db.restore()
             try:
-                for call_index, call in iter_tool_calls(messages):
-                    del call_index
+                for _, call in iter_tool_calls(messages):
                     name = call.get("name")
                     if isinstance(name, str) and self.toolset.mutates(name) and isinstance(call.get("arguments"), dict):
                         self.toolset.invoke(self.db, ToolCall(name=name, arguments=call["arguments"]))
@@ -356,6 +355,7 @@ class Tau2Evaluator:
         for name in ("ACTION", "NL_ASSERTION", "COMMUNICATE"):
             if name in basis:
                 reward *= diagnostics[name] or 0.0
+        evaluation.diagnostics = diagnostics
         evaluation.components = {name: float(diagnostics[name] or 0.0) for name in basis}
         evaluation.reward = reward
         evaluation.success = is_success(reward)
