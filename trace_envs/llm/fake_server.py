@@ -168,7 +168,12 @@ class FakeModelServer:
         with self._lock:
             self.requests.append(request)
             queued = self._queue.pop(0) if self._queue else None
-        return queued if queued is not None else self.responder(request)
+        if queued is not None:
+            return queued
+        try:
+            return self.responder(request)
+        except Exception as exc:  # a broken responder answers 500 instead of dropping the connection
+            return FakeReply(status=500, error=f"responder failed: {type(exc).__name__}: {exc}")
 
     def _authorized(self, wire: Wire, headers: dict[str, str]) -> bool:
         if self.api_key is None:

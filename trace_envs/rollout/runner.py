@@ -41,6 +41,29 @@ def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) ->
     return [EpisodeJob(env_id=e, seed=s, sample=k) for e in env_ids for s in seed_list for k in range(samples)]
 
 
+def has_model_user(env: gym.Env[Any, Any]) -> bool:
+    """Whether the env's user is played by a model (its steps then block on requests)."""
+    inner = env.unwrapped
+    if getattr(inner, "user_model", None) is not None or getattr(inner, "llm_user_model", None) is not None:
+        return True
+    return isinstance(episode_user(env), LLMUser)
+
+
+def accepts_user_model(env_id: str) -> bool:
+    """Whether the env's constructor takes ``user_model`` (target envs with an LLM user do)."""
+    import importlib
+    import inspect
+
+    entry = gym.spec(env_id).entry_point
+    if isinstance(entry, str):
+        module, _, attr = entry.partition(":")
+        entry = getattr(importlib.import_module(module), attr)
+    try:
+        return "user_model" in inspect.signature(entry).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
 def _tool_call_records(messages: list[dict[str, Any]]) -> list[ToolCallRecord]:
     records: list[ToolCallRecord] = []
     by_id: dict[str, ToolCallRecord] = {}
@@ -87,10 +110,13 @@ async def arun_episode(
     reward_total, terminated, truncated, ended, error = 0.0, False, False, None, None
     reset_info: dict[str, Any] = {}
     try:
-        observation, reset_info = env.reset(seed=seed)
+        threaded = step_in_thread if step_in_thread is not None else has_model_user(env)
+        if threaded:
+            observation, reset_info = await asyncio.to_thread(env.reset, seed=seed)
+        else:
+            observation, reset_info = env.reset(seed=seed)
         messages = list(reset_info.get("messages") or [{"role": "user", "content": observation}])
         policy.reset(env, observation, reset_info)
-        threaded = step_in_thread if step_in_thread is not None else isinstance(episode_user(env), LLMUser)
         info = reset_info
         aact = getattr(policy, "aact", None)
         while True:
@@ -120,7 +146,7 @@ async def arun_episode(
     except Exception as exc:  # one broken episode must not stop a batch; it is recorded and rerun later
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
         ended = "error"
-    verdict = info.get("verdict") or {}
+    verdict = info.get("verdict") or info.get("evaluation") or {}
     user = episode_user(env)
     usage = getattr(policy, "usage", None)
     model = getattr(policy, "model", None)
@@ -268,6 +294,8 @@ async def arun_rollouts(
         pool = idle_envs.setdefault((job.env_id, repr(sorted(job.env_kwargs.items()))), [])
         if pool:
             return pool.pop()
+        if user_model is not None and accepts_user_model(job.env_id):
+            return gym.make(job.env_id, disable_env_checker=True, user_model=user_model, **job.env_kwargs)
         env = gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
         if user_model is not None:
             use_llm_user(env, user_model)

@@ -106,11 +106,15 @@ class TrajectoryStore:
     def open(self) -> TrajectoryStore:
         """Open for appending, cutting off a torn last line first."""
         if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+            self._open_handle()
             with self._locked():
                 self._repair_tail()
         return self
+
+    def _open_handle(self) -> None:
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
 
     def close(self) -> None:
         if self._handle is not None:
@@ -126,7 +130,7 @@ class TrajectoryStore:
     def append(self, record: EpisodeRecord) -> None:
         """Write one episode as one line, flushed and (by default) fsync'd before returning."""
         self.open()
-        line = record.model_dump_json().encode("utf-8") + b"\n"
+        line = record_line(record)
         with self._locked():
             self._repair_tail()
             self._handle.write(line)
@@ -136,7 +140,7 @@ class TrajectoryStore:
 
     def repair(self) -> int:
         """Cut off a torn last line; returns how many bytes were removed."""
-        self.open()
+        self._open_handle()
         with self._locked():
             return self._repair_tail()
 
@@ -185,6 +189,18 @@ class TrajectoryStore:
     def finished_keys(self) -> set[EpisodeKey]:
         """Keys of the episodes already finished (no ``error``)."""
         return {record.key for record in iter_episodes(self.path) if record.finished}
+
+
+_UNICODE_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def record_line(record: EpisodeRecord) -> bytes:
+    """One JSON line. Unicode line separators (U+0085, U+2028, U+2029) are escaped so that any
+    line splitter (``str.splitlines`` included) sees exactly one record per line."""
+    text = record.model_dump_json()
+    for char, escape in _UNICODE_LINE_BREAKS.items():
+        text = text.replace(char, escape)
+    return text.encode("utf-8") + b"\n"
 
 
 def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:

@@ -1,0 +1,131 @@
+"""The trajectory store: round trip, torn last lines, resume keys, dedupe, pandas/datasets views."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from trace_envs.llm import Usage
+from trace_envs.rollout import (
+    FORMAT,
+    EpisodeRecord,
+    ToolCallRecord,
+    TrajectoryStore,
+    episodes_dataset,
+    episodes_frame,
+    iter_episodes,
+    load_episodes,
+)
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+RECORDS = st.builds(
+    EpisodeRecord,
+    env_id=st.sampled_from(["trace/order-cancel-v0", "trace/tau2-retail-v0"]),
+    seed=st.integers(0, 10_000),
+    sample=st.integers(0, 3),
+    policy=st.sampled_from(["oracle", "openai:http://127.0.0.1:8000/v1#m"]),
+    messages=st.lists(
+        st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": TEXT}), max_size=4
+    ),
+    tool_calls=st.lists(
+        st.builds(
+            ToolCallRecord, step=st.integers(0, 9), name=TEXT, arguments=st.dictionaries(TEXT, JSONISH, max_size=3)
+        ),
+        max_size=3,
+    ),
+    reward=st.floats(0, 1),
+    success=st.booleans(),
+    components=st.dictionaries(st.sampled_from(["db", "communicate"]), st.floats(0, 1)),
+    usage=st.builds(Usage, input_tokens=st.integers(0, 10**6), output_tokens=st.integers(0, 10**6)),
+    metadata=st.dictionaries(TEXT, JSONISH, max_size=2),
+)
+
+
+def record(seed: int, **fields: object) -> EpisodeRecord:
+    return EpisodeRecord(env_id="trace/order-cancel-v0", seed=seed, policy="oracle", **fields)  # type: ignore[arg-type]
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(RECORDS, max_size=5))
+def test_round_trip(tmp_path: Path, records: list[EpisodeRecord]) -> None:
+    path = tmp_path / f"store-{len(list(tmp_path.iterdir()))}.jsonl"
+    with TrajectoryStore(path, fsync=False) as store:
+        for item in records:
+            store.append(item)
+    assert list(iter_episodes(path)) == records
+    lines = path.read_text(encoding="utf-8").splitlines()  # unicode line separators are escaped in records
+    assert len(lines) == len(records)
+    assert all(json.loads(line)["format"] == FORMAT for line in lines)
+
+
+def test_torn_last_line_is_ignored_then_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "x.jsonl"
+    with TrajectoryStore(path) as store:
+        store.append(record(0))
+        store.append(record(1))
+    whole = path.read_bytes()
+    path.write_bytes(whole + record(2).model_dump_json().encode()[:37])  # a kill in the middle of a write
+    assert [r.seed for r in iter_episodes(path)] == [0, 1]
+    store = TrajectoryStore(path)
+    with pytest.warns(UserWarning, match="torn last line"):
+        store.open()
+    assert path.read_bytes() == whole
+    store.append(record(2))
+    store.close()
+    assert [r.seed for r in iter_episodes(path)] == [0, 1, 2]
+    path.write_bytes(b'{"env_id": "x"')  # nothing but a torn line
+    store = TrajectoryStore(path)
+    with pytest.warns(UserWarning, match="torn last line"):
+        assert store.repair() == len(b'{"env_id": "x"')
+    store.close()
+    assert path.read_bytes() == b""
+
+
+def test_bad_line_in_the_middle_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text(record(0).model_dump_json() + "\nnot a record\n" + record(1).model_dump_json() + "\n")
+    with pytest.warns(UserWarning, match=r"x.jsonl:2: skipping"):
+        assert [r.seed for r in iter_episodes(path)] == [0, 1]
+
+
+def test_finished_keys_dedupe_and_failed_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    with TrajectoryStore(path) as store:
+        store.append(record(0, error="RetriesExhausted: 503"))
+        store.append(record(1, reward=0.0))
+        store.append(record(0, reward=1.0, success=True))
+        store.append(record(2, error="boom"))
+        assert store.finished_keys() == {
+            ("trace/order-cancel-v0", 0, 0, "oracle"),
+            ("trace/order-cancel-v0", 1, 0, "oracle"),
+        }
+    finished = load_episodes(path)
+    assert sorted((r.seed, r.success) for r in finished) == [(0, True), (1, False)]
+    everything = load_episodes(path, include_failed=True)
+    assert sorted(r.seed for r in everything) == [0, 1, 2]
+    assert len(load_episodes(path, include_failed=True, dedupe=False)) == 4
+
+
+def test_pandas_and_datasets_views(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    with TrajectoryStore(path) as store:
+        store.append(record(0, messages=[{"role": "user", "content": "hi"}], components={"db": 1.0}, success=True))
+        store.append(
+            record(1, tool_calls=[ToolCallRecord(step=0, name="get_order_details", arguments={"order_id": "#W1"})])
+        )
+    frame = episodes_frame(path)
+    assert list(frame["seed"]) == [0, 1] and list(frame["success"]) == [True, False]
+    assert json.loads(frame["messages"][0]) == [{"role": "user", "content": "hi"}]
+    dataset = episodes_dataset(path)
+    assert dataset.num_rows == 2
+    assert json.loads(dataset[1]["tool_calls"])[0]["arguments"] == {"order_id": "#W1"}
+    assert json.loads(dataset[0]["components"]) == {"db": 1.0}
