@@ -173,7 +173,7 @@ class TRLEnvironment:
             self._act(final_message)
         self._closed = True
         if env.ended is None:
-            _, reward, terminated, truncated, _ = env.step(STOP_TOKEN)
+            _, reward, *_ = env.step(STOP_TOKEN)
             self._reward = float(reward)
         if self._reward is None:
             self._reward = 0.0

@@ -134,28 +134,54 @@ def _make_callback(metadata: AdapterMetadata, out_dir: Path, tracker: GroupTrack
     return MetadataCallback()
 
 
-def train(
+class TrainingRun:
+    """A configured GRPO run: the TRL trainer, the group tracker and the adapter metadata being written."""
+
+    def __init__(
+        self,
+        trainer: Any,
+        tracker: GroupTracker,
+        metadata: AdapterMetadata,
+        out_dir: Path,
+        checkpoint: str | None,
+        classes: dict[str, type[TRLEnvironment]],
+        config: TrainConfig,
+    ):
+        self.trainer = trainer
+        self.tracker = tracker
+        self.metadata = metadata
+        self.out_dir = out_dir
+        self.checkpoint = checkpoint
+        self.classes = classes
+        self.config = config
+
+    def run(self) -> AdapterMetadata:
+        """Train (resuming from the checkpoint, if any), save the adapter and the final metadata."""
+        trainer, tracker, metadata, config = self.trainer, self.tracker, self.metadata, self.config
+        trainer.train(resume_from_checkpoint=self.checkpoint)
+        trainer.save_model(str(self.out_dir))
+        metadata.status = "complete"
+        metadata.steps_done = int(trainer.state.global_step)
+        metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
+        if metadata.example is None:
+            first = config.env_ids[0]
+            metadata.example = tracker.example or _oracle_example(first, self.classes[first], config.first_seed)
+        save_metadata(self.out_dir, metadata)
+        return metadata
+
+
+def build_run(
     config: TrainConfig,
     model: str,
     out_dir: str | Path,
     resume: bool = True,
     progress: ProgressFn | None = None,
-) -> AdapterMetadata:
-    """Train one LoRA adapter with GRPO on ``config.env_ids`` (one env, or a uniform mixture).
-
-    Args:
-        config: The run's settings (``env_ids`` must name at least one env).
-        model: Base model: a local directory or a hub id.
-        out_dir: Where the adapter, ``trace_adapter.json`` and ``checkpoints/`` go.
-        resume: Continue from the last checkpoint in ``out_dir/checkpoints`` if there is one.
-        progress: Called as ``progress(step, max_steps, log_entry)`` at every logging step.
-
-    Returns:
-        The adapter's metadata (also written to ``out_dir/trace_adapter.json``).
-    """
+) -> TrainingRun:
+    """Set up (without running) a GRPO run; :func:`train` is ``build_run(...).run()``."""
     import torch
     from datasets import Dataset
     from peft import LoraConfig
+    from transformers import PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOConfig, GRPOTrainer
 
@@ -196,10 +222,8 @@ def train(
             previous = load_metadata(out)
             metadata.curve = [e for e in previous.curve if int(e.get("step", 0)) <= step]
             metadata.example = previous.example
-            metadata.identical_reward_groups, metadata.total_groups = (
-                previous.identical_reward_groups,
-                previous.total_groups,
-            )
+            metadata.identical_reward_groups = previous.identical_reward_groups
+            metadata.total_groups = previous.total_groups
         except (FileNotFoundError, ValueError):
             pass
     save_metadata(out, metadata)
@@ -218,15 +242,28 @@ def train(
     )
     # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
     trainer.reward_weights[0] = 0.0
-    trainer.train(resume_from_checkpoint=checkpoint)
-    trainer.save_model(str(out))
+    if progress is not None:
+        trainer.remove_callback(PrinterCallback)
+    return TrainingRun(trainer, tracker, metadata, out, checkpoint, classes, config)
 
-    metadata.status = "complete"
-    metadata.steps_done = int(trainer.state.global_step)
-    metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
-    if metadata.example is None:
-        metadata.example = tracker.example or _oracle_example(
-            config.env_ids[0], classes[config.env_ids[0]], config.first_seed
-        )
-    save_metadata(out, metadata)
-    return metadata
+
+def train(
+    config: TrainConfig,
+    model: str,
+    out_dir: str | Path,
+    resume: bool = True,
+    progress: ProgressFn | None = None,
+) -> AdapterMetadata:
+    """Train one LoRA adapter with GRPO on ``config.env_ids`` (one env, or a uniform mixture).
+
+    Args:
+        config: The run's settings (``env_ids`` must name at least one env).
+        model: Base model: a local directory or a hub id.
+        out_dir: Where the adapter, ``trace_adapter.json`` and ``checkpoints/`` go.
+        resume: Continue from the last checkpoint in ``out_dir/checkpoints`` if there is one.
+        progress: Called as ``progress(step, max_steps, log_entry)`` at every logging step.
+
+    Returns:
+        The adapter's metadata (also written to ``out_dir/trace_adapter.json``).
+    """
+    return build_run(config, model, out_dir, resume=resume, progress=progress).run()
