@@ -20,6 +20,7 @@ BUILTIN_DOMAINS: dict[str, str] = {
 TARGET_ENVS: dict[str, str] = {
     "trace/tau2-retail-v0": "trace_envs.targets.tau2.env:Tau2RetailEnv",
     "trace/tau2-airline-v0": "trace_envs.targets.tau2.env:Tau2AirlineEnv",
+    "trace/device-v0": "trace_envs.targets.device.env:DeviceEnv",
 }
 """Target-benchmark envs (tau2-bench tasks as episodes); they need the user's benchmark data files."""
 
