@@ -1,0 +1,122 @@
+"""The human-readable report: ``report.md`` with the kept capabilities, a table per capability
+(selection frequency, coverage median and IQR, gap, ER+/ER- of the first run), agreement with the
+probes, the cost, and two plots like the paper's Figure 2 (selection frequency; median coverage with
+IQR error bars). Plots need matplotlib (the ``analysis`` extra); without it the report says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .models import AnalysisResult, CapabilitySummary
+
+
+def _pct(value: float | None) -> str:
+    return "undefined" if value is None else f"{100 * value:.0f}%"
+
+
+def _num(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:+.2f}"
+
+
+def _ordered(result: AnalysisResult) -> list[CapabilitySummary]:
+    return sorted(result.summary, key=lambda s: (-s.selection_frequency, -(s.coverage_median or 0.0), s.capability))
+
+
+def write_plots(result: AnalysisResult, out: Path) -> list[Path]:
+    """``selection_frequency.png`` and ``coverage.png``; empty when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        return []
+    rows = _ordered(result)
+    if not rows:
+        return []
+    names = [s.capability for s in rows][::-1]
+    colors = ["#2e8b57" if s.kept else "#9e9e9e" for s in rows][::-1]
+    height = 1.2 + 0.4 * len(rows)
+    paths = []
+    figure, axis = plt.subplots(figsize=(7, height))
+    axis.barh(names, [s.selected for s in rows][::-1], color=colors)
+    axis.set_xlim(0, max(1, result.config.runs))
+    axis.set_xlabel(f"runs selected (of {result.config.runs})")
+    axis.set_title("Capability selection frequency")
+    figure.tight_layout()
+    paths.append(out / "selection_frequency.png")
+    figure.savefig(paths[-1], dpi=120)
+    plt.close(figure)
+    figure, axis = plt.subplots(figsize=(7, height))
+    medians = [100 * (s.coverage_median or 0.0) for s in rows][::-1]
+    low = [100 * ((s.coverage_median or 0.0) - (s.coverage_q1 or 0.0)) for s in rows][::-1]
+    high = [100 * ((s.coverage_q3 or 0.0) - (s.coverage_median or 0.0)) for s in rows][::-1]
+    axis.barh(names, medians, xerr=[low, high], color=colors, capsize=3)
+    axis.set_xlim(0, 100)
+    axis.set_xlabel("median coverage of failed trajectories (%), error bars: IQR")
+    axis.set_title("Failure coverage per capability")
+    figure.tight_layout()
+    paths.append(out / "coverage.png")
+    figure.savefig(paths[-1], dpi=120)
+    plt.close(figure)
+    return paths
+
+
+def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:
+    """The report text."""
+    config = result.config
+    lines = [
+        "# Capability analysis",
+        "",
+        f"Store `{result.store}`: {result.episodes} episodes, {result.successes} successes, "
+        f"{result.failures} failures. Analyst `{config.analyst}`, {config.runs} labelling run(s); "
+        f"keep rule: gap >= {config.delta:g} and coverage >= {config.rho:g} in at least "
+        f"{100 * config.min_selection:.0f}% of runs.",
+        "",
+        "**Kept:** " + (", ".join(f"`{n}`" for n in result.kept) if result.kept else "none"),
+        "",
+        "| capability | selected | coverage median [IQR] | gap median | ER+ (run 0) | ER- (run 0) | kept |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    first = result.runs[0].capabilities if result.runs else {}
+    for s in _ordered(result):
+        run0 = first.get(s.capability)
+        lines.append(
+            f"| `{s.capability}` | {s.selected}/{s.runs} | {_pct(s.coverage_median)} "
+            f"[{_pct(s.coverage_q1)}, {_pct(s.coverage_q3)}] | {_num(s.gap_median)} | "
+            f"{_pct(run0.er_plus if run0 else None)} | {_pct(run0.er_minus if run0 else None)} | "
+            f"{'yes' if s.kept else 'no'} |"
+        )
+    lines += ["", "Undefined: no trajectory of that outcome needed the capability (the ratio has no denominator).", ""]
+    if plots:
+        lines += [f"![{p.stem}]({p.name})" for p in plots] + [""]
+    else:
+        lines += ["(Plots need matplotlib: `pip install 'trace-envs[analysis]'`.)", ""]
+    lines += ["## Dictionary", ""]
+    lines += [f"- `{c.name}`: {c.description}" for c in result.dictionary.capabilities]
+    if result.agreement:
+        lines += ["", "## Agreement with the offline probes", "", "| capability | compared | accuracy | kappa |"]
+        lines += ["| --- | --- | --- | --- |"]
+        for a in result.agreement:
+            kappa = "undefined" if a.kappa is None else f"{a.kappa:.2f}"
+            lines.append(f"| `{a.capability}` | {a.compared} | {_pct(a.accuracy)} | {kappa} |")
+    usage = result.discovery_usage + result.labelling_usage
+    lines += [
+        "",
+        "## Cost",
+        "",
+        f"{usage.input_tokens} input and {usage.output_tokens} output tokens; ${result.cost_usd:.4f} "
+        f"(discovery ${result.discovery_usage.cost_usd:.4f}, labelling ${result.labelling_usage.cost_usd:.4f}).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_report(result: AnalysisResult, out: str | Path) -> Path:
+    """Write ``report.md`` and the plots into ``out``; returns the report's path."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    plots = write_plots(result, folder)
+    path = folder / "report.md"
+    path.write_text(render_markdown(result, plots), encoding="utf-8")
+    return path
