@@ -9,6 +9,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.envs",
     "trace_envs.cli.tau2",
     "trace_envs.cli.train",
+    "trace_envs.cli.analyze",
     "trace_envs.cli.rollout",
 ]
 

@@ -1,0 +1,114 @@
+"""``trace-envs analyze``: contrastive capability analysis of a trajectory store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .app import app
+
+console = Console()
+
+
+def _pct(value: float | None) -> str:
+    return "undefined" if value is None else f"{100 * value:.0f}%"
+
+
+@app.command("analyze")
+def analyze_command(
+    store: Annotated[Path, typer.Argument(help="Trajectory store (JSONL written by `trace-envs rollout`).")],
+    analyst: Annotated[
+        str,
+        typer.Option(help="Analyst: a model spec (anthropic:<model>, openai:<url>#<model>, hf:<path>) or 'probes'."),
+    ] = "probes",
+    runs: Annotated[int, typer.Option(min=1, help="Labelling runs R (discovery runs once).")] = 10,
+    out: Annotated[Path, typer.Option(help="Output folder (analysis.json, report.md, plots, labels.jsonl).")] = Path(
+        "analysis"
+    ),
+    delta: Annotated[float, typer.Option(help="Keep when gap = ER- - ER+ >= delta.")] = 0.20,
+    rho: Annotated[float, typer.Option(help="Keep when coverage of failures >= rho.")] = 0.10,
+    min_selection: Annotated[float, typer.Option(help="Keep when selected in at least this share of runs.")] = 0.5,
+    batch: Annotated[
+        bool, typer.Option(help="Label through the Anthropic Message Batches API (large stores).")
+    ] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="Labelling requests in flight at once.")] = 8,
+    discovery_tokens: Annotated[int, typer.Option(help="Token budget of trajectories shown to discovery.")] = 60_000,
+    trajectory_tokens: Annotated[int, typer.Option(help="Token cap of one rendered trajectory.")] = 6_000,
+    seed: Annotated[int, typer.Option(help="Seed of the discovery sample.")] = 0,
+    temperature: Annotated[float | None, typer.Option(help="Analyst sampling temperature.")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="On-disk response cache of the analyst.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Analyst endpoint override (a proxy or a local server).")] = None,
+    poll: Annotated[float, typer.Option(help="Seconds between Message Batch status checks.")] = 30.0,
+) -> None:
+    """Find the capabilities the agent lacks: discovery (once), R labelling runs, ER+/ER-/gap/coverage
+    per capability, the kept list, analysis.json and a Markdown report with plots. Rerun the same
+    command to resume after an interruption.
+
+    Example: trace-envs analyze runs/x.jsonl --analyst anthropic:claude-sonnet-4-5 --runs 10 --out analysis/
+
+    Offline: trace-envs analyze runs/x.jsonl --analyst probes --runs 1 --out analysis/
+    """
+    from pydantic import ValidationError
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from trace_envs.analysis import AnalysisConfig, arun_analysis
+    from trace_envs.analysis.parsing import AnalystOutputError
+
+    sampling = {"temperature": temperature} if temperature is not None else {}
+    try:
+        config = AnalysisConfig(
+            analyst=analyst, runs=runs, delta=delta, rho=rho, min_selection=min_selection, batch=batch,
+            concurrency=concurrency, discovery_token_budget=discovery_tokens,
+            trajectory_token_budget=trajectory_tokens, seed=seed, sampling=sampling,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    model = None
+    if analyst != "probes":
+        from trace_envs.llm.factory import make_chat_model
+
+        overrides: dict[str, object] = {}
+        if cache_dir is not None:
+            overrides["cache_dir"] = str(cache_dir)
+        if base_url is not None:
+            overrides["base_url"] = base_url
+        try:
+            model = make_chat_model(analyst, **overrides)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--analyst") from exc
+    import asyncio
+
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        tasks: dict[str, object] = {}
+
+        def on_progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = progress.add_task({"discover": "discovery", "label": "labelling"}[phase], total=total)
+            progress.update(tasks[phase], completed=done, total=total)  # type: ignore[arg-type]
+
+        try:
+            result = asyncio.run(arun_analysis(store, config, out, analyst=model, progress=on_progress, poll_s=poll))
+        except (FileNotFoundError, ValueError, AnalystOutputError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from exc
+    table = Table(title=f"{result.episodes} episodes ({result.failures} failed), {runs} run(s)")
+    for column in ("capability", "selected", "coverage (median)", "gap (median)", "kept"):
+        table.add_column(column)
+    for s in sorted(result.summary, key=lambda s: (-s.selection_frequency, s.capability)):
+        gap = "undefined" if s.gap_median is None else f"{s.gap_median:+.2f}"
+        table.add_row(
+            s.capability,
+            f"{s.selected}/{s.runs}",
+            _pct(s.coverage_median),
+            gap,
+            "[green]yes[/green]" if s.kept else "no",
+        )
+    console.print(table)
+    console.print(f"kept: {', '.join(result.kept) or 'none'}   cost: ${result.cost_usd:.4f}")
+    console.print(f"wrote {Path(out) / 'analysis.json'} and {Path(out) / 'report.md'}")
