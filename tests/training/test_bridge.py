@@ -90,5 +90,5 @@ def test_final_plain_message_is_delivered_before_the_verdict() -> None:
 
 
 def test_unknown_env_and_non_capability_env_are_clear_errors() -> None:
-    with pytest.raises(Exception, match="CartPole|not a trace_envs CapabilityEnv"):
+    with pytest.raises(Exception, match=r"CartPole|not a trace_envs CapabilityEnv"):
         trl_environment("CartPole-v1")

@@ -141,17 +141,24 @@ class Router:
     def label_token_ids(self, chat_text: str) -> list[int]:
         """The single token id of each label right after ``chat_text``; raises :class:`LabelTokenError`."""
         prefix = self.tokenizer(chat_text, add_special_tokens=False)["input_ids"]
+        shown = self.tokenizer.decode(prefix)
         ids = []
         for label in self.all_labels:
             full = self.tokenizer(chat_text + label, add_special_tokens=False)["input_ids"]
-            if len(full) != len(prefix) + 1 or full[: len(prefix)] != prefix:
-                pieces = self.tokenizer.convert_ids_to_tokens(full[len(prefix) - 1 :]) if prefix else full
-                raise LabelTokenError(
-                    f"routing label {label!r} is not a single token where the prompt ends (it tokenizes as "
-                    f"{pieces!r} after the last prompt token): choose labels that are single tokens in this "
-                    "tokenizer, e.g. Router(..., labels=[...])"
-                )
-            ids.append(full[-1])
+            if len(full) == len(prefix) + 1 and full[: len(prefix)] == prefix:
+                ids.append(full[-1])  # the label is one token appended to the prompt's own tokens
+                continue
+            # Re-tokenising prompt+label may re-split the prompt's last whitespace; what the model emits
+            # next is still one token if the label alone is one token that decodes right after the prompt.
+            alone = self.tokenizer(label, add_special_tokens=False)["input_ids"]
+            if len(alone) == 1 and self.tokenizer.decode(prefix + alone) == shown + label:
+                ids.append(alone[0])
+                continue
+            pieces = self.tokenizer.convert_ids_to_tokens(alone)
+            raise LabelTokenError(
+                f"routing label {label!r} is not a single token where the prompt ends (alone it tokenizes as "
+                f"{pieces!r}): choose labels that are single tokens in this tokenizer, e.g. Router(..., labels=[...])"
+            )
         if len(set(ids)) != len(ids):
             raise LabelTokenError(f"routing labels {self.all_labels} map to repeated token ids {ids}")
         return ids
