@@ -245,6 +245,22 @@ def test_calculate_errors(db: FlightDB) -> None:
     assert err(db, "calculate", expression="2 + x") == "Error: Invalid characters in expression"
 
 
+@pytest.mark.parametrize("expression", ["9**9**9**9", "9**9**9", "2.0**9**9**9", "(1)(9**9**9)", "(9**9)**(9**9)"])
+def test_calculate_refuses_results_too_large_to_compute(db: FlightDB, expression: str) -> None:
+    # Upstream would hang or run out of memory here; we answer at once (the only deviation of calculate).
+    assert err(db, "calculate", expression=expression) == "Error: Expression too large to calculate"
+
+
+def test_calculate_keeps_pythons_semantics_below_the_limit(db: FlightDB) -> None:
+    assert ok(db, "calculate", expression="10**400/10**399") == "10.0"
+    assert ok(db, "calculate", expression="1**(10**100)") == "1.0"
+    assert ok(db, "calculate", expression="2**-99999") == "0.0"
+    assert err(db, "calculate", expression="2**1024") == "Error: int too large to convert to float"
+    assert err(db, "calculate", expression="()") == (
+        "Error: float() argument must be a string or a real number, not 'tuple'"
+    )
+
+
 def test_transfer_to_human_agents_only_answers(db: FlightDB, initial_hash: str) -> None:
     assert ok(db, "transfer_to_human_agents", summary="wants a human") == "Transfer successful"
     assert AIRLINE.state_hash(db) == initial_hash

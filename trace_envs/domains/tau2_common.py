@@ -29,9 +29,11 @@ after it; every argument is required, as in tau2.
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import json
+import math
 import types
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import replace
@@ -330,7 +332,57 @@ def calculate(db: Any, expression: str) -> str:
     """
     if not all(char in "0123456789+-*/(). " for char in expression):
         raise ValueError("Invalid characters in expression")
+    _refuse_huge_results(expression)
     return str(round(float(eval(expression, {"__builtins__": None}, {})), 2))  # only digits and operators reach eval
+
+
+_MAX_RESULT_BITS = 1 << 22
+"""Largest integer ``calculate`` will build (about 1.3 million digits; ``9**1000000`` is fine)."""
+
+
+def _refuse_huge_results(expression: str) -> None:
+    """Refuse integer ``**``/``*`` whose result could exceed :data:`_MAX_RESULT_BITS` (e.g. ``9**9**9**9``).
+
+    Deviation from upstream only where upstream would hang or exhaust memory: every other expression
+    reaches ``eval`` unchanged (syntax errors too: parsed as ``eval`` parses, same message).
+    """
+    tree = compile(expression, "<string>", "eval", ast.PyCF_ONLY_AST)
+    if isinstance(tree, ast.Expression):
+        _bits_bound(tree.body)
+
+
+def _bits_bound(node: ast.AST) -> tuple[float, bool]:
+    """(upper bound of log2 |value|, whether the value can be an int) of a digits-and-operators expression.
+
+    Only integers can grow without limit (float results overflow at once past 2**1024), so an integer
+    power or product anywhere in the tree whose bound exceeds :data:`_MAX_RESULT_BITS` raises ``ValueError``.
+    """
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, int):
+            return float(abs(node.value).bit_length()), True
+        return 1024.0, False
+    if isinstance(node, ast.UnaryOp):
+        return _bits_bound(node.operand)
+    if isinstance(node, ast.BinOp):
+        (left, left_int), (right, right_int) = _bits_bound(node.left), _bits_bound(node.right)
+        if isinstance(node.op, ast.Div):
+            return 1024.0, False
+        if isinstance(node.op, ast.Pow):
+            if not (left_int and right_int):
+                return 1024.0, False
+            if left <= 1.0:  # 0, 1 or -1 to any power
+                return 1.0, True
+            bits = left * 2.0**right if right < 64 else math.inf
+            if bits > _MAX_RESULT_BITS:
+                raise ValueError("Expression too large to calculate")
+            return bits, True
+        if isinstance(node.op, ast.Mult):
+            if left_int and right_int and left + right > _MAX_RESULT_BITS:
+                raise ValueError("Expression too large to calculate")
+            return left + right, left_int and right_int
+        return max(left, right) + 1.0, left_int and right_int
+    children = [_bits_bound(child) for child in ast.iter_child_nodes(node)]
+    return max((bits for bits, _ in children), default=0.0), False
 
 
 @tool(kind="generic")
