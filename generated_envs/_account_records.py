@@ -35,8 +35,26 @@ FREE_BAGS: dict[str, dict[str, int]] = {
 CABINS = ("basic_economy", "economy", "business")
 
 
+ID_ALPHABET = string.ascii_uppercase + string.digits
+
+
+def _int(rng: random.Random, low: int, high: int) -> int:
+    """A uniform integer in [low, high] from one ``rng.random()`` (several times cheaper than ``randint``)."""
+    return low + int(rng.random() * (high - low + 1))
+
+
+def _code(rng: random.Random) -> str:
+    """A six-character reservation code (upper-case letters and digits) from one draw."""
+    number = int(rng.random() * 36**6)
+    return "".join(ID_ALPHABET[(number // 36**i) % 36] for i in range(6))
+
+
+def _pick(rng: random.Random, options: Any) -> Any:
+    return options[int(rng.random() * len(options))]
+
+
 def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+    return moment.isoformat(timespec="seconds")
 
 
 def money(amount: float) -> str:
@@ -64,37 +82,41 @@ class AirlineRecords:
 
     def person(self) -> dict[str, str]:
         rng = self.rng
-        dob = datetime(1950, 1, 1) + timedelta(days=rng.randrange(365 * 55))
-        return {"first_name": rng.choice(FIRST_NAMES), "last_name": rng.choice(LAST_NAMES), "dob": dob.date().isoformat()}
+        dob = datetime(1950, 1, 1) + timedelta(days=_int(rng, 0, 365 * 55 - 1))
+        return {
+            "first_name": _pick(rng, FIRST_NAMES),
+            "last_name": _pick(rng, LAST_NAMES),
+            "dob": dob.date().isoformat(),
+        }
 
     def add_user(self, membership: str | None = None) -> dict[str, Any]:
         """A customer with one credit card, maybe a gift card and a certificate, and saved passengers."""
         rng = self.rng
-        first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
-        user_id = self._unique(lambda: f"{first.lower()}_{last.lower()}_{rng.randint(1000, 9999)}")
-        card = self._unique(lambda: f"credit_card_{rng.randint(1_000_000, 9_999_999)}")
+        first, last = _pick(rng, FIRST_NAMES), _pick(rng, LAST_NAMES)
+        user_id = self._unique(lambda: f"{first.lower()}_{last.lower()}_{_int(rng, 1000, 9999)}")
+        card = self._unique(lambda: f"credit_card_{_int(rng, 1_000_000, 9_999_999)}")
         methods: dict[str, dict[str, Any]] = {
-            card: {"source": "credit_card", "id": card, "brand": rng.choice(("visa", "mastercard")),
-                   "last_four": f"{rng.randrange(10_000):04d}"},
+            card: {"source": "credit_card", "id": card, "brand": _pick(rng, ("visa", "mastercard")),
+                   "last_four": f"{_int(rng, 0, 9999):04d}"},
         }  # fmt: skip
         if rng.random() < 0.6:
-            gift = self._unique(lambda: f"gift_card_{rng.randint(1_000_000, 9_999_999)}")
-            methods[gift] = {"source": "gift_card", "id": gift, "amount": float(rng.randint(0, 300))}
+            gift = self._unique(lambda: f"gift_card_{_int(rng, 1_000_000, 9_999_999)}")
+            methods[gift] = {"source": "gift_card", "id": gift, "amount": float(_int(rng, 0, 300))}
         if rng.random() < 0.4:
-            cert = self._unique(lambda: f"certificate_{rng.randint(1_000_000, 9_999_999)}")
-            methods[cert] = {"source": "certificate", "id": cert, "amount": rng.choice((100.0, 150.0, 250.0))}
-        city, state, zip_prefix = rng.choice(CITIES)
+            cert = self._unique(lambda: f"certificate_{_int(rng, 1_000_000, 9_999_999)}")
+            methods[cert] = {"source": "certificate", "id": cert, "amount": _pick(rng, (100.0, 150.0, 250.0))}
+        city, state, zip_prefix = _pick(rng, CITIES)
         user = {
             "user_id": user_id,
             "name": {"first_name": first, "last_name": last},
-            "address": {"address1": f"{rng.randint(100, 999)} {rng.choice(STREETS)}",
-                        "address2": f"Suite {rng.randint(100, 999)}", "city": city, "country": "USA", "state": state,
-                        "zip": f"{zip_prefix}{rng.randint(0, 99):02d}"},
-            "email": f"{first.lower()}.{last.lower()}{rng.randint(1000, 9999)}@example.com",
+            "address": {"address1": f"{_int(rng, 100, 999)} {_pick(rng, STREETS)}",
+                        "address2": f"Suite {_int(rng, 100, 999)}", "city": city, "country": "USA", "state": state,
+                        "zip": f"{zip_prefix}{_int(rng, 0, 99):02d}"},
+            "email": f"{first.lower()}.{last.lower()}{_int(rng, 1000, 9999)}@example.com",
             "dob": self.person()["dob"],
             "payment_methods": methods,
-            "saved_passengers": [self.person() for _ in range(rng.choice((0, 1, 1, 2)))],
-            "membership": membership or rng.choice(("regular", "silver", "gold")),
+            "saved_passengers": [self.person() for _ in range(_pick(rng, (0, 1, 1, 2)))],
+            "membership": membership or _pick(rng, ("regular", "silver", "gold")),
             "reservations": [],
         }  # fmt: skip
         self.users[user_id] = user
@@ -106,14 +128,14 @@ class AirlineRecords:
 
     def _flight(self, origin: str, destination: str) -> str:
         rng = self.rng
-        number = self._unique(lambda: f"HAT{rng.randint(1, 299):03d}")
-        hour = rng.randrange(5, 19)
+        number = self._unique(lambda: f"HAT{_int(rng, 1, 299):03d}")
+        hour = _int(rng, 5, 18)
         self.flights[number] = {
             "flight_number": number,
             "origin": origin,
             "destination": destination,
             "scheduled_departure_time_est": f"{hour:02d}:00:00",
-            "scheduled_arrival_time_est": f"{hour + rng.randint(1, 5):02d}:00:00",
+            "scheduled_arrival_time_est": f"{hour + _int(rng, 1, 5):02d}:00:00",
             "dates": {},
         }
         return number
@@ -136,33 +158,35 @@ class AirlineRecords:
         rng = self.rng
         origin, destination = rng.sample([code for code, _ in AIRPORTS], 2)
         round_trip = rng.random() < 0.5
-        out_day = AIRLINE_NOW.date() + timedelta(days=rng.randint(2, 12))
+        out_day = AIRLINE_NOW.date() + timedelta(days=_int(rng, 2, 12))
         legs = [(self._flight(origin, destination), out_day)]
         if round_trip:
-            legs.append((self._flight(destination, origin), out_day + timedelta(days=rng.randint(1, 6))))
-        count = passengers or rng.choice((1, 1, 2, 2, 3))
-        people = [{"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}]
+            legs.append((self._flight(destination, origin), out_day + timedelta(days=_int(rng, 1, 6))))
+        count = passengers or _pick(rng, (1, 1, 2, 2, 3))
+        people = [
+            {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}
+        ]
         people += [dict(p) for p in user["saved_passengers"]]
         while len(people) < count:
             people.append(self.person())
         people = people[:count]
         segments = []
         for number, day in legs:
-            prices = {c: rng.randint(*CABIN_PRICE_RANGES[c]) for c in CABINS}
+            prices = {c: _int(rng, *CABIN_PRICE_RANGES[c]) for c in CABINS}
             self.flights[number]["dates"][day.isoformat()] = {
                 "status": "available",
-                "available_seats": {c: rng.randint(2, 20) for c in CABINS},
+                "available_seats": {c: _int(rng, 2, 20) for c in CABINS},
                 "prices": prices,
             }
             flight = self.flights[number]
             segments.append({"flight_number": number, "origin": flight["origin"], "destination": flight["destination"],
                              "date": day.isoformat(), "price": prices[cabin]})  # fmt: skip
         if cancelled_segment:
-            number, day = rng.choice(legs)
+            number, day = _pick(rng, legs)
             self.flights[number]["dates"][day.isoformat()] = {"status": "cancelled"}
         total = sum(s["price"] for s in segments) * count + (30 * count if insurance == "yes" else 0)
         free = FREE_BAGS[user["membership"]][cabin] * count
-        reservation_id = self._unique(lambda: "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(6)))
+        reservation_id = self._unique(lambda: _code(rng))
         reservation = {
             "reservation_id": reservation_id,
             "user_id": user["user_id"],
@@ -174,7 +198,7 @@ class AirlineRecords:
             "passengers": people,
             "payment_history": [{"payment_id": self.credit_card(user), "amount": total}],
             "created_at": stamp(created_at),
-            "total_baggages": min(free, rng.randint(0, count)),
+            "total_baggages": min(free, _int(rng, 0, count)),
             "nonfree_baggages": 0,
             "insurance": insurance,
         }
@@ -204,7 +228,7 @@ class RetailRecords:
         self.orders: dict[str, dict[str, Any]] = {}
 
     def _digits(self, count: int) -> str:
-        return str(self.rng.randrange(10 ** (count - 1), 10**count))
+        return str(_int(self.rng, 10 ** (count - 1), 10**count - 1))
 
     def _unique(self, prefix: str, count: int) -> str:
         while True:
@@ -215,10 +239,10 @@ class RetailRecords:
 
     def address(self) -> dict[str, str]:
         rng = self.rng
-        city, state, prefix = rng.choice(RETAIL_CITIES)
+        city, state, prefix = _pick(rng, RETAIL_CITIES)
         return {
-            "address1": f"{rng.randrange(100, 999)} {rng.choice(RETAIL_STREETS)}",
-            "address2": rng.choice((f"Suite {rng.randrange(100, 999)}", f"Apt {rng.randrange(1, 99)}", "")),
+            "address1": f"{_int(rng, 100, 998)} {_pick(rng, RETAIL_STREETS)}",
+            "address2": _pick(rng, (f"Suite {_int(rng, 100, 998)}", f"Apt {_int(rng, 1, 98)}", "")),
             "city": city,
             "country": "USA",
             "state": state,
@@ -228,11 +252,11 @@ class RetailRecords:
     def add_user(self) -> dict[str, Any]:
         """A customer with a credit card and a PayPal account, sometimes a gift card too."""
         rng = self.rng
-        first, last = rng.choice(RETAIL_FIRST_NAMES), rng.choice(RETAIL_LAST_NAMES)
+        first, last = _pick(rng, RETAIL_FIRST_NAMES), _pick(rng, RETAIL_LAST_NAMES)
         user_id = self._unique(f"{first.lower()}_{last.lower()}_", 4)
         methods: dict[str, dict[str, Any]] = {}
         card = self._unique("credit_card_", 7)
-        methods[card] = {"source": "credit_card", "id": card, "brand": rng.choice(("visa", "mastercard")),
+        methods[card] = {"source": "credit_card", "id": card, "brand": _pick(rng, ("visa", "mastercard")),
                          "last_four": self._digits(4)}  # fmt: skip
         paypal = self._unique("paypal_", 7)
         methods[paypal] = {"source": "paypal", "id": paypal}
@@ -254,14 +278,14 @@ class RetailRecords:
         """An order of ``items`` distinct products (1–3) with the given status, paid by card or PayPal."""
         rng = self.rng
         order_id = self._unique("#W", 7)
-        chosen = rng.sample(sorted(self.products), items or rng.randint(1, min(3, len(self.products))))
+        chosen = rng.sample(sorted(self.products), items or _int(rng, 1, min(3, len(self.products))))
         order_items = []
         for product_id in chosen:
             product = self.products[product_id]
-            variant = product["variants"][rng.choice(sorted(product["variants"]))]
+            variant = product["variants"][_pick(rng, sorted(product["variants"]))]
             order_items.append({"name": product["name"], "product_id": product_id, "item_id": variant["item_id"],
                                 "price": variant["price"], "options": dict(variant["options"])})  # fmt: skip
-        method = rng.choice(sorted(m for m, v in user["payment_methods"].items() if v["source"] != "gift_card"))
+        method = _pick(rng, sorted(m for m, v in user["payment_methods"].items() if v["source"] != "gift_card"))
         total = round(sum(item["price"] for item in order_items), 2)
         history = [{"transaction_type": "payment", "amount": total, "payment_method_id": method}]
         if status == "cancelled":
@@ -295,8 +319,8 @@ class RetailRecords:
             if variant["available"] and len(differing) == 1:
                 return differing[0], variant["options"][differing[0]], variant
         (low, high), choices = CATALOG[product["name"]]
-        key = rng.choice(sorted(options))
-        value = rng.choice([v for v in choices[key] if v != options[key]])
+        key = _pick(rng, sorted(options))
+        value = _pick(rng, [v for v in choices[key] if v != options[key]])
         new_options = {**options, key: value}
         for variant in product["variants"].values():
             if variant["options"] == new_options:  # listed but unavailable: back in stock

@@ -1,0 +1,114 @@
+"""``trace-envs train / route / make-tiny-model`` end to end on CPU with a tiny model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+pytestmark = pytest.mark.train
+
+
+@pytest.fixture(scope="module")
+def cli():  # type: ignore[no-untyped-def]
+    from trace_envs.cli import build_app
+
+    return build_app()
+
+
+def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from trace_envs.training import load_metadata
+
+    out = tmp_path / "adapters" / "order-cancel"
+    config = tmp_path / "grpo.yaml"
+    config.write_text("save_steps: 1\nnum_seeds: 8\nmax_completion_length: 48\n")
+    args = [
+        "train",
+        "--env",
+        "trace/order-cancel-v0",
+        "--model",
+        str(tiny_model),
+        "--out",
+        str(out),
+        "--num-generations",
+        "2",
+        "--batch-size",
+        "2",
+        "--config",
+        str(config),
+    ]
+    result = CliRunner().invoke(cli, [*args, "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert "saved" in result.output
+    meta = load_metadata(out)
+    assert meta.status == "complete" and meta.steps_done == 2
+    assert meta.capability == "precondition_verification" and meta.env_ids == ["trace/order-cancel-v0"]
+    assert meta.base_model == str(tiny_model) and meta.config["max_steps"] == 2
+    assert meta.example is not None and meta.example.reward == 1.0 and "user:" in meta.example.transcript
+    model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(tiny_model)), str(out))
+    assert any("lora_" in name for name, _ in model.named_parameters())
+
+    # a longer run in the same directory resumes from checkpoint-2 and keeps one curve
+    result = CliRunner().invoke(cli, [*args, "--max-steps", "3"])
+    assert result.exit_code == 0, result.output
+    meta = load_metadata(out)
+    assert meta.steps_done == 3
+    assert [e["step"] for e in meta.curve if "loss" in e] == [1, 2, 3]
+
+    routed = CliRunner().invoke(
+        cli, ["route", "--model", str(tiny_model), "--adapter", str(out), "--env", "trace/order-cancel-v0", "--json"]
+    )
+    assert routed.exit_code == 0, routed.output
+    decision = json.loads(routed.stdout)
+    assert set(decision["logits"]) == {"A", "B"}
+    assert decision["label"] == max(decision["logits"], key=decision["logits"].__getitem__)
+
+
+def test_bad_config_is_a_usage_error(cli, tiny_model: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("learning_rat: 1\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            "--env",
+            "trace/order-cancel-v0",
+            "--model",
+            str(tiny_model),
+            "--out",
+            str(tmp_path / "o"),
+            "--config",
+            str(bad),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "learning_rat" in result.output
+
+
+def test_make_tiny_model_with_warmup(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    directory = tmp_path / "tiny"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "make-tiny-model",
+            str(directory),
+            "--warmup",
+            "trace/order-cancel-v0",
+            "--warmup-steps",
+            "2",
+            "--episodes",
+            "2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "warmed up" in result.output
+    tokenizer = AutoTokenizer.from_pretrained(str(directory))
+    model = AutoModelForCausalLM.from_pretrained(str(directory))
+    assert model.config.model_type == "qwen3" and "<tool_call>" in tokenizer.get_vocab()
