@@ -6,6 +6,7 @@ without importing the modules themselves (that happens on ``gym.make``).
 
 SHIPPED_ENVS: dict[str, str] = {
     "trace/order-cancel-v0": "generated_envs.order_cancel:OrderCancelEnv",
+    "trace/multi-step-v0": "generated_envs.multi_step:MultiStepEnv",
 }
 
 SHIPPED_DOMAINS: dict[str, str] = {
