@@ -6,6 +6,8 @@ without importing the modules themselves (that happens on ``gym.make``).
 
 SHIPPED_ENVS: dict[str, str] = {
     "trace/order-cancel-v0": "generated_envs.order_cancel:OrderCancelEnv",
+    "trace/structured-data-v0": "generated_envs.structured_data:StructuredDataEnv",
+    "trace/tool-precision-v0": "generated_envs.tool_precision:ToolPrecisionEnv",
     "trace/multi-step-v0": "generated_envs.multi_step:MultiStepEnv",
 }
 
