@@ -319,7 +319,7 @@ class Tau2Domain(Domain[DBT]):
             cached = self.load_file(resolved)
             self._file_cache[key] = cached
         cached.restore()
-        return cached  # type: ignore[no-any-return]
+        return cached
 
 
 # ----- generic tools both domains have -----------------------------------------------------------------------

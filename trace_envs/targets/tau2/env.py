@@ -71,7 +71,7 @@ def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:
 class Tau2TargetEnv(gym.Env[str, str]):
     """One tau2-bench domain's tasks as episodes with an LLM user and tau2's evaluator."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
     domain_name: ClassVar[str]
 
     def __init__(
@@ -251,7 +251,7 @@ class Tau2TargetEnv(gym.Env[str, str]):
         basis = self.reward_basis
         return self.evaluator.evaluate(self.task, trajectory, reward_basis=basis, termination=self.ended)
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         text = render_transcript(self.messages)
         if self.render_mode == "human":
             print(text)

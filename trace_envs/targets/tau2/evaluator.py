@@ -86,7 +86,7 @@ def is_success(reward: float) -> bool:
     return 1 - 1e-6 <= reward <= 1 + 1e-6
 
 
-def _parse_json(text: str) -> Any:
+def _parse_json(text: Any) -> Any:
     try:
         return json.loads(text)
     except (TypeError, ValueError):
@@ -271,7 +271,9 @@ class Tau2Evaluator:
     ) -> Tau2Evaluation:
         """Score ``messages`` (chat dicts) for ``task``; ``reward_basis=None`` uses the task's own basis."""
         criteria = task.evaluation_criteria
-        basis = list(reward_basis if reward_basis is not None else (criteria.reward_basis if criteria else []))
+        basis: list[str] = list(
+            reward_basis if reward_basis is not None else (criteria.reward_basis if criteria else [])
+        )
         final_hash, replayed, notes = self.replay_trajectory(task, messages)
         diagnostics: dict[str, float | None] = dict.fromkeys(
             ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
