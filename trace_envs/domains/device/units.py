@@ -222,5 +222,5 @@ def convert(amount: float, from_unit: str, to_unit: str) -> float:
         return (kelvin - offset_to) / scale_to
     factor = _UNITS[source][1] / _UNITS[target][1]
     if isinstance(amount, int) and not isinstance(amount, bool) and factor.denominator == 1:
-        return amount * int(factor)  # type: ignore[return-value]
+        return amount * int(factor)
     return float(amount * float(factor))

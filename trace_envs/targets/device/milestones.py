@@ -229,7 +229,8 @@ class Trajectory(BaseModel):
     def rows(self, namespace: str, index: int) -> list[dict[str, Any]]:
         if namespace == "SANDBOX":
             return [self.messages[index].model_dump()]
-        return self.snapshots[index][namespace]
+        rows: list[dict[str, Any]] = self.snapshots[index][namespace]
+        return rows
 
 
 # ----- column measures --------------------------------------------------------------------------
@@ -473,8 +474,12 @@ def with_guardrails(nodes: list[Milestone], edges: list[tuple[int, int]]) -> lis
         parents[b].append(a)
     result = []
     for i, node in enumerate(nodes):
-        refs = sorted(
-            {c.reference_milestone_node_index for c in node.snapshot_constraints} - {None}  # type: ignore[arg-type]
+        refs: list[int] = sorted(
+            {
+                c.reference_milestone_node_index
+                for c in node.snapshot_constraints
+                if c.reference_milestone_node_index is not None
+            }
         )
         related = sorted(set(parents[i]) | {r for r in refs if r >= 0})
         if node.guardrail_database_list is not None:

@@ -84,7 +84,8 @@ class DeviceScenario(BaseModel):
     def initial_world(self) -> dict[str, Any]:
         """The starting world as JSON tables."""
         if self.world is not None:
-            return json.loads(json.dumps(self.world))
+            copied: dict[str, Any] = json.loads(json.dumps(self.world))
+            return copied
         assert self.base is not None
         return build_base_world(self.base, now=self.base_now).model_dump(mode="json")
 
@@ -112,13 +113,10 @@ def _yaml() -> Any:
 def load_scenarios(path: str | Path) -> list[DeviceScenario]:
     """Scenarios from a ``.json``/``.yaml``/``.yml`` file holding one scenario or a list of them."""
     file = Path(path)
-    text = file.read_text(encoding="utf-8")
-    if file.suffix in (".yaml", ".yml"):
-        data = _yaml().safe_load(text)
-    elif file.suffix == ".json":
-        data = json.loads(text)
-    else:
+    if file.suffix not in (".json", ".yaml", ".yml"):
         raise ValueError(f"{file}: scenario files end in .json, .yaml or .yml")
+    text = file.read_text(encoding="utf-8")
+    data = _yaml().safe_load(text) if file.suffix in (".yaml", ".yml") else json.loads(text)
     items = data if isinstance(data, list) else [data]
     scenarios = []
     for index, item in enumerate(items):

@@ -60,14 +60,14 @@ def search_location_around_lat_lon(
     or a full address. When latitude and longitude are not provided, defaults to search around current location.
 
     Search results contains various optional information including but not limited to
-    - name
-    - address
-    - category / type
-    - business hours
-    - price
-    - phone_number
-    - url
-    - location lat lon
+        - name
+        - address
+        - category / type
+        - business hours
+        - price
+        - phone_number
+        - url
+        - location lat lon
 
     Args:
         location:   Surface form query defining the location
@@ -91,12 +91,12 @@ def search_weather_around_lat_lon(
     """Search for weather information around a latitude and longitude, right now or sometime in the future
 
     Search results contains weather forcast various optional information, including but not limited to
-    - condition: RAIN / CLOUDY ...
-    - temperature:  In Celsius
-    - humidity
-    - country
-    - state
-    - timezone
+        - condition: RAIN / CLOUDY ...
+        - temperature:  In Celsius
+        - humidity
+        - country
+        - state
+        - timezone
 
     Args:
         days:       Number of days to search for past the current time. Defaults to current day if not provided.
@@ -126,13 +126,13 @@ def search_stock(state: DeviceState, query: str) -> dict[str, str | float] | Non
     The query can be a company name (Apple), stock symbol (AAPL) exchange name (NASDAQ)
 
     Search results contains various optional information about the stock, including but not limited to
-    - name:             The written name of the stock, e.g. Apple
-    - symbol:           The code for the stock, e.g. AAPL
-    - exchange:         The exchange the stock is in, e.g. NASDAQ
-    - price:            Current price of the stock
-    - change:           Absolute diff between current price of the stock and last opening day
-    - percent_change:   Relative diff between current price of the stock and last opening day
-    - currency:         ISO currency of the currency this stock trades in, e.g. USD
+        - name:             The written name of the stock, e.g. Apple
+        - symbol:           The code for the stock, e.g. AAPL
+        - exchange:         The exchange the stock is in, e.g. NASDAQ
+        - price:            Current price of the stock
+        - change:           Absolute diff between current price of the stock and last opening day
+        - percent_change:   Relative diff between current price of the stock and last opening day
+        - currency:         ISO currency of the currency this stock trades in, e.g. USD
 
     Args:
         query:  a company name (Apple), stock symbol (AAPL) exchange name (NASDAQ)
