@@ -113,3 +113,19 @@ def test_evaluate_basis_override_and_bad_input(
     assert bad.exit_code != 0 and "role must be" in bad.output
     missing = runner.invoke(app, ["tau2-replay", str(tmp_path), "--domain", "retail", "--out", str(out)])
     assert missing.exit_code != 0 and "db.json" in missing.output
+
+
+@pytest.mark.parametrize(("domain", "count"), [("retail", 114), ("airline", 50)])
+def test_replay_every_task_of_the_shipped_domains(domain: str, count: int, shared_data: Path, tmp_path: Path) -> None:
+    if domain == "airline":
+        pytest.importorskip("trace_envs.domains.airline")
+    folder = shared_data / "tau2" / domain
+    out = tmp_path / "replay.json"
+    result = runner.invoke(app, ["tau2-replay", str(folder), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    assert len(written) == count + 1
+    gold = json.loads((folder / "gold_sample.json").read_text())
+    for task_id, value in gold.items():
+        assert written[task_id]["canonical_hash"] == value["canonical_hash"], (domain, task_id)
+    assert all(value["reward"] == 1.0 for key, value in written.items() if key != "__initial__")
