@@ -10,6 +10,7 @@ capability and stays NA where that pattern cannot occur.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -78,11 +79,16 @@ class Episode:
 
 
 def _parse(text: str | None) -> Any:
+    """A tool result as data: JSON, else a Python literal (the device domain prints results with repr)."""
     if text is None:
         return None
     try:
         return json.loads(text)
     except (json.JSONDecodeError, TypeError):
+        pass
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
 
@@ -150,8 +156,19 @@ def _all_scalars(value: Any) -> set[str]:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+def _as_number(value: Any) -> float | None:
+    """A numeric leaf (numbers, and strings made of digits such as ``"0273"``) as a float."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and re.fullmatch(r"-?\d+(?:\.\d+)?", value.strip()):
+        return float(value)
+    return None
+
+
 def _numbers(value: Any, raw: str | None = None) -> list[float]:
-    out = [float(v) for _, v in _leaves(value) if isinstance(v, int | float) and not isinstance(v, bool)]
+    out = [n for _, v in _leaves(value) if (n := _as_number(v)) is not None]
     if value is None and raw:
         out += [float(m) for m in _NUMBER.findall(raw)]
     return out
@@ -197,18 +214,82 @@ def _candidate_keys(argument: str) -> set[str]:
     return keys
 
 
+def _string_values(value: Any) -> list[str]:
+    """Strings of an argument: itself, the items of a list, the string fields of listed objects."""
+    if isinstance(value, str):
+        return [value]
+    out: list[str] = []
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict):
+                out += [v for v in item.values() if isinstance(v, str)]
+    return out
+
+
+def _siblings(results: list[Any], value: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The record holding ``value`` as an id (a field value, or its key in an object of objects) and
+    the records beside it in the same container."""
+    for result in results:
+        containers: list[list[dict[str, Any]]] = []
+        for node in [result, *_dicts(result)]:
+            if isinstance(node, dict):
+                records = [v for v in node.values() if isinstance(v, dict)]
+                if len(records) >= 2:
+                    containers.append(records)
+                for v in node.values():
+                    if isinstance(v, list) and sum(isinstance(x, dict) for x in v) >= 2:
+                        containers.append([x for x in v if isinstance(x, dict)])
+            elif isinstance(node, list) and sum(isinstance(x, dict) for x in node) >= 2:
+                containers.append([x for x in node if isinstance(x, dict)])
+        for records in containers:
+            for record in records:
+                if value in {v for v in record.values() if isinstance(v, str)}:
+                    return record, records
+    return None
+
+
+_DIGITS = re.compile(r"(?<![\w.])\d{3,6}(?![\w.])")
+
+
+def _named_digits(record: dict[str, Any], user_tokens: set[str]) -> int:
+    """How many short digit strings of a record (card endings, …) the user said."""
+    return sum(
+        1 for v in record.values() if isinstance(v, str) and v.isdigit() and 3 <= len(v) <= 6 and v in user_tokens
+    )
+
+
 def probe_precision(episode: Episode) -> CapabilityLabel:
-    """Every string (or list-of-strings) argument of a write call whose field the agent had read
-    before (same key, or its singular, in an earlier tool result) must be one of the values read."""
+    """Write arguments must be the values the agent has to use: the record the user named by its digits
+    (a card ending), else - unless the call changes that very field - the value read for that field."""
     name = "tool_calling_precision"
+    user_tokens = set(_DIGITS.findall(episode.user_text))
     checked = 0
     for call in episode.calls:
         if not is_write(call.name):
             continue
         earlier = [c.parsed for c in episode.calls[: call.index] if not c.error and c.parsed is not None]
         for argument, value in call.arguments.items():
-            values = value if isinstance(value, list) else [value]
-            if not values or not all(isinstance(v, str) for v in values):
+            values = _string_values(value)
+            if not values:
+                continue
+            named = False
+            for v in values:
+                found = _siblings(earlier, v) if user_tokens else None
+                if found is None:
+                    continue
+                chosen, records = found
+                best = max(_named_digits(r, user_tokens) for r in records)
+                if best and _named_digits(chosen, user_tokens) < best:
+                    return _label(name, Label.LACKING, f"{call.name}({argument}={v}): not the record the user named")
+                named = named or best > 0
+            if named:
+                checked += 1
+                continue
+            if argument.split("_")[0] in call.name or not all(
+                isinstance(v, str) for v in (value if isinstance(value, list) else [value])
+            ):
                 continue
             seen: set[str] = set()
             for result in earlier:
@@ -223,8 +304,8 @@ def probe_precision(episode: Episode) -> CapabilityLabel:
                     name, Label.LACKING, f"{call.name}({argument}={wrong[0]}) contradicts the {argument} read: {shown}"
                 )
     if not checked:
-        return _label(name, Label.NA, "no write argument that could be checked against values read")
-    return _label(name, Label.PRESENT, f"{checked} write argument(s) match the values read")
+        return _label(name, Label.NA, "no write argument that could be checked against values read or named")
+    return _label(name, Label.PRESENT, f"{checked} write argument(s) match the values read or named")
 
 
 # ----- multi_step_task_completion --------------------------------------------------------------------
@@ -321,20 +402,11 @@ def probe_datetime(episode: Episode) -> CapabilityLabel:
 
 
 # ----- structured_data_reasoning ---------------------------------------------------------------------
-_CLAIM_NOISE = re.compile(
-    r"#?[A-Za-z_]*\d+[A-Za-z_]+[A-Za-z0-9_]*|#\S+|[A-Za-z_]+\d[A-Za-z0-9_]*|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}"
-)
-_CLAIM = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_MONEY = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 
 
-def _claims(text: str) -> list[float]:
-    cleaned = _CLAIM_NOISE.sub(" ", text)
-    out = []
-    for token in _CLAIM.findall(cleaned):
-        number = float(token.replace(",", ""))
-        if "." in token or number > 10:
-            out.append(number)
-    return out
+def _money_claims(text: str) -> list[float]:
+    return [float(m.replace(",", "")) for m in _MONEY.findall(text)]
 
 
 def _multi_record(value: Any) -> bool:
@@ -351,6 +423,8 @@ def _multi_record(value: Any) -> bool:
 
 
 def _mentioned(keys: set[str], text: str) -> set[str]:
+    """Field names the user said (``basic_economy`` as "basic economy"; longest names first, so that
+    "basic economy" does not also count as "economy")."""
     lowered = " " + re.sub(r"[^a-z0-9]+", " ", text.lower()) + " "
     found = set()
     for key in sorted(keys, key=len, reverse=True):
@@ -361,61 +435,105 @@ def _mentioned(keys: set[str], text: str) -> set[str]:
     return found
 
 
-def _grounded(number: float, results: list[Any], user_text: str) -> tuple[bool, str]:
-    """Whether a number the agent stated is supported by the records (and read from the field the
-    user asked about)."""
-    matches: list[tuple[str, set[str]]] = []
+def _numeric_fields(results: list[Any]) -> list[tuple[str, float, frozenset[str]]]:
+    """(field, value, numeric fields beside it) for every numeric field of every record read."""
+    out = []
     for result in results:
         for node in _dicts(result):
-            numeric = {k for k, v in node.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-            for key in numeric:
-                if abs(float(node[key]) - number) < 0.005:
-                    matches.append((key, numeric))
-    if matches:
-        for key, siblings in matches:
-            mentioned = _mentioned(siblings, user_text)
-            if not mentioned or key in mentioned:
-                return True, ""
-        key, siblings = matches[0]
-        wanted = sorted(_mentioned(siblings, user_text))
-        return False, f"{number:g} is the {key!r} value but the user asked about {', '.join(wanted)}"
-    pool = sorted({n for r in results for n in _numbers(r)} | {float(n) for n in _NUMBER.findall(user_text)})
-    pool = pool[:200]
-    for i, a in enumerate(pool):
-        for b in pool[i:]:
-            if any(abs(number - x) < 0.005 for x in (a + b, abs(a - b), a * b)):
-                return True, ""
+            numeric = {k: n for k, v in node.items() if (n := _as_number(v)) is not None}
+            siblings = frozenset(numeric)
+            out += [(k, n, siblings) for k, n in numeric.items()]
+    return out
+
+
+def _derivations(fields: list[tuple[str, float, frozenset[str]]]) -> list[tuple[float, str, frozenset[str]]]:
+    """Values read, their sums with another value of the same field (two legs), and either times a
+    head count of 2 to 9."""
+    bases: list[tuple[float, str, frozenset[str]]] = [(n, k, s) for k, n, s in fields]
+    by_key: dict[str, list[tuple[float, frozenset[str]]]] = {}
+    for k, n, s in fields:
+        by_key.setdefault(k, []).append((n, s))
+    for key, values in by_key.items():
+        values = values[:300]
+        for i, (a, s) in enumerate(values):
+            for b, _ in values[i + 1 :]:
+                bases.append((a + b, key, s))
+    return [(n * m, k, s) for n, k, s in bases for m in range(1, 10)]
+
+
+_ID_FIELDS = ("id", "number", "last_four")
+
+
+def _named_records(results: list[Any], text: str) -> list[dict[str, Any]]:
+    """Records the message names by an id-like field value (a flight number, an order id, a card ending)."""
+    named = []
     for result in results:
-        by_key: dict[str | None, float] = {}
-        for key, v in _leaves(result):
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                by_key[key] = by_key.get(key, 0.0) + float(v)
-        if any(abs(total - number) < 0.005 for total in by_key.values()):
-            return True, ""
-    return False, f"{number:g} appears in no record and follows from none"
+        for node in _dicts(result):
+            ids = [v for k, v in node.items() if isinstance(v, str) and len(v) >= 4 and k.lower().endswith(_ID_FIELDS)]
+            if any(re.search(rf"(?<![\w#]){re.escape(v.lstrip('#'))}(?!\w)", text) for v in ids):
+                named.append(node)
+    return named
+
+
+def _matches(number: float, results: list[Any]) -> list[tuple[str, frozenset[str]]]:
+    return [(k, s) for n, k, s in _derivations(_numeric_fields(results)) if abs(n - number) < 0.005]
+
+
+def _check_claim(number: float, results: list[Any], text: str, user_text: str) -> tuple[bool, str | None]:
+    """(checkable, problem) for a money amount the agent stated in ``text``: it must follow from the
+    records the message names (all records if it names none) and from the field the user asked about.
+    Amounts that follow from none of them (a policy fee) cannot be checked."""
+    named = _named_records(results, text)
+    matches = _matches(number, named if named else results)
+    if not matches:  # a policy fee, a number from elsewhere: nothing to check it against
+        return False, None
+    for key, siblings in matches:
+        mentioned = _mentioned(set(siblings), user_text)
+        if not mentioned or key in mentioned:
+            return True, None
+    key, siblings = matches[0]
+    wanted = ", ".join(sorted(_mentioned(set(siblings), user_text)))
+    return True, f"${number:g} comes from the {key!r} field but the user asked about {wanted}"
+
+
+def _unavailable(record: dict[str, Any]) -> bool:
+    return any(k.startswith("avail") and v is False for k, v in record.items())
 
 
 def probe_structured(episode: Episode) -> CapabilityLabel:
-    """When the agent read several nested records, every number it tells the user must be a value of
-    the right field of those records (or a sum/difference/product of values read)."""
+    """When the agent read several nested records: every money amount it states must follow from the
+    field the user asked about, and a record it acts on must not be one the records mark unavailable."""
     name = "structured_data_reasoning"
     results = [c.parsed for c in episode.calls if not c.error and c.parsed is not None]
     if not any(_multi_record(r) for r in results):
         return _label(name, Label.NA, "no tool returned several nested records")
-    claims = 0
+    checked = 0
     for calls_before, text in episode.agent_texts:
         seen = [c.parsed for c in episode.calls[:calls_before] if not c.error and c.parsed is not None]
-        for number in _claims(text):
-            claims += 1
-            ok, why = _grounded(number, seen, episode.user_text)
-            if not ok:
-                return _label(name, Label.LACKING, f"told the user {why}")
-    if claims:
-        return _label(name, Label.PRESENT, f"{claims} number(s) told to the user match the records read")
-    writes = [c for c in episode.calls if is_write(c.name)]
-    if writes:
-        return _label(name, Label.PRESENT, "read nested records and acted on one of them")
-    return _label(name, Label.NA, "read nested records but neither reported values nor acted")
+        amounts = _money_claims(text)
+        for number in amounts:
+            others = [a for a in amounts if a != number]
+            if any(abs(number - a * m) < 0.005 for a in others for m in range(2, 10)):
+                continue  # a multiple of another amount of the message ("2 bags at $50 each: $100")
+            checkable, problem = _check_claim(number, seen, text, episode.user_text)
+            checked += checkable
+            if problem is not None:
+                return _label(name, Label.LACKING, f"told the user {problem}")
+    for call in episode.calls:
+        if not is_write(call.name):
+            continue
+        earlier = [c.parsed for c in episode.calls[: call.index] if not c.error and c.parsed is not None]
+        for argument, value in call.arguments.items():
+            for v in _string_values(value):
+                found = _siblings(earlier, v)
+                if found is None:
+                    continue
+                checked += 1
+                if _unavailable(found[0]):
+                    return _label(name, Label.LACKING, f"{call.name}({argument}={v}): the records mark it unavailable")
+    if checked:
+        return _label(name, Label.PRESENT, f"{checked} amount(s) and record choice(s) agree with the records read")
+    return _label(name, Label.NA, "read nested records but neither stated amounts nor chose among them")
 
 
 PROBES: dict[str, Callable[[Episode], CapabilityLabel]] = {
