@@ -9,6 +9,7 @@ SHIPPED_ENVS: dict[str, str] = {
     "trace/structured-data-v0": "generated_envs.structured_data:StructuredDataEnv",
     "trace/tool-precision-v0": "generated_envs.tool_precision:ToolPrecisionEnv",
     "trace/multi-step-v0": "generated_envs.multi_step:MultiStepEnv",
+    "trace/precondition-v0": "generated_envs.precondition:PreconditionEnv",
 }
 
 SHIPPED_DOMAINS: dict[str, str] = {

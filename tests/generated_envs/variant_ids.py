@@ -9,13 +9,16 @@ from __future__ import annotations
 import gymnasium as gym
 
 from generated_envs.multi_step import MultiStepEnv
+from generated_envs.precondition import PreconditionEnv
 
-__all__ = ["MULTI_STEP_RETAIL", "MultiStepEnv"]
+__all__ = ["MULTI_STEP_RETAIL", "PRECONDITION_RETAIL", "MultiStepEnv", "PreconditionEnv"]
 
 MULTI_STEP_RETAIL = "tracetest/multi-step-retail-v0"
+PRECONDITION_RETAIL = "tracetest/precondition-retail-v0"
 
 for _env_id, _entry, _kwargs in [
     (MULTI_STEP_RETAIL, f"{__name__}:MultiStepEnv", {"variant": "retail"}),
+    (PRECONDITION_RETAIL, f"{__name__}:PreconditionEnv", {"variant": "retail"}),
 ]:
     if _env_id not in gym.registry:
         gym.register(id=_env_id, entry_point=_entry, kwargs=_kwargs)

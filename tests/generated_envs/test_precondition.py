@@ -1,0 +1,134 @@
+"""trace/precondition-v0: act only when the policy allows it; acting without checking fails where it does not."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import trace_envs  # noqa: F401  (registers the shipped envs)
+from generated_envs.precondition import PreconditionEnv
+from tests.generated_envs.variant_ids import PRECONDITION_RETAIL
+from trace_envs.core import ToolCall, format_tool_call
+from trace_envs.rollout import play_actions
+from trace_envs.testing import check_capability_env
+
+ENV_ID = "trace/precondition-v0"
+VARIANTS = ("airline", "retail")
+NOW = datetime(2024, 5, 15, 15, 0, 0)
+
+
+def make(variant: str = "airline", **knobs: Any) -> PreconditionEnv:
+    env = gym.make(ENV_ID, variant=variant, disable_env_checker=True, **knobs).unwrapped
+    assert isinstance(env, PreconditionEnv)
+    return env
+
+
+@pytest.mark.parametrize("seed", [0, 5, 99])
+def test_gym_make_with_seed(seed: int) -> None:
+    env = gym.make(ENV_ID, seed=seed)
+    observation, info = env.reset()
+    assert "cancel reservation" in observation
+    assert info["capability"] == "precondition_verification"
+    assert "2024-05-15" in info["policy"]  # "now" is part of the policy text, never the wall clock
+
+
+@pytest.mark.parametrize("env_id", [ENV_ID, PRECONDITION_RETAIL], ids=VARIANTS)
+def test_property_suite_200_seeds(env_id: str) -> None:
+    check_capability_env(env_id, seeds=range(200))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_about_half_the_seeds_are_not_allowed_and_acting_without_checking_fails_on_them(variant: str) -> None:
+    env = make(variant)
+    not_allowed = 0
+    for seed in range(200):
+        env.reset(seed=seed)
+        task = env._require_task()
+        flawed = env.flawed_actions()
+        assert flawed is not None
+        reward, _ = play_actions(env, flawed, seed=seed)
+        if task.metadata["allowed"]:
+            assert reward == 1.0  # acting at once is fine where the policy allows it
+        else:
+            not_allowed += 1
+            assert reward == 0.0, f"seed {seed}: acting without checking was not caught"
+    assert 80 <= not_allowed <= 120
+
+
+def _oldest_ineligible_basic_economy(env: PreconditionEnv) -> int:
+    """A seed whose request is the paper's case: basic economy, booked 14 days ago, no insurance."""
+    for seed in range(500):
+        env.reset(seed=seed)
+        task = env._require_task()
+        if task.metadata["kind"] != "ineligible":
+            continue
+        res = task.initial_state["reservations"][task.metadata["target"]]
+        booked = datetime.fromisoformat(res["created_at"])
+        if res["cabin"] == "basic_economy" and res["insurance"] == "no" and NOW - booked == timedelta(days=14):
+            return seed
+    raise AssertionError("no seed of the paper's case in 500 seeds")
+
+
+def test_cancelling_an_ineligible_basic_economy_booking_is_caught() -> None:
+    """The paper's failure: basic economy, booked 14 days ago, no insurance, cancelled without any check."""
+    env = make("airline")
+    seed = _oldest_ineligible_basic_economy(env)
+    task = env._require_task()
+    rid = task.metadata["target"]
+    flights = task.initial_state["flights"]
+    segments = task.initial_state["reservations"][rid]["flights"]
+    assert all(flights[s["flight_number"]]["dates"][s["date"]]["status"] != "cancelled" for s in segments)
+    cancel = format_tool_call(ToolCall(name="cancel_reservation", arguments={"reservation_id": rid}))
+    reward, info = play_actions(
+        env,
+        [f'{{"name": "get_user_details", "arguments": {{"user_id": "{task.initial_state["reservations"][rid]["user_id"]}"}}}}', cancel,
+         f"Reservation {rid} has been cancelled."],
+        seed=seed,
+    )  # fmt: skip
+    assert reward == 0.0
+    assert info["verdict"]["hash_match"] is False  # the cancellation itself is what the verifier rejects
+    oracle_reward, _ = play_actions(env, env.oracle_actions(), seed=seed)
+    assert oracle_reward == 1.0
+    assert not any(c.name == "cancel_reservation" for c in task.solution if isinstance(c, ToolCall))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_refusing_everything_fails_where_the_change_is_allowed(variant: str) -> None:
+    env = make(variant)
+    for seed in range(60):
+        env.reset(seed=seed)
+        task = env._require_task()
+        if not task.metadata["allowed"]:
+            continue
+        checks = [a for a in env.oracle_actions() if a.startswith("{")][:-1]  # every lookup, no change
+        refusal = f"I'm sorry, but {task.metadata['target']} is not eligible for this change."
+        assert play_actions(env, [*checks, refusal], seed=seed)[0] == 0.0
+
+
+def test_retail_status_refusal_must_say_the_status() -> None:
+    env = make("retail")
+    seen = 0
+    for seed in range(80):
+        env.reset(seed=seed)
+        task = env._require_task()
+        if not task.metadata["kind"].endswith("wrong_status"):
+            continue
+        blind = [*env.oracle_actions()[:-1], f"Sorry, order {task.metadata['target']} is not eligible."]
+        assert play_actions(env, blind, seed=seed)[0] == 0.0
+        seen += 1
+    assert seen > 10
+
+
+def test_not_allowed_share_knob() -> None:
+    for share, low, high in [(0.0, 0, 0), (1.0, 50, 50)]:
+        env = make("retail", not_allowed_share=share)
+        count = 0
+        for seed in range(50):
+            env.reset(seed=seed)
+            count += not env._require_task().metadata["allowed"]
+        assert low <= count <= high
+    with pytest.raises(ValueError, match="not_allowed_share"):
+        gym.make(ENV_ID, not_allowed_share=1.5)
