@@ -20,7 +20,8 @@ API (used by ``trace_envs.domains.airline`` and ``trace_envs.domains.retail``):
 * :func:`file_db_dump` — the database in db.json's own form (unset optional fields omitted), so
   ``file_db_dump(load(db.json)) == db.json`` as JSON data.
 * :class:`Tau2Domain` — a :class:`~trace_envs.core.Domain` whose ``dump_state``/``state_hash`` are the
-  canonical ones and which loads db.json files (cached per path) for fast per-episode resets.
+  canonical ones, with ``upstream_hash`` and ``load_file``. Load a db.json once per env (each env owns
+  its database) and reset it per episode with ``db.restore()``.
 * :func:`calculate` and :func:`transfer_to_human_agents` — the two generic tools both domains share.
 
 Tool functions take the database as their first parameter (named ``db``) and the tool's arguments
@@ -38,7 +39,7 @@ import types
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -286,9 +287,7 @@ class Tau2Toolset(Toolset):
 
 # ----- the domain ------------------------------------------------------------------------------------------
 class Tau2Domain(Domain[DBT]):
-    """A tau2 domain: canonical dump/hash, upstream hash, and cached db.json loading."""
-
-    _file_cache: ClassVar[dict[tuple[str, str, int, int], Any]] = {}
+    """A tau2 domain: canonical dump/hash, upstream hash, db.json loading."""
 
     def dump_state(self, state: DBT) -> dict[str, Any]:
         return canonical_db_dump(state)
@@ -305,21 +304,6 @@ class Tau2Domain(Domain[DBT]):
         """A fresh database from a db.json file."""
         with open(path, encoding="utf-8") as handle:
             return self.state_model.model_validate(json.load(handle))
-
-    def shared_db(self, path: str | Path) -> DBT:
-        """The process-wide loaded database of ``path`` (loaded once; callers ``restore()`` it after use).
-
-        Reset by journal: use it, then call ``db.restore()``; never keep records across restores.
-        """
-        resolved = Path(path).resolve()
-        stat = resolved.stat()
-        key = (self.name, str(resolved), stat.st_size, stat.st_mtime_ns)
-        cached = self._file_cache.get(key)
-        if cached is None:
-            cached = self.load_file(resolved)
-            self._file_cache[key] = cached
-        cached.restore()
-        return cached
 
 
 # ----- generic tools both domains have -----------------------------------------------------------------------
