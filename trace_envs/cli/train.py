@@ -121,7 +121,9 @@ def route_command(
         raise typer.BadParameter(str(exc), param_hint="--adapter") from None
     _cpu_threads()
     tokenizer = AutoTokenizer.from_pretrained(model)
-    router = Router(AutoModelForCausalLM.from_pretrained(model).eval(), tokenizer, cards)
+    base = AutoModelForCausalLM.from_pretrained(model)
+    base.eval()  # type: ignore[no-untyped-call]
+    router = Router(base, tokenizer, cards)
     if show_prompt:
         console.print(router.prompt(task), markup=False, highlight=False)
     decision = router.route(task)

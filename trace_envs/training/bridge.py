@@ -105,7 +105,7 @@ def send_message_to_user(self, message: str) -> str:  # type: ignore[no-untyped-
     Args:
         message: The text of the message to the user.
     """
-    return self._act(message)
+    return str(self._act(message))
 
 
 class TRLEnvironment:
@@ -216,7 +216,7 @@ def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
 
 def tool_schemas(cls: type[TRLEnvironment]) -> list[dict[str, Any]]:
     """The JSON schemas TRL renders for the class's tools (alphabetical, as TRL offers them)."""
-    from transformers.utils import get_json_schema
+    from transformers.utils.chat_template_utils import get_json_schema
 
     return [
         get_json_schema(fn)

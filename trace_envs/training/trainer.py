@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .bridge import TRLEnvironment, make_capability_env, trl_environment
 from .config import TrainConfig
@@ -114,7 +114,7 @@ def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> 
 def _make_callback(metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None) -> Any:
     from transformers import TrainerCallback
 
-    class MetadataCallback(TrainerCallback):  # type: ignore[misc]
+    class MetadataCallback(TrainerCallback):
         """Appends each log entry to the curve and rewrites the metadata file (incremental, atomic)."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
@@ -183,7 +183,7 @@ def build_run(
     from peft import LoraConfig
     from transformers import PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig, GRPOTrainer  # type: ignore[attr-defined]
 
     if not config.env_ids:
         raise ValueError("config.env_ids is empty: name at least one env, e.g. env_ids: [trace/order-cancel-v0]")
@@ -205,7 +205,9 @@ def build_run(
         target_modules=config.lora.target_modules,
         task_type="CAUSAL_LM",
     )
-    checkpoint = get_last_checkpoint(str(out / "checkpoints")) if resume and (out / "checkpoints").is_dir() else None
+    checkpoint: str | None = None
+    if resume and (out / "checkpoints").is_dir():
+        checkpoint = get_last_checkpoint(str(out / "checkpoints"))  # type: ignore[no-untyped-call]
     metadata = AdapterMetadata(
         capability=capabilities[0].name if single else "multi_capability",
         description=capabilities[0].description
@@ -233,7 +235,7 @@ def build_run(
     factory: Any = classes[config.env_ids[0]] if single else dict(classes)
     trainer = GRPOTrainer(
         model=str(model),
-        reward_funcs=[tracker],
+        reward_funcs=[cast(Any, tracker)],
         args=args,
         train_dataset=Dataset.from_list(rows),
         peft_config=lora,

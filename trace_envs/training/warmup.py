@@ -53,7 +53,7 @@ def warmup_model(
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTConfig, SFTTrainer  # type: ignore[attr-defined]
 
     config = config or WarmupConfig()
     out = Path(out_dir or model_dir)
