@@ -42,6 +42,16 @@ def test_property_suite_200_seeds(env_id: str) -> None:
     check_capability_env(env_id, seeds=range(200))
 
 
+@pytest.mark.parametrize("variant", ["airline", "retail"])
+def test_flawed_actions_score_zero_on_every_seed(variant: str) -> None:
+    env = make(variant=variant)
+    for seed in range(200):
+        env.reset(seed=seed)
+        flawed = env.flawed_actions()
+        assert flawed is not None
+        assert play_actions(env, flawed, seed=seed)[0] == 0.0, seed
+
+
 def test_variants_use_the_real_domains() -> None:
     assert make().domain is AIRLINE
     assert make(variant="retail").domain is RETAIL
