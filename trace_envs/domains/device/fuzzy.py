@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+|_")
 
@@ -43,19 +44,28 @@ def ratio(a: str, b: str) -> float:
 
 def _partial_one_way(short: str, long: str) -> float:
     n, m = len(short), len(long)
+    masks: dict[str, int] = {}
+    for i, ch in enumerate(short):
+        masks[ch] = masks.get(ch, 0) | (1 << i)
+    full = (1 << n) - 1
     best = 0.0
     windows = [long[:i] for i in range(1, n)]
     windows += [long[i : i + n] for i in range(0, m - n + 1)]
     windows += [long[i:] for i in range(m - n + 1, m)]
-    short_chars = set(short)
     for window in windows:
-        if window and (window[-1] in short_chars or window[0] in short_chars):
-            best = max(best, ratio(short, window))
+        if window and (window[-1] in masks or window[0] in masks):
+            v = full
+            for ch in window:
+                u = v & masks.get(ch, 0)
+                v = ((v + u) | (v - u)) & full
+            lcs = n - v.bit_count()
+            best = max(best, 200.0 * lcs / (n + len(window)))
             if best == 100.0:
                 break
     return best
 
 
+@lru_cache(maxsize=65536)
 def partial_ratio(a: str, b: str) -> float:
     """Best ratio of the shorter string against any alignment window of the longer one."""
     if not a or not b:
@@ -107,6 +117,7 @@ def partial_token_ratio(a: str, b: str) -> float:
     return max(result, partial_ratio(" ".join(diff_ab), " ".join(diff_ba)))
 
 
+@lru_cache(maxsize=65536)
 def wratio(a: str, b: str) -> float:
     """rapidfuzz's ``fuzz.WRatio``: a weighted best of the ratios above, depending on length ratio."""
     if not a or not b:

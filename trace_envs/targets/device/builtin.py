@@ -78,8 +78,14 @@ def _all() -> tuple[DeviceScenario, ...]:
     return tuple(TEMPLATES[template](name, **kwargs, split=split) for name, template, kwargs, split in SPECS)
 
 
-def builtin_scenarios(split: ScenarioSplit = "all") -> list[DeviceScenario]:
-    """The shipped scenarios of one split (``"train"``, ``"test"``) or all of them, in a fixed order."""
+@lru_cache(maxsize=4)
+def builtin_pool(split: ScenarioSplit = "all") -> tuple[DeviceScenario, ...]:
+    """The shared (do not mutate) built-in scenarios of a split; :func:`builtin_scenarios` gives copies."""
     if split not in ("train", "test", "all"):
         raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
-    return [s.model_copy(deep=True) for s in _all() if split == "all" or s.split == split]
+    return tuple(s for s in _all() if split == "all" or s.split == split)
+
+
+def builtin_scenarios(split: ScenarioSplit = "all") -> list[DeviceScenario]:
+    """The shipped scenarios of one split (``"train"``, ``"test"``) or all of them, in a fixed order."""
+    return [s.model_copy(deep=True) for s in builtin_pool(split)]

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.core import STOP_TOKEN, Capability, CapabilityEnv, ScriptedUser, Task, ToolCall, User, Verdict
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, DeviceToolset, call_code, dump_world
 
-from .builtin import builtin_scenarios
+from .builtin import builtin_pool
 from .generator import generate_scenario
 from .milestones import EvaluationResult, SandboxMessage, Trajectory, evaluate
 from .scenario import DeviceScenario
@@ -101,12 +101,12 @@ class DeviceEnv(CapabilityEnv):
         if self.scenarios:
             scenario = self.scenarios[rng.randrange(len(self.scenarios))]
         elif knobs.scenario is not None:
-            matches = [s for s in builtin_scenarios("all") if s.name == knobs.scenario]
+            matches = [s for s in builtin_pool("all") if s.name == knobs.scenario]
             if not matches:
                 raise ValueError(f"unknown built-in scenario {knobs.scenario!r}; see builtin_scenarios()")
             scenario = matches[0]
         elif knobs.source == "builtin":
-            pool = builtin_scenarios(knobs.split)
+            pool = builtin_pool(knobs.split)
             scenario = pool[rng.randrange(len(pool))]
         else:
             scenario = generate_scenario(rng)

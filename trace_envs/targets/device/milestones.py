@@ -331,6 +331,9 @@ def _assignment_cost(cost: list[list[float]]) -> float:
     return total
 
 
+_COST_ORDER = {"one": 0, "exact": 1, "close": 1, "contains": 2, "tool_trace": 3, "rouge_l": 4}
+
+
 def snapshot_similarity(
     rows: list[dict[str, Any]], constraint: SnapshotConstraint, target: list[dict[str, Any]]
 ) -> float:
@@ -348,11 +351,14 @@ def snapshot_similarity(
         line = []
         for s in rows:
             logs: list[float] = []
-            for column in t:
+            for column in sorted(t, key=lambda c: _COST_ORDER[constraint.measure(c).name]):
                 sim = column_similarity(constraint.measure(column), column, s.get(column), t[column])
                 if sim is None:
                     continue
-                logs.append(math.inf if sim <= 0 else -math.log(sim))
+                if sim <= 0:  # one zero column makes the row similarity 0: skip the costlier measures
+                    logs = [math.inf]
+                    break
+                logs.append(-math.log(sim))
             line.append(sum(logs) / len(logs) if logs else math.inf)
         cost.append(line)
     best = cost[0][0] if n == 1 else _assignment_cost(cost)
@@ -370,8 +376,8 @@ def _fill(namespace: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: (_zero(kinds.get(k, "")) if v is None else v) for k, v in row.items()} for row in rows]
 
 
-def _key(row: dict[str, Any]) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
+def _key(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in row.items()))
 
 
 def _anti_join(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> list[dict[str, Any]]:

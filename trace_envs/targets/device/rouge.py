@@ -138,6 +138,7 @@ def _lcs(a: list[str], b: list[str]) -> int:
     return previous[-1]
 
 
+@lru_cache(maxsize=16384)
 def rouge_l(reference: str, prediction: str) -> float:
     """ROUGE-L F-measure of ``prediction`` against ``reference`` (0 when either has no tokens)."""
     ref, pred = tokenize(reference), tokenize(prediction)
