@@ -107,7 +107,7 @@ def test_openai_broken_arguments_become_an_error_observation(server: FakeModelSe
     assert parsed.errors and "not valid JSON" in parsed.errors[0]
 
 
-def test_openai_extra_sampling_goes_to_extra_body(server: FakeModelServer) -> None:
+def test_openai_extra_sampling_params_are_sent_as_they_are(server: FakeModelServer) -> None:
     client(server, "openai").chat(MESSAGES, None, top_k=5, seed=3)
     body = server.requests[-1].body
     assert body["top_k"] == 5 and body["seed"] == 3

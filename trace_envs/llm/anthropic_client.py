@@ -180,3 +180,9 @@ class AnthropicChatModel(BaseChatModel):
         except self._sdk.APIError as exc:
             raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
         return from_anthropic(response)
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP connections (call before the loop ends)."""
+        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()

@@ -143,6 +143,10 @@ class BaseChatModel:
                     await self._asleep(self._next_delay(exc, delays))
         return self._finish(key, response)
 
+    async def aclose(self) -> None:
+        """Release this event loop's async resources (HTTP connections); the client stays usable."""
+        return None
+
     # ----- helpers --------------------------------------------------------------------------------
     def _semaphore(self) -> asyncio.Semaphore:
         loop_id = id(asyncio.get_running_loop())

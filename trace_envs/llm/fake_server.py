@@ -13,6 +13,7 @@ import argparse
 import importlib
 import itertools
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +61,18 @@ class FakeRequest(BaseModel):
 
 
 Responder = Callable[[FakeRequest], FakeReply]
+
+
+class _Server(ThreadingHTTPServer):
+    """A deep listen backlog (many clients connect at once) and quiet client disconnects."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client closed its connection: not an error of the server
+        super().handle_error(request, client_address)
 
 
 def echo_responder(request: FakeRequest) -> FakeReply:
@@ -123,8 +136,7 @@ class FakeModelServer:
         self._queue: list[FakeReply] = []
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -233,6 +245,7 @@ class FakeModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stalls)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return None

@@ -1,6 +1,10 @@
 """OpenAI-compatible chat completions through the official ``openai`` SDK: hosted OpenAI, vLLM
 servers (``vllm serve … --enable-auto-tool-choice``), any endpoint speaking the wire format. A
-LoRA adapter served by vLLM (``--lora-modules name=path``) is selected by using its name as the model."""
+LoRA adapter served by vLLM (``--lora-modules name=path``) is selected by using its name as the model.
+
+Requests go through the SDK client's own ``post`` (its auth, base URL, timeouts and error classes)
+with the body we build and the JSON answer decoded here: the typed ``chat.completions.create`` layer
+costs about twice the CPU per request, which matters with hundreds of episodes in flight."""
 
 from __future__ import annotations
 
@@ -12,14 +16,16 @@ from trace_envs.core import ToolCall, parse_action
 
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, translate_sdk_error
+from .errors import ServerError
 from .spec import ModelConfig
 
+CHAT_PATH = "/chat/completions"
 SAMPLING_KEYS = (
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "tool_choice", "parallel_tool_calls", "logprobs", "top_logprobs",
 )  # fmt: skip
-"""Sent as chat-completions fields; any other sampling key (vLLM's ``top_k``, ``repetition_penalty``,
-``chat_template_kwargs`` …) goes in the request's ``extra_body``."""
+"""The standard chat-completions sampling fields. Any other sampling key (vLLM's ``top_k``,
+``repetition_penalty``, ``chat_template_kwargs`` …) is sent in the body as it is."""
 
 
 def _sdk() -> Any:
@@ -62,38 +68,42 @@ def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def from_openai(completion: Any) -> ChatResponse:
-    """The first choice as a ChatResponse. A tool call with malformed JSON arguments is kept as a
-    ``<tool_call>`` text block so the env reports the error to the agent (never a crash here)."""
-    choice = completion.choices[0]
-    message = choice.message
-    content: str | None = message.content
+def from_openai(completion: dict[str, Any]) -> ChatResponse:
+    """The first choice of a chat-completions response (wire JSON) as a ChatResponse. A tool call with
+    malformed JSON arguments is kept as a ``<tool_call>`` text block so the env reports the error to
+    the agent (never a crash here)."""
+    choices = completion.get("choices") or []
+    if not choices:
+        raise ValueError(f"chat completion without choices: {json.dumps(completion)[:200]}")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    content: str | None = message.get("content")
     calls: list[ToolCall] = []
     broken: list[str] = []
-    for call in message.tool_calls or []:
-        function = getattr(call, "function", None)
-        if function is None:
+    for call in message.get("tool_calls") or []:
+        function = call.get("function")
+        if not isinstance(function, dict):
             continue
-        parsed = parse_action({"id": call.id, "name": function.name, "arguments": function.arguments or "{}"})
+        arguments = function.get("arguments") or "{}"
+        parsed = parse_action({"id": call.get("id", ""), "name": function.get("name"), "arguments": arguments})
         if parsed.errors:
-            broken.append(
-                f'<tool_call>{{"name": {json.dumps(function.name)}, "arguments": {function.arguments}}}</tool_call>'
-            )
+            raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            broken.append(f'<tool_call>{{"name": {json.dumps(function.get("name"))}, "arguments": {raw}}}</tool_call>')
         calls.extend(parsed.tool_calls)
     if broken:
         calls, content = [], "\n".join([*(c for c in [content] if c), *broken])
-    usage = completion.usage
-    details = getattr(usage, "prompt_tokens_details", None) if usage is not None else None
+    usage = completion.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
     return ChatResponse(
         content=content,
         tool_calls=calls,
         usage=Usage(
-            input_tokens=(usage.prompt_tokens or 0) if usage is not None else 0,
-            output_tokens=(usage.completion_tokens or 0) if usage is not None else 0,
-            cache_read_tokens=(getattr(details, "cached_tokens", None) or 0) if details is not None else 0,
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            cache_read_tokens=details.get("cached_tokens") or 0,
         ),
-        model=completion.model or "",
-        stop_reason=choice.finish_reason,
+        model=completion.get("model") or "",
+        stop_reason=choice.get("finish_reason"),
     )
 
 
@@ -120,24 +130,28 @@ class OpenAIChatModel(BaseChatModel):
     def _params(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> dict[str, Any]:
+        """The request body: standard fields, then any extra (vLLM) sampling params, sent as they are."""
         params: dict[str, Any] = {"model": self.config.model, "messages": to_openai(messages)}
-        extra = {k: v for k, v in sampling.items() if k not in SAMPLING_KEYS}
-        params.update({k: v for k, v in sampling.items() if k in SAMPLING_KEYS})
-        if extra:
-            params["extra_body"] = extra
+        params.update(sampling)
         if tools:
             params["tools"] = tools
         return params
+
+    def _decode(self, raw: bytes) -> ChatResponse:
+        try:
+            return from_openai(json.loads(raw))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ServerError(f"{self.spec}: the endpoint answered with a malformed chat completion: {exc}") from exc
 
     def _request(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:
-            completion = self._client.chat.completions.create(**params)
+            raw = self._client.post(CHAT_PATH, body=params, cast_to=bytes)
         except self._sdk.APIError as exc:
             raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
-        return from_openai(completion)
+        return self._decode(raw)
 
     async def _arequest(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
@@ -147,7 +161,13 @@ class OpenAIChatModel(BaseChatModel):
         if loop_id not in self._async_clients:
             self._async_clients = {loop_id: self._sdk.AsyncOpenAI(**self._client_kwargs)}
         try:
-            completion = await self._async_clients[loop_id].chat.completions.create(**params)
+            raw = await self._async_clients[loop_id].post(CHAT_PATH, body=params, cast_to=bytes)
         except self._sdk.APIError as exc:
             raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
-        return from_openai(completion)
+        return self._decode(raw)
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP connections (call before the loop ends)."""
+        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()

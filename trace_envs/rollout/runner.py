@@ -248,7 +248,12 @@ def policy_factory(
 
             model = make_chat_model(spec, **(model_options or {}))
         shared = model
-        return (lambda job: ChatPolicy(shared, sampling)), shared.spec
+
+        def chat_policy(job: EpisodeJob) -> Policy:
+            return ChatPolicy(shared, sampling)
+
+        chat_policy.model = shared  # type: ignore[attr-defined]
+        return chat_policy, shared.spec
     make_policy(spec)  # validate the spec now, not in the first episode
     return (lambda job: make_policy(spec, seed=job.seed)), spec
 
@@ -272,12 +277,14 @@ async def arun_rollouts(
     ``policy`` is a spec string (scripted or model) or a factory ``job -> Policy`` (then give
     ``policy_spec``, the spec its records carry, for resume to match).
     """
+    owned: list[Any] = [user_model] if user_model is not None else []
     if isinstance(policy, str):
         factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
     else:
         if policy_spec is None:
             raise ValueError("arun_rollouts: pass policy_spec (the spec recorded per episode) with a policy factory")
         factory, spec = policy, policy_spec
+    owned.append(getattr(factory, "model", None))
     summary = RolloutSummary()
     done: set[EpisodeKey] = store.finished_keys() if store is not None else set()
     pending = [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
@@ -332,6 +339,10 @@ async def arun_rollouts(
         for pool in idle_envs.values():
             for env in pool:
                 env.close()
+        for model in owned:  # this loop's HTTP connections die with it: close them cleanly
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
     summary.wall_s = time.perf_counter() - start
     return summary
 

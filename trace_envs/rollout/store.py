@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -24,6 +25,7 @@ from trace_envs.llm.base import Usage
 
 FORMAT = "trace-envs/episode@1"
 
+FsyncMode = Literal["background", "inline", "off"]
 EpisodeKey = tuple[str, int, int, str]
 """(env_id, seed, sample, policy): what makes an episode unique in a store."""
 
@@ -95,12 +97,20 @@ class EpisodeRecord(BaseModel):
 
 class TrajectoryStore:
     """A JSONL file of :class:`EpisodeRecord`; safe against kills, resumable, shareable by processes
-    (appends hold an exclusive ``flock``)."""
+    (appends hold an exclusive ``flock``). Use it as a context manager (or call :meth:`close`) so the
+    last lines are fsync'd."""
 
-    def __init__(self, path: str | Path, *, fsync: bool = True):
+    def __init__(self, path: str | Path, *, fsync: FsyncMode | bool = "background"):
         self.path = Path(path)
-        self.fsync = fsync
+        self.fsync: FsyncMode = "inline" if fsync is True else "off" if fsync is False else fsync
+        if self.fsync not in ("background", "inline", "off"):
+            raise ValueError(f"fsync must be 'background', 'inline' or 'off', got {fsync!r}")
         self._handle: Any = None
+        self._syncer: threading.Thread | None = None
+        self._sync_wanted = threading.Condition()
+        self._dirty = False
+        self._stopping = False
+        self._size = -1
 
     # ----- writing -------------------------------------------------------------------------------
     def open(self) -> TrajectoryStore:
@@ -109,7 +119,25 @@ class TrajectoryStore:
             self._open_handle()
             with self._locked():
                 self._repair_tail()
+            if self.fsync == "background":
+                self._stopping = False
+                self._syncer = threading.Thread(target=self._sync_loop, name="trajectory-store-fsync", daemon=True)
+                self._syncer.start()
         return self
+
+    def _sync_loop(self) -> None:
+        """fsync whenever lines were written since the last fsync (coalescing bursts)."""
+        while True:
+            with self._sync_wanted:
+                while not self._dirty and not self._stopping:
+                    self._sync_wanted.wait()
+                if not self._dirty and self._stopping:
+                    return
+                self._dirty = False
+                handle = self._handle
+            if handle is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    os.fsync(handle.fileno())
 
     def _open_handle(self) -> None:
         if self._handle is None:
@@ -117,7 +145,17 @@ class TrajectoryStore:
             self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
 
     def close(self) -> None:
+        """Stop the background fsync, fsync what is left, close the file."""
+        if self._syncer is not None:
+            with self._sync_wanted:
+                self._stopping = True
+                self._sync_wanted.notify()
+            self._syncer.join()
+            self._syncer = None
         if self._handle is not None:
+            if self.fsync != "off":
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
             self._handle.close()
             self._handle = None
 
@@ -128,15 +166,23 @@ class TrajectoryStore:
         self.close()
 
     def append(self, record: EpisodeRecord) -> None:
-        """Write one episode as one line, flushed and (by default) fsync'd before returning."""
+        """Write one episode as one line. The line is in the OS when this returns (a killed process
+        loses nothing already appended); it is fsync'd to disk before returning (``fsync="inline"``)
+        or by a background thread a moment later (``"background"``, the default, off the loop's path)."""
         self.open()
         line = record_line(record)
         with self._locked():
-            self._repair_tail()
+            if os.fstat(self._handle.fileno()).st_size != self._size:  # another writer (or a torn line) since ours
+                self._repair_tail()
             self._handle.write(line)
             self._handle.flush()
-            if self.fsync:
+            self._size = self._handle.tell()
+            if self.fsync == "inline":
                 os.fsync(self._handle.fileno())
+        if self.fsync == "background":
+            with self._sync_wanted:
+                self._dirty = True
+                self._sync_wanted.notify()
 
     def repair(self) -> int:
         """Cut off a torn last line; returns how many bytes were removed."""
