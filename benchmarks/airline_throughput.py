@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_envs.core import ToolCall
-from trace_envs.domains.airline import AIRLINE, FlightDB, generate_airline_db, load_db
+from trace_envs.domains.airline import AIRLINE, AirlineGenConfig, FlightDB, generate_airline_db, load_db
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "tau2" / "airline"
 
@@ -145,7 +145,7 @@ def main() -> None:
         db = load_db(args.data / "db.json")
     else:
         source = "generated (seed 0, 300 flights / 500 users / 2,000 reservations)"
-        db = generate_airline_db(random.Random(0), num_flights=300, num_users=500, num_reservations=2000)
+        db = generate_airline_db(random.Random(0), AirlineGenConfig.benchmark_sized())
     load_s = time.perf_counter() - start
     rng = random.Random(0)
     reads = read_calls(db, rng, args.calls)

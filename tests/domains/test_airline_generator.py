@@ -53,6 +53,13 @@ def test_sizes_follow_the_knobs() -> None:
     assert generate_airline_db(random.Random(1), config, num_users=4).statistics()["num_users"] == 4
 
 
+def test_benchmark_sized_config_matches_db_json_counts() -> None:
+    db = generate_airline_db(random.Random(0), AirlineGenConfig.benchmark_sized())
+    assert db.statistics() == {"num_flights": 300, "num_flight_dates": 9000, "num_users": 500, "num_reservations": 2000}
+    sources = Counter(m.source for u in db.users.values() for m in u.payment_methods.values())
+    assert set(sources) == {"credit_card", "gift_card", "certificate"}
+
+
 def test_bad_knobs_name_the_field() -> None:
     with pytest.raises(ValidationError, match="num_flights"):
         generate_airline_db(random.Random(0), num_flights=0)

@@ -99,6 +99,15 @@ class AirlineGenConfig(BaseModel):
         default=0.4, ge=0.0, le=1.0, description="Share of today's not-yet-departed flights delayed."
     )
 
+    @classmethod
+    def benchmark_sized(cls) -> AirlineGenConfig:
+        """The size of tau2's airline db.json (300 flights × 30 dates, 500 users, 2,000 reservations).
+
+        A database generated with it stands in for db.json where the file is not available (its ids
+        differ, so it cannot replay the benchmark's tasks).
+        """
+        return cls(num_flights=300, num_users=500, num_reservations=2000)
+
 
 def generate_airline_db(
     rng: random.Random,
