@@ -7,7 +7,8 @@ checks in the same order, the same messages, and the same bug-compatible behavio
 unpadded next-day dates, no seat release, ...; see ``docs/tau2-airline.md``). Write tools journal
 every top-level record before changing it (``db.touch``) so that a reset restores it cheaply.
 
-Tool order in ``AIRLINE_TOOLS`` (a :class:`Tau2Toolset`) is upstream's definition order, which is the order shown to the LLM.
+Tool order in ``AIRLINE_TOOLS`` (a :class:`Tau2Toolset`) is upstream's definition order, which is the
+order shown to the LLM.
 """
 
 from __future__ import annotations
