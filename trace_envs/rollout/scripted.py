@@ -39,16 +39,22 @@ class ScriptPolicy:
 
 
 class OraclePolicy(ScriptPolicy):
-    """The env's reference solution (``oracle_actions()``)."""
+    """The env's reference solution (``oracle_actions()``; on tau2 targets the task's gold actions
+    and a message with the facts to tell)."""
 
     spec = "oracle"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
+        from .tau2_flaws import is_tau2_target, tau2_env_actions
+
+        if is_tau2_target(env.unwrapped):
+            return tau2_env_actions(env.unwrapped)
         return _capability_env(env).oracle_actions()
 
 
 class FlawedPolicy(ScriptPolicy):
-    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere."""
+    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere.
+    On tau2 target tasks the named deficits are applied to the gold actions (see ``tau2_flaws``)."""
 
     def __init__(self, capabilities: Sequence[str]):
         super().__init__()
@@ -56,6 +62,10 @@ class FlawedPolicy(ScriptPolicy):
         self.spec = "flawed:" + ",".join(self.capabilities)
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
+        from .tau2_flaws import is_tau2_target, tau2_env_actions
+
+        if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
+            return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
         if inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()

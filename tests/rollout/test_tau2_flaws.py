@@ -1,0 +1,119 @@
+"""Scripted oracle and flawed policies on tau2 target tasks (deficits applied to the gold actions)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trace_envs.core import ToolCall
+from trace_envs.llm import ChatResponse
+from trace_envs.rollout import EpisodeJob, EpisodeRecord, run_rollouts
+from trace_envs.rollout.tau2_flaws import near_miss_argument, skip_lookups_before_write, stop_after_first_write
+
+WRITES = {"cancel_order", "modify_address"}
+STATE = {
+    "orders": {
+        "#W1": {"order_id": "#W1", "user_id": "ava_1", "items": ["111", "222"], "total": 10.5},
+        "#W2": {"order_id": "#W2", "user_id": "ava_1", "items": ["333"], "total": 7.25},
+        "#W3": {"order_id": "#W3", "user_id": "noah_2", "items": ["444"], "total": 3.0},
+    },
+    "users": {"ava_1": {"name": "Ava"}, "noah_2": {"name": "Noah"}},
+}
+CALLS = [
+    ToolCall(name="find_user", arguments={"name": "Ava"}),
+    ToolCall(name="get_order", arguments={"order_id": "#W1"}),
+    ToolCall(name="cancel_order", arguments={"order_id": "#W1", "reason": "no longer needed"}),
+    ToolCall(name="get_order", arguments={"order_id": "#W2"}),
+    ToolCall(name="modify_address", arguments={"order_id": "#W2"}),
+]
+
+
+def is_write(name: str) -> bool:
+    return name in WRITES
+
+
+def test_skip_lookups_and_stop_after_first_write() -> None:
+    assert [c.name for c in skip_lookups_before_write(CALLS, is_write)] == [
+        "cancel_order",
+        "get_order",
+        "modify_address",
+    ]
+    assert [c.name for c in stop_after_first_write(CALLS, is_write)] == ["find_user", "get_order", "cancel_order"]
+    reads = CALLS[:2]
+    assert skip_lookups_before_write(reads, is_write) == reads and stop_after_first_write(reads, is_write) == reads
+
+
+@given(seed=st.integers(0, 2**32))
+def test_near_miss_swaps_one_argument_of_the_first_write_for_a_state_value(seed: int) -> None:
+    changed = near_miss_argument(CALLS, is_write, STATE, random.Random(seed))
+    diffs = [(a, b) for a, b in zip(CALLS, changed, strict=True) if a != b]
+    assert len(diffs) == 1
+    before, after = diffs[0]
+    assert before.name == "cancel_order"
+    assert after.arguments["order_id"] in {"#W2", "#W3"}  # another order id from the state
+    assert after.arguments["reason"] == before.arguments["reason"]
+
+
+def test_near_miss_in_list_arguments_and_nothing_to_swap() -> None:
+    calls = [ToolCall(name="modify_address", arguments={"items": ["222"]})]
+    (changed,) = near_miss_argument(calls, is_write, STATE, random.Random(0))
+    assert changed.arguments["items"][0] in {"111", "333", "444"}
+    lonely = [ToolCall(name="cancel_order", arguments={"order_id": "#W9"})]
+    assert near_miss_argument(lonely, is_write, STATE, random.Random(0)) == lonely
+
+
+class CustomerModel:
+    """A deterministic stand-in for the user LLM: asks for help, then thanks and stops."""
+
+    spec = "fake:customer"
+
+    def chat(self, messages: list[dict[str, Any]], tools: Any = None, **sampling: Any) -> ChatResponse:
+        turns = sum(m["role"] == "user" for m in messages)
+        return ChatResponse(content="I need help with my order." if turns <= 1 else "Thanks! ###STOP###")
+
+    async def achat(self, messages: list[dict[str, Any]], tools: Any = None, **sampling: Any) -> ChatResponse:
+        return self.chat(messages, tools, **sampling)
+
+
+def rollout(shared_data: Path, policy: str, task_ids: list[str]) -> dict[str, EpisodeRecord]:
+    jobs = [
+        EpisodeJob(
+            env_id="trace/tau2-retail-v0", seed=0, env_kwargs={"data_dir": str(shared_data / "tau2"), "task_id": t}
+        )
+        for t in task_ids
+    ]
+    records: list[EpisodeRecord] = []
+    summary = run_rollouts(jobs, policy, user_model=CustomerModel(), on_episode=records.append, concurrency=2)  # type: ignore[arg-type]
+    assert summary.failed == 0, [r.error for r in records]
+    return {r.task_id or "": r for r in records}
+
+
+def test_oracle_and_flawed_policies_on_retail_tasks(shared_data: Path) -> None:
+    pytest.importorskip("trace_envs.domains.retail")
+    oracle = rollout(shared_data, "oracle", ["0", "11"])
+    assert all(r.reward == 1.0 and r.success for r in oracle.values())
+    assert oracle["0"].user_model == "fake:customer"
+
+    # stop after the first write: task 11 needs two writes, so its database ends up wrong
+    multi = rollout(shared_data, "flawed:multi_step_task_completion", ["11"])["11"]
+    assert multi.reward == 0.0 and multi.components["DB"] == 0.0
+    assert len(multi.tool_calls) == len(oracle["11"].tool_calls) - 1
+
+    # a near-miss argument in the write: the wrong record changes (or the call fails)
+    precise = rollout(shared_data, "flawed:tool_calling_precision", ["0"])["0"]
+    assert precise.reward == 0.0
+    assert [c.name for c in precise.tool_calls] == [c.name for c in oracle["0"].tool_calls]
+    assert [c.arguments for c in precise.tool_calls] != [c.arguments for c in oracle["0"].tool_calls]
+
+    # skip the lookups: only the write is made (reads change no state, so DB+COMMUNICATE still pass)
+    hasty = rollout(shared_data, "flawed:precondition_verification", ["0"])["0"]
+    assert [c.name for c in hasty.tool_calls] == [oracle["0"].tool_calls[-1].name]
+
+    # a capability without a rule on tau2 plays the oracle
+    other = rollout(shared_data, "flawed:datetime_reasoning", ["11"])["11"]
+    assert other.actions == oracle["11"].actions

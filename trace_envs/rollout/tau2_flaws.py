@@ -1,0 +1,144 @@
+"""Scripted oracle and flawed action lists for tau2 target tasks, built from each task's gold actions.
+
+A capability deficit is applied to the gold tool calls, so a ``flawed:<capability>`` baseline fails
+on a target task the way an agent lacking that capability would:
+
+- ``precondition_verification``: skip the lookups (non-writing calls) before the first write;
+- ``multi_step_task_completion``: stop after the first write;
+- ``tool_calling_precision`` and ``structured_data_reasoning``: swap one argument of the first write
+  for a near-miss value from the state (another id, name or number of the same kind found in the DB).
+
+Capabilities with no rule here (device-side ones) leave the gold actions as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from trace_envs.core import STOP_TOKEN, ToolCall, format_tool_call
+
+IsWrite = Callable[[str], bool]
+
+
+def gold_calls(task: Any) -> list[ToolCall]:
+    """The task's gold tool calls made by the assistant, in order."""
+    return [
+        ToolCall(name=a.name, arguments=dict(a.arguments))
+        for a in task.gold_actions
+        if getattr(a, "requestor", "assistant") == "assistant"
+    ]
+
+
+def closing_message(task: Any) -> str:
+    """A final message that tells the user every fact the task requires (its communicate info)."""
+    info = (task.evaluation_criteria.communicate_info or []) if task.evaluation_criteria else []
+    return ("To confirm: " + "; ".join(str(i) for i in info) + ".") if info else "Your request has been handled."
+
+
+def skip_lookups_before_write(calls: list[ToolCall], is_write: IsWrite) -> list[ToolCall]:
+    first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
+    if first is None:
+        return calls
+    return calls[first:]
+
+
+def stop_after_first_write(calls: list[ToolCall], is_write: IsWrite) -> list[ToolCall]:
+    first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
+    return calls if first is None else calls[: first + 1]
+
+
+def _values_by_key(state: Any) -> tuple[dict[str, set[Any]], list[list[str]]]:
+    """Every scalar value seen under each key, and the key lists of every mapping, in the state."""
+    by_key: dict[str, set[Any]] = {}
+    key_lists: list[list[str]] = []
+    stack: list[tuple[Any, str]] = [(state, "")]
+    while stack:
+        node, field = stack.pop()
+        if isinstance(node, dict):
+            key_lists.append([k for k in node if isinstance(k, str)])
+            stack.extend((value, key) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((item, field) for item in node)  # list items count as values of the list's field
+        elif isinstance(node, str | int | float) and not isinstance(node, bool) and field:
+            by_key.setdefault(field, set()).add(node)
+    return by_key, key_lists
+
+
+def near_misses(value: Any, by_key: dict[str, set[Any]], key_lists: list[list[str]]) -> list[Any]:
+    """Other values of the same kind as ``value`` in the state: values stored under the same field
+    elsewhere, or sibling keys of a mapping keyed by ``value`` (sorted, so the choice is seeded only)."""
+    found: set[Any] = set()
+    for values in by_key.values():
+        if value in values:
+            found.update(v for v in values if type(v) is type(value))
+    if isinstance(value, str):
+        for keys in key_lists:
+            if value in keys:
+                found.update(keys)
+    found.discard(value)
+    return sorted(found, key=lambda v: (str(type(v)), str(v)))
+
+
+def near_miss_argument(calls: list[ToolCall], is_write: IsWrite, state: Any, rng: random.Random) -> list[ToolCall]:
+    """Swap one argument of the first write (else the first call) for a near-miss value."""
+    if not calls:
+        return calls
+    index = next((i for i, c in enumerate(calls) if is_write(c.name)), 0)
+    call = calls[index]
+    by_key, key_lists = _values_by_key(state)
+    for name in sorted(call.arguments):
+        value = call.arguments[name]
+        if isinstance(value, list):
+            for position, item in enumerate(value):
+                options = near_misses(item, by_key, key_lists)
+                if options:
+                    swapped = [*value[:position], rng.choice(options), *value[position + 1 :]]
+                    return _replace(calls, index, name, swapped)
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            options = near_misses(value, by_key, key_lists)
+            if options:
+                return _replace(calls, index, name, rng.choice(options))
+    return calls
+
+
+def _replace(calls: list[ToolCall], index: int, name: str, value: Any) -> list[ToolCall]:
+    changed = calls[index].model_copy(update={"arguments": {**calls[index].arguments, name: value}})
+    return [*calls[:index], changed, *calls[index + 1 :]]
+
+
+ORDER_FREE = ("precondition_verification", "multi_step_task_completion")
+ARGUMENT = ("tool_calling_precision", "structured_data_reasoning")
+TAU2_DEFICITS: tuple[str, ...] = (*ORDER_FREE, *ARGUMENT)
+"""Capabilities whose deficit has a rule on tau2 gold actions."""
+
+
+def task_rng(task_id: str) -> random.Random:
+    """A per-task RNG (seeded from the task id's sha256, the same in every process)."""
+    return random.Random(int(hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16], 16))
+
+
+def tau2_actions(task: Any, is_write: IsWrite, state: Any, capabilities: Sequence[str] = ()) -> list[str]:
+    """Gold tool calls with the named capabilities' deficits applied, a closing message with the
+    facts to tell, then the stop token. No capabilities: the oracle."""
+    calls = gold_calls(task)
+    if "precondition_verification" in capabilities:
+        calls = skip_lookups_before_write(calls, is_write)
+    if "multi_step_task_completion" in capabilities:
+        calls = stop_after_first_write(calls, is_write)
+    if any(c in capabilities for c in ARGUMENT):
+        calls = near_miss_argument(calls, is_write, state, task_rng(task.id))
+    return [*(format_tool_call(c) for c in calls), closing_message(task), STOP_TOKEN]
+
+
+def is_tau2_target(env: Any) -> bool:
+    """Whether an (unwrapped) env is a tau2 target episode (has tau2 tasks with gold actions)."""
+    return hasattr(env, "evaluator") and hasattr(getattr(env, "task", None), "gold_actions")
+
+
+def tau2_env_actions(env: Any, capabilities: Sequence[str] = ()) -> list[str]:
+    """:func:`tau2_actions` for the current task of a reset tau2 target env."""
+    state = env.domain.dump_state(env.db)
+    return tau2_actions(env.task, env.toolset.mutates, state, capabilities)
