@@ -83,3 +83,23 @@ def test_llm_user() -> None:
     system = model.seen[0][0]
     assert system["role"] == "system" and "water the garden" in system["content"].lower()
     assert model.seen[0][-1] == {"role": "user", "content": "Sure. When should I remind you?"}
+
+
+def test_parallel_calls_that_depend_on_order_fail_as_upstream() -> None:
+    """[turn low battery off, turn wifi on] in one turn: the wifi-first order fails, so that order is played."""
+    env = DeviceEnv(scenario="turn_on_wifi_low_battery")
+    env.reset(seed=0)
+    both = (
+        '<tool_call>{"name": "set_low_battery_mode_status", "arguments": {"on": false}}</tool_call>'
+        '<tool_call>{"name": "set_wifi_status", "arguments": {"on": true}}</tool_call>'
+    )
+    observation, *_ = env.step(both)
+    assert observation.startswith("[set_wifi_status] PermissionError")
+    assert env.state.settings.low_battery_mode is False and env.state.settings.wifi is False
+    env.reset(seed=0)
+    independent = (
+        '<tool_call>{"name": "get_low_battery_mode_status", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "set_low_battery_mode_status", "arguments": {"on": false}}</tool_call>'
+    )
+    observation, *_ = env.step(independent)
+    assert observation.startswith("[get_low_battery_mode_status] True")

@@ -9,6 +9,7 @@ and minefields: ``reward = similarity`` in [0, 1], ``success`` only at similarit
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -33,6 +34,10 @@ DEVICE_INSTRUCTION = (
     "\n"
     "Follow the policy below. Always make sure you generate valid JSON only."
 )
+
+
+MAX_PERMUTED_CALLS = 5
+"""Parallel call sets up to this size are checked in every order (5! = 120 trial runs); larger sets run as given."""
 
 
 class DeviceKnobs(BaseModel):
@@ -159,7 +164,6 @@ class DeviceEnv(CapabilityEnv):
         )
         toolset = self.toolset
         assert isinstance(toolset, DeviceToolset)
-        contents = []
         for call in calls:
             self._record(
                 SandboxMessage(
@@ -171,6 +175,8 @@ class DeviceEnv(CapabilityEnv):
                     visible_to=["AGENT", "EXECUTION_ENVIRONMENT"],
                 )
             )
+        contents = []
+        for call in self._parallel_order(calls):
             if call.name not in toolset:
                 self.unknown_tool_called = True
             outcome = toolset.execute(self.state, call)
@@ -202,6 +208,19 @@ class DeviceEnv(CapabilityEnv):
         if len(contents) == 1:
             return contents[0].content
         return "\n\n".join(f"[{r.name}] {r.content}" for r in contents)
+
+    def _parallel_order(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """ToolSandbox's rule for several calls in one turn: try every order on copies of the world; if
+        some order makes a call fail, that order is the one played (order-dependent sets fail)."""
+        if not 1 < len(calls) <= MAX_PERMUTED_CALLS:
+            return calls
+        toolset = self.toolset
+        world = dump_world(self.state)
+        for order in itertools.permutations(calls):
+            trial = self.domain.load_state(world)
+            if any(toolset.invoke(trial, call).error for call in order):
+                return list(order)
+        return calls
 
     def _talk(self, text: str) -> str:
         assert self.user is not None
