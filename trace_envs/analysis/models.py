@@ -149,6 +149,11 @@ class AnalysisConfig(BaseModel):
     runs: int = Field(default=10, ge=1, description="Labelling runs R (discovery runs once).")
     delta: float = Field(default=0.20, ge=-1.0, le=1.0, description="Minimum gap ER- - ER+.")
     rho: float = Field(default=0.10, ge=0.0, le=1.0, description="Minimum coverage of failures.")
+    require_contrast: bool = Field(
+        default=False,
+        description="Never keep a capability no successful trajectory needed (ER+ undefined); by default its "
+        "ER- is tested against delta instead of the undefined gap.",
+    )
     min_selection: float = Field(
         default=0.5, gt=0.0, le=1.0, description="Keep a capability selected in at least this share of runs."
     )

@@ -179,7 +179,14 @@ def build_result(
     names = dictionary.names
     labels = [row for (run, episode), row in sorted(rows.items()) if run < config.runs and episode in ids]
     per_run = [
-        run_stats([row for row in labels if row.run == run], names, run=run, delta=config.delta, rho=config.rho)
+        run_stats(
+            [row for row in labels if row.run == run],
+            names,
+            run=run,
+            delta=config.delta,
+            rho=config.rho,
+            require_contrast=config.require_contrast,
+        )
         for run in range(config.runs)
     ]
     summary = summarize(per_run, names, min_selection=config.min_selection)

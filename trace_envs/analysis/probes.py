@@ -260,9 +260,17 @@ def _named_digits(record: dict[str, Any], user_tokens: set[str]) -> int:
     )
 
 
+def _changes_field(tool: str, argument: str) -> bool:
+    """Whether the call sets that field anew (``modify_pending_order_address(address1=…)``,
+    ``modify_pending_order_payment(payment_method_id=…)``): a word of the tool name begins the argument."""
+    return argument.startswith("new_") or any(
+        len(word) >= 4 and argument.startswith(word) for word in tool.split("_")[1:]
+    )
+
+
 def probe_precision(episode: Episode) -> CapabilityLabel:
     """Write arguments must be the values the agent has to use: the record the user named by its digits
-    (a card ending), else - unless the call changes that very field - the value read for that field."""
+    (a card ending), else - for id arguments the call does not set anew - an id read for that field."""
     name = "tool_calling_precision"
     user_tokens = set(_DIGITS.findall(episode.user_text))
     checked = 0
@@ -287,8 +295,10 @@ def probe_precision(episode: Episode) -> CapabilityLabel:
             if named:
                 checked += 1
                 continue
-            if argument.split("_")[0] in call.name or not all(
-                isinstance(v, str) for v in (value if isinstance(value, list) else [value])
+            if (
+                not argument.endswith(("_id", "_ids"))
+                or _changes_field(call.name, argument)
+                or not all(isinstance(v, str) for v in (value if isinstance(value, list) else [value]))
             ):
                 continue
             seen: set[str] = set()
@@ -524,6 +534,8 @@ def probe_structured(episode: Episode) -> CapabilityLabel:
             continue
         earlier = [c.parsed for c in episode.calls[: call.index] if not c.error and c.parsed is not None]
         for argument, value in call.arguments.items():
+            if not (argument.startswith("new_") or call.name.startswith("book_")):
+                continue  # only records being acquired must be available
             for v in _string_values(value):
                 found = _siblings(earlier, v)
                 if found is None:

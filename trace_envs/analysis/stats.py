@@ -24,9 +24,18 @@ def _ratio(numerator: int, denominator: int) -> Fraction | None:
 
 
 def capability_stats(
-    rows: Iterable[tuple[bool, Label]], capability: str, *, delta: float = 0.20, rho: float = 0.10
+    rows: Iterable[tuple[bool, Label]],
+    capability: str,
+    *,
+    delta: float = 0.20,
+    rho: float = 0.10,
+    require_contrast: bool = False,
 ) -> CapabilityStats:
-    """Statistics of one capability from ``(success, label)`` rows, one per trajectory."""
+    """Statistics of one capability from ``(success, label)`` rows, one per trajectory.
+
+    When no successful trajectory needed the capability, ER+ and the gap are undefined (``None``).
+    By default the keep rule then tests ER- against ``delta`` (nothing contradicts the deficit: every
+    trajectory that needed it failed); ``require_contrast=True`` never keeps such a capability."""
     stats = CapabilityStats(capability=capability)
     for success, label in rows:
         label = Label(label)
@@ -46,7 +55,7 @@ def capability_stats(
     stats.er_minus = float(er_minus) if er_minus is not None else None
     stats.gap = float(gap) if gap is not None else None
     stats.coverage = float(coverage) if coverage is not None else None
-    stats.kept, stats.reason = _decide(gap, coverage, er_plus, er_minus, delta, rho)
+    stats.kept, stats.reason = _decide(gap, coverage, er_plus, er_minus, delta, rho, require_contrast)
     return stats
 
 
@@ -57,30 +66,41 @@ def _decide(
     er_minus: Fraction | None,
     delta: float,
     rho: float,
+    require_contrast: bool,
 ) -> tuple[bool, str]:
     if coverage is None:
         return False, "no failed trajectories: coverage undefined"
     if er_minus is None:
         return False, "not applicable to any failed trajectory: ER- undefined"
     if er_plus is None:
-        return False, "not applicable to any successful trajectory: ER+ undefined, so no contrast"
-    assert gap is not None
-    if gap < _exact(delta):
-        return False, f"gap {float(gap):.3f} < delta {delta:g}"
+        if require_contrast:
+            return False, "not applicable to any successful trajectory: ER+ undefined, so no contrast"
+        contrast, what = er_minus, "ER+ undefined (no success needed it); ER-"
+    else:
+        assert gap is not None
+        contrast, what = gap, "gap"
+    if contrast < _exact(delta):
+        return False, f"{what} {float(contrast):.3f} < delta {delta:g}"
     if coverage < _exact(rho):
         return False, f"coverage {float(coverage):.3f} < rho {rho:g}"
-    return True, f"gap {float(gap):.3f} >= {delta:g} and coverage {float(coverage):.3f} >= {rho:g}"
+    return True, f"{what} {float(contrast):.3f} >= {delta:g} and coverage {float(coverage):.3f} >= {rho:g}"
 
 
 def run_stats(
-    labels: Sequence[TrajectoryLabels], capabilities: Sequence[str], *, run: int, delta: float = 0.20, rho: float = 0.10
+    labels: Sequence[TrajectoryLabels],
+    capabilities: Sequence[str],
+    *,
+    run: int,
+    delta: float = 0.20,
+    rho: float = 0.10,
+    require_contrast: bool = False,
 ) -> RunStats:
     """Per-capability statistics of one labelling run. A capability missing from a trajectory's
     labels counts as NA there."""
     out: dict[str, CapabilityStats] = {}
     for name in capabilities:
         rows = [(t.success, t.labels[name].label if name in t.labels else Label.NA) for t in labels]
-        out[name] = capability_stats(rows, name, delta=delta, rho=rho)
+        out[name] = capability_stats(rows, name, delta=delta, rho=rho, require_contrast=require_contrast)
     return RunStats(run=run, capabilities=out)
 
 
