@@ -100,8 +100,10 @@ def test_run_stats_treat_missing_labels_as_na() -> None:
     table = [labels_row(0, "a", True, x=P), labels_row(0, "b", False, x=L, y=L), labels_row(0, "c", False)]
     stats = run_stats(table, ["x", "y"], run=0)
     assert stats.capabilities["x"].er_minus == 1.0 and stats.capabilities["x"].coverage == 0.5
-    assert stats.capabilities["y"].er_plus is None and not stats.capabilities["y"].kept
-    assert stats.kept == ["x"]
+    assert stats.capabilities["y"].er_plus is None and stats.capabilities["y"].gap is None
+    assert stats.kept == ["x", "y"]
+    strict = run_stats(table, ["x", "y"], run=0, require_contrast=True)
+    assert strict.kept == ["x"]
 
 
 def test_summary_frequency_median_iqr_and_min_selection() -> None:
