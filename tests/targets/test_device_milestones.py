@@ -217,3 +217,9 @@ def test_invalid_evaluations_name_the_problem() -> None:
         SnapshotConstraint(database_namespace="CONTACT", snapshot_constraint="addition", target_dataframe=[{}])
     with pytest.raises(ValueError, match="not its ancestor"):
         Evaluation(milestones=[message("a"), added("CONTACT", {"name": "x"}, reference=1)], milestone_edges=[])
+
+
+def test_said_key_ignores_case_and_punctuation() -> None:
+    evaluation = Evaluation(milestones=[said("Your wifi is now on.", "wifi")])
+    assert 0 < score(evaluation, Play().agent("Your Wi-Fi is on again.")) < 1
+    assert score(evaluation, Play().agent("Your network is on again.")) == 0.0

@@ -74,7 +74,8 @@ def updated(namespace: Namespace, *rows: dict[str, Any], reference: int = -1) ->
 
 
 def said(text: str, key: str) -> Milestone:
-    """The agent told the user ``text`` (ROUGE-L) and the message contains the key fact ``key`` verbatim."""
+    """The agent told the user ``text`` (ROUGE-L) and the message contains the key fact ``key`` (compared
+    case-insensitively on letters and digits only, so "Wi-Fi" counts as "wifi" and "273 days" as "273 days")."""
     if key not in text:
         raise ValueError(f"the key fact {key!r} must appear in the reference message {text!r}")
     return Milestone(
@@ -86,7 +87,7 @@ def said(text: str, key: str) -> Milestone:
             SnapshotConstraint(
                 database_namespace="SANDBOX",
                 target_dataframe=[{"content": key}],
-                column_similarity_measure={"content": ColumnMeasure(name="contains")},
+                column_similarity_measure={"content": ColumnMeasure(name="contains", normalize=True)},
             ),
         ]
     )

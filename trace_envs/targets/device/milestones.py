@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -66,6 +67,11 @@ class ColumnMeasure(BaseModel):
 
     name: MeasureName
     atol: dict[str, float] = Field(default_factory=dict, description="Absolute tolerances by column/argument name.")
+    normalize: bool = Field(
+        default=False,
+        description="(contains only; our extension) compare lower-cased text with everything but [a-z0-9] removed, "
+        "so 'Wi-Fi' contains 'wifi'.",
+    )
 
 
 def _default_measure(namespace: str, column: str) -> ColumnMeasure:
@@ -234,6 +240,10 @@ class Trajectory(BaseModel):
 
 
 # ----- column measures --------------------------------------------------------------------------
+def _alnum(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -278,7 +288,11 @@ def column_similarity(measure: ColumnMeasure, column: str, cell: Any, target: An
     if name == "close":
         return 1.0 if abs(cell - target) <= measure.atol.get(column, 0.0) else 0.0
     if name == "contains":
-        return 1.0 if isinstance(cell, str) and isinstance(target, str) and target in cell else 0.0
+        if not (isinstance(cell, str) and isinstance(target, str)):
+            return 0.0
+        if measure.normalize:
+            cell, target = _alnum(cell), _alnum(target)
+        return 1.0 if target in cell else 0.0
     if name == "rouge_l":
         if cell is None or target is None:
             return 0.0
