@@ -73,7 +73,7 @@ class HFChatModel(BaseChatModel):
         dtype = getattr(torch, config.dtype) if config.dtype else torch.float32
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(config.model)
-            model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
+            model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
         except OSError as exc:
             raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {exc}") from exc
         if self.tokenizer.chat_template is None:
@@ -94,7 +94,10 @@ class HFChatModel(BaseChatModel):
             raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(
-            to_hf(messages), tools=tools or None, add_generation_prompt=True, tokenize=False
+            to_hf(messages),
+            tools=tools or None,  # type: ignore[arg-type]
+            add_generation_prompt=True,
+            tokenize=False,
         )
         inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
         temperature = float(sampling.get("temperature", 0.0) or 0.0)
@@ -115,7 +118,7 @@ class HFChatModel(BaseChatModel):
             torch.manual_seed(int(sampling.get("seed", 0)))
             output = self.model.generate(**inputs, **options)
         new_tokens = output[0, inputs["input_ids"].shape[1] :]
-        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        text = str(self.tokenizer.decode(new_tokens, skip_special_tokens=True))
         eos = self.tokenizer.eos_token_id
         finished = len(new_tokens) > 0 and int(new_tokens[-1]) == eos
         response = response_from_text(text)

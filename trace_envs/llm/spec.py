@@ -83,7 +83,7 @@ class ModelConfig(BaseModel):
             raise ValueError(
                 f"model spec {spec!r} has unknown provider {provider!r}; expected one of: {MODEL_SPEC_FORMS}"
             )
-        return cls(provider=provider, **{**fields, **overrides})
+        return cls.model_validate({"provider": provider, **fields, **overrides})
 
     @property
     def spec(self) -> str:

@@ -55,7 +55,7 @@ def build_tokenizer(vocab_size: int = VOCAB_SIZE):  # type: ignore[no-untyped-de
     )
     tokenizer.train_from_iterator(_corpus(), trainer=trainer)
     tokenizer.add_tokens(MARKUP_TOKENS)
-    fast = PreTrainedTokenizerFast(
+    fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tokenizer,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
@@ -95,7 +95,7 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = VOCAB
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(config)
-    model.generation_config = GenerationConfig(
+    model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
         eos_token_id=config.eos_token_id, pad_token_id=config.pad_token_id, do_sample=False, max_new_tokens=64
     )
     model.save_pretrained(out)

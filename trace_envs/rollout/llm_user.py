@@ -82,7 +82,7 @@ def use_llm_user(env: gym.Env[Any, Any], model: ChatModel, **options: Any) -> gy
     inner = env.unwrapped
     if not hasattr(inner, "make_user"):
         raise TypeError(f"{type(inner).__name__} has no make_user(task) hook, so its user cannot be replaced")
-    inner.make_user = lambda task: LLMUser.from_task(model, task, **options)  # type: ignore[attr-defined]
+    inner.make_user = lambda task: LLMUser.from_task(model, task, **options)
     inner.llm_user_model = model  # type: ignore[attr-defined]
     return env
 
