@@ -48,7 +48,7 @@ def analyze_command(
     per capability, the kept list, analysis.json and a Markdown report with plots. Rerun the same
     command to resume after an interruption.
 
-    Example: trace-envs analyze runs/x.jsonl --analyst anthropic:claude-sonnet-4-5 --runs 10 --out analysis/
+    Example: trace-envs analyze runs/x.jsonl --analyst anthropic:claude-sonnet-4-6 --runs 10 --out analysis/
 
     Offline: trace-envs analyze runs/x.jsonl --analyst probes --runs 1 --out analysis/
     """
