@@ -124,7 +124,8 @@ class AirlineRecords:
 
     @staticmethod
     def credit_card(user: dict[str, Any]) -> str:
-        return next(m for m, v in user["payment_methods"].items() if v["source"] == "credit_card")
+        methods: dict[str, dict[str, Any]] = user["payment_methods"]
+        return next(m for m, v in methods.items() if v["source"] == "credit_card")
 
     def _flight(self, origin: str, destination: str) -> str:
         rng = self.rng
