@@ -192,3 +192,13 @@ def test_async_requests_run_concurrently(wire: str) -> None:
 def test_unknown_sampling_param_is_named(server: FakeModelServer) -> None:
     with pytest.raises(ValueError, match="unsupported sampling params \\['frequency'\\]"):
         client(server, "anthropic").chat(MESSAGES, frequency=1)
+
+
+def test_anthropic_conversation_opening_with_the_agent_gets_a_user_turn_first(server: FakeModelServer) -> None:
+    greeting = [
+        {"role": "system", "content": "policy"},
+        {"role": "assistant", "content": "Hi! How can I help you today?"},
+    ]
+    client(server, "anthropic").chat([*greeting, {"role": "user", "content": "Cancel #W1."}])
+    turns = server.requests[-1].body["messages"]
+    assert [t["role"] for t in turns] == ["user", "assistant", "user"]

@@ -20,6 +20,8 @@ SAMPLING_KEYS = (
 """Accepted sampling params. Those the installed SDK's ``messages.create`` does not take as keywords
 (recent SDKs dropped ``temperature``/``top_p``/``top_k``) are sent in the request body as they are."""
 DEFAULT_MAX_TOKENS = 1024
+CONVERSATION_START = "(conversation start)"
+"""Placeholder user turn put before a conversation that opens with the assistant."""
 _EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -75,6 +77,8 @@ def to_anthropic(
             turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
+    if turns and turns[0]["role"] == "assistant":  # e.g. tau2's fixed agent greeting: the API wants a user turn first
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]})
     tool_defs = [
         {
             "name": t["function"]["name"],

@@ -255,7 +255,7 @@ def policy_factory(
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
     make_policy(spec)  # validate the spec now, not in the first episode
-    return (lambda job: make_policy(spec, seed=job.seed)), spec
+    return (lambda job: make_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
 async def arun_rollouts(
