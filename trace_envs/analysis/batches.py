@@ -109,7 +109,7 @@ async def label_with_batches(
                 LabelAnswer,
                 max_repairs=max_repairs,
                 normalize=_normalize,
-                validate=lambda a: check_complete(a, names) and None,
+                validate=lambda a: check_complete(a, names),
                 first=first,
             )
             store.append(labels_row(record, run, check_complete(answer, names), usage, analyst.spec))

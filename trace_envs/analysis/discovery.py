@@ -78,6 +78,6 @@ async def discover(
         max_repairs=max_repairs,
         sampling={"max_tokens": 4096, **(sampling or {})},
         normalize=lambda data: {"capabilities": data} if isinstance(data, list) else data,
-        validate=lambda p: merge_capabilities(p.capabilities) and None,
+        validate=lambda p: merge_capabilities(p.capabilities),
     )
     return merge_capabilities(proposal.capabilities), usage

@@ -96,7 +96,7 @@ async def label_one(
         max_repairs=max_repairs,
         sampling={"max_tokens": 2048, **(sampling or {})},
         normalize=normalize_answer,
-        validate=lambda a: check_complete(a, names) and None,
+        validate=lambda a: check_complete(a, names),
     )
     return labels_row(record, run, check_complete(answer, names), usage, analyst.spec)
 

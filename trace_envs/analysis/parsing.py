@@ -63,7 +63,7 @@ async def ask_structured(
     max_repairs: int = 2,
     sampling: dict[str, Any] | None = None,
     normalize: Callable[[Any], Any] | None = None,
-    validate: Callable[[M], None] | None = None,
+    validate: Callable[[M], object] | None = None,
 ) -> tuple[M, Usage]:
     """Ask, parse, and repair: returns the parsed answer and the usage of every request made."""
     return await repair_loop(
@@ -84,7 +84,7 @@ async def repair_loop(
     *,
     max_repairs: int,
     normalize: Callable[[Any], Any] | None,
-    validate: Callable[[M], None] | None,
+    validate: Callable[[M], object] | None,
     first: ChatResponse | None,
 ) -> tuple[M, Usage]:
     """The loop of :func:`ask_structured`; ``first`` is an answer obtained elsewhere (a batch result)."""
