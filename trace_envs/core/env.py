@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 from abc import abstractmethod
+from collections import OrderedDict
 from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
@@ -35,6 +36,11 @@ AGENT_INSTRUCTION = (
 """The agent instruction of tau2-bench's LLM agent, used so that prompts look like the target's."""
 
 Message = dict[str, Any]
+
+_GOLD_CACHE: OrderedDict[tuple[str, str, int], str] = OrderedDict()
+"""Gold hashes by (env class, knobs, task seed): a task is a pure function of these (the determinism
+contract the property suite checks), and GRPO replays each seed K times."""
+_GOLD_CACHE_SIZE = 16384
 
 
 class NoKnobs(BaseModel):
@@ -78,6 +84,7 @@ class CapabilityEnv(gym.Env[str, str]):
         except ValidationError as exc:
             raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
         self.render_mode = render_mode
+        self._cache_key = (f"{type(self).__module__}.{type(self).__qualname__}", self.knobs.model_dump_json())
         self.domain = self.choose_domain()
         self.toolset: Toolset = (
             self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
@@ -220,20 +227,31 @@ class CapabilityEnv(gym.Env[str, str]):
 
     # ----- verification ------------------------------------------------------------------------
     def gold_hash(self) -> str:
-        """Hash of the initial state with the reference solution's tool calls replayed."""
+        """Hash of the initial state with the reference solution's tool calls replayed (cached per
+        env class, knobs and seed)."""
         if self._gold_hash is None:
-            task = self._require_task()
-            gold = self.domain.load_state(task.initial_state)
-            for index, step in enumerate(task.solution):
-                if isinstance(step, ToolCall):
-                    result = self.toolset.invoke(gold, step)
-                    if result.error:
-                        raise RuntimeError(
-                            f"{type(self).__name__}: reference solution step {index} ({step.name}) failed "
-                            f"on task {task.task_id}: {result.content}"
-                        )
-            self._gold_hash = self.domain.state_hash(gold)
+            key = (*self._cache_key, int(self.task_seed or 0))
+            cached = _GOLD_CACHE.get(key)
+            if cached is None:
+                cached = self._replay_gold()
+                _GOLD_CACHE[key] = cached
+                if len(_GOLD_CACHE) > _GOLD_CACHE_SIZE:
+                    _GOLD_CACHE.popitem(last=False)
+            self._gold_hash = cached
         return self._gold_hash
+
+    def _replay_gold(self) -> str:
+        task = self._require_task()
+        gold = self.domain.load_state(task.initial_state)
+        for index, step in enumerate(task.solution):
+            if isinstance(step, ToolCall):
+                result = self.toolset.invoke(gold, step)
+                if result.error:
+                    raise RuntimeError(
+                        f"{type(self).__name__}: reference solution step {index} ({step.name}) failed "
+                        f"on task {task.task_id}: {result.content}"
+                    )
+        return self.domain.state_hash(gold)
 
     def facts_told(self) -> dict[str, bool]:
         """Which required facts appear in the agent's messages to the user (tau2's matching rule)."""

@@ -144,9 +144,20 @@ class Tau2DB(BaseModel):
     _journal: list[tuple[MutableMapping[str, Any], str, Any]] = PrivateAttr(default_factory=list)
     _touched: dict[tuple[int, str], None] = PrivateAttr(default_factory=dict)
     _fragments: dict[tuple[str, str], tuple[Any, str]] = PrivateAttr(default_factory=dict)
+    _journaled: bool = PrivateAttr(default=True)
+
+    def disable_journal(self) -> None:
+        """For databases that are rebuilt instead of restored (capability envs): writes are not
+        journaled, ``restore()`` is unavailable and hashes are computed in full (no fragment cache)."""
+        self._journaled = False
+        self._journal.clear()
+        self._touched.clear()
+        self._fragments.clear()
 
     def touch(self, collection: MutableMapping[str, Any], key: str) -> None:
         """Remember ``collection[key]`` (or its absence) before the first change since the last restore."""
+        if not self._journaled:
+            return
         mark = (id(collection), key)
         if mark in self._touched:
             return
@@ -171,6 +182,8 @@ class Tau2DB(BaseModel):
         fragments in sorted-key order. A record's cached fragment is reused only while the same
         object is in place and it has not been touched since the last restore.
         """
+        if not self._journaled:
+            return canonical_db_hash(self)
         parts = []
         fragments, touched_marks = self._fragments, self._touched  # private attrs are slow to reach
         for name in sorted(type(self).model_fields):
@@ -196,6 +209,8 @@ class Tau2DB(BaseModel):
 
     def restore(self) -> None:
         """Undo every journaled change (newest first), leaving the state of the last restore."""
+        if not self._journaled:
+            raise RuntimeError("this database does not journal its writes (disable_journal() was called)")
         for collection, key, saved in reversed(self._journal):
             if saved is _MISSING:
                 collection.pop(key, None)
@@ -299,6 +314,14 @@ class Tau2Domain(Domain[DBT]):
     def upstream_hash(self, state: DBT) -> str:
         """tau2's own DB hash (different digest from :meth:`state_hash`, same equality decisions)."""
         return upstream_db_hash(state)
+
+    def load_state(self, data: Mapping[str, Any]) -> DBT:
+        """A fresh, unjournaled database (capability envs rebuild state per reset; journaling would
+        only cost a deep copy per written record)."""
+        state = super().load_state(data)
+        if isinstance(state, Tau2DB):
+            state.disable_journal()
+        return state
 
     def load_file(self, path: str | Path) -> DBT:
         """A fresh database from a db.json file."""
