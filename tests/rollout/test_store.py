@@ -20,6 +20,7 @@ from trace_envs.rollout import (
     iter_episodes,
     load_episodes,
 )
+from trace_envs.rollout.store import finished_keys
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 JSONISH = st.recursive(
@@ -129,3 +130,14 @@ def test_pandas_and_datasets_views(tmp_path: Path) -> None:
     assert dataset.num_rows == 2
     assert json.loads(dataset[1]["tool_calls"])[0]["arguments"] == {"order_id": "#W1"}
     assert json.loads(dataset[0]["components"]) == {"db": 1.0}
+
+
+def test_a_complete_record_without_its_newline_is_not_finished(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(record(0).model_dump_json().encode() + b"\n" + record(1).model_dump_json().encode())
+    assert finished_keys(path) == {("trace/order-cancel-v0", 0, 0, "oracle")}
+    store = TrajectoryStore(path)
+    with pytest.warns(UserWarning, match="torn last line"):
+        store.open()
+    store.close()
+    assert [r.seed for r in iter_episodes(path)] == [0]

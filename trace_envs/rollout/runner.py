@@ -286,11 +286,11 @@ async def arun_rollouts(
         factory, spec = policy, policy_spec
     owned.append(getattr(factory, "model", None))
     summary = RolloutSummary()
+    if store is not None:
+        store.open()  # repairs a torn last line before the finished episodes are read
     done: set[EpisodeKey] = store.finished_keys() if store is not None else set()
     pending = [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
     summary.skipped = len(jobs) - len(pending)
-    if store is not None:
-        store.open()
     idle_envs: dict[tuple[str, str], list[gym.Env[Any, Any]]] = {}
     queue: asyncio.Queue[EpisodeJob] = asyncio.Queue()
     for job in pending:

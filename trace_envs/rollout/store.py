@@ -234,7 +234,7 @@ class TrajectoryStore:
 
     def finished_keys(self) -> set[EpisodeKey]:
         """Keys of the episodes already finished (no ``error``)."""
-        return {record.key for record in iter_episodes(self.path) if record.finished}
+        return finished_keys(self.path)
 
 
 _UNICODE_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -249,27 +249,48 @@ def record_line(record: EpisodeRecord) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, raw line, is it a torn last line) for every non-empty line, streamed."""
+    with open(path, "rb") as reader:
+        for number, raw in enumerate(reader, start=1):
+            torn = not raw.endswith(b"\n")
+            if raw.strip():
+                yield number, raw, torn
+
+
 def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:
-    """Every parseable record in file order; a torn last line is skipped silently, any other bad
-    line with a warning naming it."""
+    """Every parseable record in file order (streamed); a torn last line is skipped silently, any
+    other bad line with a warning naming it."""
     file = Path(path)
     if not file.exists():
         return
-    with open(file, "rb") as reader:
-        lines = reader.read().split(b"\n")
-    torn_tail = lines[-1] != b""
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
+    for number, raw, torn in _lines(file):
         try:
             yield EpisodeRecord.model_validate_json(raw)
         except ValidationError as exc:
-            if torn_tail and number == len(lines):
-                return
-            warnings.warn(
-                f"{file}:{number}: skipping a line that is not an episode record ({exc.errors()[0]['msg']})",
-                stacklevel=2,
-            )
+            if not torn:
+                warnings.warn(
+                    f"{file}:{number}: skipping a line that is not an episode record ({exc.errors()[0]['msg']})",
+                    stacklevel=2,
+                )
+
+
+def finished_keys(path: str | Path) -> set[EpisodeKey]:
+    """Keys of the finished episodes (no ``error``) of a store, reading only the key fields."""
+    file = Path(path)
+    keys: set[EpisodeKey] = set()
+    if not file.exists():
+        return keys
+    for _, raw, torn in _lines(file):
+        if torn:
+            continue  # cut off before the next append: its episode is not finished
+        try:
+            data = json.loads(raw)
+            if data.get("error") is None:
+                keys.add((str(data["env_id"]), int(data["seed"]), int(data.get("sample", 0)), str(data["policy"])))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # torn or foreign lines are not finished episodes
+    return keys
 
 
 def load_episodes(path: str | Path, *, include_failed: bool = False, dedupe: bool = True) -> list[EpisodeRecord]:
