@@ -139,3 +139,24 @@ def test_render_ansi_is_a_readable_transcript(capsys: pytest.CaptureFixture[str]
     human.reset(seed=2)
     human.step("Can I have your order id?")
     assert "assistant: Can I have your order id?" in capsys.readouterr().out
+
+
+def test_gold_hash_is_replayed_once_per_seed_and_knobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_envs.core import env as env_module
+
+    monkeypatch.setattr(env_module, "_GOLD_CACHE", env_module.OrderedDict())
+    calls: list[int] = []
+    original = CapabilityEnv._replay_gold
+
+    def counting(self: CapabilityEnv) -> str:
+        calls.append(int(self.task_seed or 0))
+        return original(self)
+
+    monkeypatch.setattr(CapabilityEnv, "_replay_gold", counting)
+    first, second, other_knobs = make(), make(), make(distractor_orders=7)
+    for env in (first, second, first):
+        env.reset(seed=4)
+        env.gold_hash()
+    other_knobs.reset(seed=4)
+    assert other_knobs.gold_hash() != first.gold_hash()
+    assert calls == [4, 4]

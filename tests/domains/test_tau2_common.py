@@ -147,3 +147,21 @@ def test_journal_restore_equals_a_fresh_copy(seed: int, names: list[str]) -> Non
     assert RETAIL.state_hash(db) == before == canonical_db_hash(db)
     assert db.model_dump() == pristine.model_dump()
     assert not db.dirty
+
+
+def test_states_built_by_load_state_do_not_journal() -> None:
+    import random
+
+    import pytest
+
+    from trace_envs.domains.retail import RETAIL, generate_retail_db
+    from trace_envs.domains.tau2_common import canonical_db_hash
+
+    db = RETAIL.load_state(generate_retail_db(random.Random(0)).model_dump(mode="json"))
+    user_id = next(iter(db.users))
+    db.touch(db.users, user_id)
+    db.users[user_id].email = "changed@example.com"
+    assert not db.dirty
+    assert RETAIL.state_hash(db) == canonical_db_hash(db)
+    with pytest.raises(RuntimeError, match="does not journal"):
+        db.restore()
