@@ -194,7 +194,7 @@ class PreconditionEnv(CapabilityEnv):
             "recent": f"it was booked at {res['created_at'].replace('T', ' ')}, less than 24 hours ago",
             "airline_cancelled": "the airline cancelled one of its flights",
             "business": "it is a business cabin booking",
-            "insured": "it has travel insurance and your reason is covered",
+            "insured": "it has travel insurance that covers this",
         }.get(kind, "")
         cabin_said = res["cabin"].replace("_", " ")
         why_not = (
@@ -224,7 +224,7 @@ class PreconditionEnv(CapabilityEnv):
         auth = [ToolCall(name="get_user_details", arguments={"user_id": uid})]
         facts = [
             UserFact(keys=["user id", "user_id"], answer=f"My user id is {uid}."),
-            UserFact(keys=["reason", "why"], answer=f"The reason: {reason}."),
+            UserFact(keys=["reason for", "why do you", "why are you"], answer=f"Because {reason}."),
         ]
         return db.state(), auth, facts, plan
 

@@ -130,3 +130,14 @@ def test_bad_knob_names_the_field() -> None:
         gym.make(ENV_ID, subtasks=7)
     with pytest.raises(ValueError, match="variant"):
         gym.make(ENV_ID, variant="device")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_confirmation_question_of_the_oracle_gets_a_yes(variant: str) -> None:
+    env = make(variant, subtasks=4)
+    for seed in range(30):
+        env.reset(seed=seed)
+        play_actions(env, env.oracle_actions(), seed=seed)
+        pairs = zip(env.messages, env.messages[1:], strict=False)
+        replies = [b["content"] for a, b in pairs if a["role"] == "assistant" and str(a.get("content")).endswith("?")]
+        assert replies == [env._require_task().user.confirm_reply] * 4

@@ -132,3 +132,15 @@ def test_not_allowed_share_knob() -> None:
         assert low <= count <= high
     with pytest.raises(ValueError, match="not_allowed_share"):
         gym.make(ENV_ID, not_allowed_share=1.5)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_oracle_confirms_once_on_allowed_seeds_and_never_on_the_others(variant: str) -> None:
+    env = make(variant)
+    for seed in range(40):
+        env.reset(seed=seed)
+        task = env._require_task()
+        play_actions(env, env.oracle_actions(), seed=seed)
+        pairs = zip(env.messages, env.messages[1:], strict=False)
+        replies = [b["content"] for a, b in pairs if a["role"] == "assistant" and str(a.get("content")).endswith("?")]
+        assert replies == ([task.user.confirm_reply] if task.metadata["allowed"] else [])
