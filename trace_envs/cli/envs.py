@@ -47,8 +47,10 @@ def list_command() -> None:
     from trace_envs.registration import env_class
 
     table = Table(title="trace-envs environments")
-    for column in ("env id", "capability", "domain", "max turns"):
-        table.add_column(column)
+    table.add_column("env id", no_wrap=True)
+    table.add_column("capability", overflow="fold")
+    table.add_column("domain")
+    table.add_column("max turns", justify="right")
     for env_id in trace_envs.list_envs():
         cls = env_class(env_id)
         if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
