@@ -50,7 +50,7 @@ def agent(request: FakeRequest) -> FakeReply:
 def serve(port_queue: multiprocessing.Queue, delay: float) -> None:  # type: ignore[type-arg]
     server = FakeModelServer(agent, delay_s=delay)
     port_queue.put(server.port)
-    server._server.serve_forever()
+    server.serve_forever()
 
 
 def overhead(episodes: int, repeats: int) -> dict[str, float]:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trace_envs.core import ToolCall
-from trace_envs.llm import ChatResponse
+from trace_envs.llm import ChatResponse, Usage
 from trace_envs.rollout import EpisodeJob, EpisodeRecord, run_rollouts
 from trace_envs.rollout.tau2_flaws import near_miss_argument, skip_lookups_before_write, stop_after_first_write
 
@@ -74,7 +74,8 @@ class CustomerModel:
 
     def chat(self, messages: list[dict[str, Any]], tools: Any = None, **sampling: Any) -> ChatResponse:
         turns = sum(m["role"] == "user" for m in messages)
-        return ChatResponse(content="I need help with my order." if turns <= 1 else "Thanks! ###STOP###")
+        text = "I need help with my order." if turns <= 1 else "Thanks! ###STOP###"
+        return ChatResponse(content=text, usage=Usage(input_tokens=len(messages), output_tokens=len(text.split())))
 
     async def achat(self, messages: list[dict[str, Any]], tools: Any = None, **sampling: Any) -> ChatResponse:
         return self.chat(messages, tools, **sampling)
@@ -98,6 +99,8 @@ def test_oracle_and_flawed_policies_on_retail_tasks(shared_data: Path) -> None:
     oracle = rollout(shared_data, "oracle", ["0", "11"])
     assert all(r.reward == 1.0 and r.success for r in oracle.values())
     assert oracle["0"].user_model == "fake:customer"
+    # the user's tokens are attributed to each episode: 2 requests (opening, final reply)
+    assert all(r.user_usage.output_tokens == 8 for r in oracle.values())
 
     # stop after the first write: task 11 needs two writes, so its database ends up wrong
     multi = rollout(shared_data, "flawed:multi_step_task_completion", ["11"])["11"]

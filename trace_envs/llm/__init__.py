@@ -6,7 +6,7 @@
 
 from .base import ChatModel, ChatResponse, Usage
 from .cache import ResponseCache, cache_key
-from .client import BaseChatModel
+from .client import BaseChatModel, MeteredModel
 from .errors import (
     AuthenticationFailed,
     BadRequest,
@@ -28,6 +28,7 @@ __all__ = [
     "ChatModel",
     "ChatResponse",
     "LLMError",
+    "MeteredModel",
     "ModelConfig",
     "Price",
     "PriceTable",

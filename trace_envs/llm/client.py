@@ -225,3 +225,31 @@ def _sdk_message(exc: Any) -> str:
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])
     return str(getattr(exc, "message", exc))
+
+
+class MeteredModel:
+    """A ChatModel wrapper that adds up the usage of the requests made through it (e.g. one per env
+    instance, so an LLM user's tokens can be attributed to episodes). ``reset()`` starts over."""
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.spec: str = model.spec
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.usage = Usage()
+
+    def _count(self, response: ChatResponse) -> ChatResponse:
+        with self._lock:
+            self.usage = self.usage + response.usage
+        return response
+
+    def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
+        return self._count(self.model.chat(messages, tools, **sampling))
+
+    async def achat(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> ChatResponse:
+        return self._count(await self.model.achat(messages, tools, **sampling))

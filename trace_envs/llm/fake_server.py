@@ -163,6 +163,10 @@ class FakeModelServer:
         self._thread.start()
         return self
 
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until the process ends (for a server in its own process)."""
+        self._server.serve_forever()
+
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -304,7 +308,7 @@ def main() -> None:
     responder = getattr(importlib.import_module(module), attr)
     server = FakeModelServer(responder, delay_s=args.delay)
     print(server.port, flush=True)
-    server._server.serve_forever()
+    server.serve_forever()
 
 
 if __name__ == "__main__":

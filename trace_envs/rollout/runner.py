@@ -19,6 +19,7 @@ import gymnasium as gym
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import ChatModel, Usage
+from trace_envs.llm.client import MeteredModel
 from trace_envs.llm.errors import AuthenticationFailed
 
 from .llm_user import LLMUser, episode_user, use_llm_user
@@ -109,6 +110,9 @@ async def arun_episode(
     info: dict[str, Any] = {}
     reward_total, terminated, truncated, ended, error = 0.0, False, False, None, None
     reset_info: dict[str, Any] = {}
+    meter = getattr(env.unwrapped, "user_model", None)
+    if isinstance(meter, MeteredModel):
+        meter.reset()
     try:
         threaded = step_in_thread if step_in_thread is not None else has_model_user(env)
         if threaded:
@@ -151,6 +155,7 @@ async def arun_episode(
     usage = getattr(policy, "usage", None)
     model = getattr(policy, "model", None)
     user_model = getattr(user, "model", None)
+    user_usage = meter.usage if isinstance(meter, MeteredModel) else getattr(user, "usage", None)
     return EpisodeRecord(
         env_id=env_id,
         seed=seed,
@@ -172,7 +177,7 @@ async def arun_episode(
         components={k: float(v) for k, v in (verdict.get("components") or {}).items()},
         verdict=verdict,
         usage=usage if isinstance(usage, Usage) else Usage(),
-        user_usage=getattr(user, "usage", None) or Usage(),
+        user_usage=user_usage if isinstance(user_usage, Usage) else Usage(),
         timings=Timings(started_at=started_at, wall_s=time.perf_counter() - start, policy_s=policy_s, env_s=env_s),
         error=error,
     )
@@ -302,7 +307,8 @@ async def arun_rollouts(
         if pool:
             return pool.pop()
         if user_model is not None and accepts_user_model(job.env_id):
-            return gym.make(job.env_id, disable_env_checker=True, user_model=user_model, **job.env_kwargs)
+            metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
+            return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
         env = gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
         if user_model is not None:
             use_llm_user(env, user_model)
