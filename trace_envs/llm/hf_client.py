@@ -95,7 +95,7 @@ class HFChatModel(BaseChatModel):
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(
             to_hf(messages),
-            tools=tools or None,  # type: ignore[arg-type]
+            tools=tools or None,
             add_generation_prompt=True,
             tokenize=False,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKUP_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
@@ -36,7 +37,7 @@ def _corpus(max_files: int = 120) -> Iterator[str]:
     yield from _EXTRA_TEXT * 50
 
 
-def build_tokenizer(vocab_size: int = VOCAB_SIZE):  # type: ignore[no-untyped-def]
+def build_tokenizer(vocab_size: int = VOCAB_SIZE) -> Any:
     """A byte-level BPE ``PreTrainedTokenizerFast`` with the special tokens a Qwen3 template needs."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -55,7 +56,7 @@ def build_tokenizer(vocab_size: int = VOCAB_SIZE):  # type: ignore[no-untyped-de
     )
     tokenizer.train_from_iterator(_corpus(), trainer=trainer)
     tokenizer.add_tokens(MARKUP_TOKENS)
-    fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+    fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
@@ -95,7 +96,7 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = VOCAB
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(config)
-    model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
+    model.generation_config = GenerationConfig(
         eos_token_id=config.eos_token_id, pad_token_id=config.pad_token_id, do_sample=False, max_new_tokens=64
     )
     model.save_pretrained(out)
