@@ -92,3 +92,26 @@ def test_final_plain_message_is_delivered_before_the_verdict() -> None:
 def test_unknown_env_and_non_capability_env_are_clear_errors() -> None:
     with pytest.raises(Exception, match=r"CartPole|not a trace_envs CapabilityEnv"):
         trl_environment("CartPole-v1")
+
+
+def _capability_env_ids() -> list[str]:
+    import trace_envs
+    from trace_envs.core import CapabilityEnv
+    from trace_envs.registration import env_class
+
+    ids = []
+    for env_id in trace_envs.list_envs():
+        cls = env_class(env_id)
+        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
+            ids.append(env_id)
+    return ids
+
+
+@pytest.mark.parametrize("env_id", _capability_env_ids())
+def test_every_registered_capability_env_bridges(env_id: str) -> None:
+    """Schemas render for TRL and the reference solution still scores 1.0 when played through the bridge."""
+    cls = trl_environment(env_id)
+    names = {s["function"]["name"] for s in tool_schemas(cls)}
+    assert names == {*make_capability_env(env_id).toolset, SEND_MESSAGE_TOOL}
+    for seed in (0, 1):
+        assert oracle_conversation(cls, seed)["reward"] == 1.0
