@@ -10,6 +10,8 @@ SHIPPED_ENVS: dict[str, str] = {
     "trace/tool-precision-v0": "generated_envs.tool_precision:ToolPrecisionEnv",
     "trace/multi-step-v0": "generated_envs.multi_step:MultiStepEnv",
     "trace/precondition-v0": "generated_envs.precondition:PreconditionEnv",
+    "trace/permission-recovery-v0": "generated_envs.permission_recovery:PermissionRecoveryEnv",
+    "trace/datetime-v0": "generated_envs.datetime_reasoning:DatetimeEnv",
 }
 
 SHIPPED_DOMAINS: dict[str, str] = {

@@ -1,0 +1,305 @@
+"""``trace/datetime-v0``: relative dates that need the device's date-time tools, not mental arithmetic.
+
+The simulated clock (``SIMULATION.current_timestamp``) and the device's UTC offset change with the
+seed, so a memorised date or a UTC decoding of the raw timestamp fails. Task kinds:
+
+* ``reminder``: "remind me to X tomorrow at 5 PM" (the day after tomorrow, in N days, a week from
+  today, this coming Friday): get_current_timestamp → timestamp_to_datetime_info (→ shift_timestamp →
+  timestamp_to_datetime_info) → datetime_info_to_timestamp → add_reminder;
+* ``reschedule``: move an existing reminder to such a relative day and time (modify_reminder);
+* ``shift``: move an existing reminder N days later or earlier (shift_timestamp on its timestamp);
+* ``holiday``: "how many days until Thanksgiving?": the current year from timestamp_to_datetime_info,
+  search_holiday in that year (the next one if it has passed), timestamp_diff.
+
+The paper's failures (Appendix F.2, C2) that ``flawed_actions()`` plays: guessing today's date from
+the raw timestamp and getting it a day wrong (reminders), and searching the holiday in 2023, a
+training-data year (holidays).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trace_envs.core import Capability, Task, ToolCall, UserScript, format_tool_call
+from trace_envs.domains.device import DeviceState, dump_world, generate_device_world
+
+from ._device_tasks import WEEKDAYS, DeviceTaskEnv, Plan, date_text, local_datetime, time_text
+
+Kind = Literal["reminder", "reschedule", "shift", "holiday"]
+ALL_KINDS: tuple[Kind, ...] = ("reminder", "reschedule", "shift", "holiday")
+TRAINING_YEAR = 2023
+"""The year a model falls back to when it does not look the current year up (the paper's example)."""
+UTC_OFFSETS = (-8 * 3600, -5 * 3600, -3 * 3600, 0, 3600, 2 * 3600, 19800, 8 * 3600, 9 * 3600)
+"""Device time zones drawn with ``vary_timezone`` (seconds east of UTC; 19800 is UTC+5:30)."""
+HOLIDAYS: dict[str, int] = {
+    "Martin Luther King Jr. Day": 1,
+    "Washington's Birthday": 2,
+    "Memorial Day": 5,
+    "Juneteenth": 6,
+    "Independence Day": 7,
+    "Labor Day": 9,
+    "Columbus Day": 10,
+    "Veterans Day": 11,
+    "Thanksgiving": 11,
+    "Christmas Day": 12,
+}
+"""What the user asks about, and the month ``search_holiday`` must land in (a check on the generator)."""
+NEW_REMINDERS = (
+    "Buy chocolate milk", "Call the plumber", "Send the rent", "Pick up the kids", "Book the car service",
+    "Email the landlord", "Bring the umbrella", "Charge the camera", "Order flowers", "Check the oven",
+)  # fmt: skip
+HOURS = (7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
+MINUTES = (0, 0, 15, 30, 45)
+
+
+class DatetimeKnobs(BaseModel):
+    """Difficulty knobs of ``trace/datetime-v0``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[Kind] = Field(default_factory=lambda: list(ALL_KINDS), min_length=1, description="Task kinds drawn.")
+    min_year: int = Field(default=2025, ge=2024, le=2048, description="Earliest simulated current year (> 2023).")
+    max_year: int = Field(default=2030, ge=2024, le=2048, description="Latest simulated current year.")
+    vary_timezone: bool = Field(
+        default=True, description="Draw the device's UTC offset per seed (else UTC), so decoding in UTC is wrong."
+    )
+    reminders: int = Field(default=3, ge=1, le=8, description="Reminders already in the world (distractors).")
+    max_days_ahead: int = Field(default=10, ge=3, le=30, description="Largest N in 'in N days' / 'by N days'.")
+
+    @model_validator(mode="after")
+    def _years(self) -> DatetimeKnobs:
+        if self.min_year > self.max_year:
+            raise ValueError(f"min_year ({self.min_year}) must be <= max_year ({self.max_year})")
+        return self
+
+
+class DatetimeEnv(DeviceTaskEnv):
+    """Relative dates through the date-time tools: reminders at relative times, shifts, days until a holiday."""
+
+    capability = Capability(
+        name="datetime_reasoning",
+        description=(
+            "Work out dates and times with the date-time tools instead of guessing: read today's date with "
+            "get_current_timestamp and timestamp_to_datetime_info before computing 'tomorrow' or 'next Friday', "
+            "convert with datetime_info_to_timestamp or shift_timestamp, and search holidays in the current year."
+        ),
+    )
+    max_turns = 16
+    tool_names = (
+        "get_wifi_status",
+        "add_reminder",
+        "modify_reminder",
+        "remove_reminder",
+        "search_reminder",
+        "datetime_info_to_timestamp",
+        "get_current_timestamp",
+        "search_holiday",
+        "seconds_to_hours_minutes_seconds",
+        "shift_timestamp",
+        "timestamp_diff",
+        "timestamp_to_datetime_info",
+    )
+    Knobs = DatetimeKnobs
+
+    @property
+    def _knobs(self) -> DatetimeKnobs:
+        assert isinstance(self.knobs, DatetimeKnobs)
+        return self.knobs
+
+    def generate(self, rng: random.Random) -> Task:
+        knobs = self._knobs
+        kind: Kind = rng.choice([k for k in ALL_KINDS if k in knobs.kinds])
+        start = dt.datetime(knobs.min_year, 1, 1, tzinfo=dt.UTC).timestamp()
+        end = dt.datetime(knobs.max_year + 1, 1, 1, tzinfo=dt.UTC).timestamp() - 1
+        now = float(rng.randint(int(start), int(end)))
+        offset = rng.choice(UTC_OFFSETS) if knobs.vary_timezone else 0
+        world = generate_device_world(
+            rng, n_contacts=2, n_messages=1, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
+        )
+        initial = dump_world(world)
+        plan = Plan(world)
+        if kind == "holiday":
+            return self._holiday(rng, plan, initial)
+        if kind == "shift":
+            return self._shift(rng, plan, initial)
+        return self._at_relative_day(rng, plan, initial, kind)
+
+    # ----- reminders at a relative day -----------------------------------------------------------------------
+    def _relative_day(self, rng: random.Random, today: dt.date) -> tuple[str, int]:
+        """A phrase for a day after today and how many days ahead it is."""
+        choice = rng.randrange(5)
+        if choice == 0:
+            return "tomorrow", 1
+        if choice == 1:
+            return "the day after tomorrow", 2
+        if choice == 2:
+            n = rng.randint(3, self._knobs.max_days_ahead)
+            return f"in {n} days", n
+        if choice == 3:
+            return "a week from today", 7
+        weekday = rng.randrange(7)
+        ahead = (weekday - today.weekday()) % 7 or 7
+        return f"this coming {WEEKDAYS[weekday]}", ahead
+
+    def _at_relative_day(self, rng: random.Random, plan: Plan, initial: dict[str, Any], kind: Kind) -> Task:
+        state = plan.state
+        now = state.now
+        today = local_datetime(state, now).date()
+        phrase, ahead = self._relative_day(rng, today)
+        hour, minute = rng.choice(HOURS), rng.choice(MINUTES)
+        when = f"{phrase} at {time_text(hour, minute)}"
+        flawed: list[ToolCall | str] = []
+        if kind == "reschedule":
+            reminder = rng.choice(state.REMINDER)
+            content = reminder.content or ""
+            opening = f'Move my reminder "{content}" so it goes off {when}.'
+            reminder_id = self._find_reminder(plan, content)
+            flawed.append(plan.steps[-1])
+        else:
+            content = rng.choice(NEW_REMINDERS)
+            opening = f'Remind me to "{content}" {when}.'
+        plan.call("get_current_timestamp")
+        flawed.append(plan.steps[-1])
+        info = plan.call("timestamp_to_datetime_info", timestamp=now)
+        if ahead == 1:
+            day = dt.date(info["year"], info["month"], info["day"]) + dt.timedelta(days=1)
+        else:
+            later = plan.call("shift_timestamp", timestamp=now, days=ahead)
+            shifted = plan.call("timestamp_to_datetime_info", timestamp=later)
+            day = dt.date(shifted["year"], shifted["month"], shifted["day"])
+        target = plan.call(
+            "datetime_info_to_timestamp",
+            year=day.year,
+            month=day.month,
+            day=day.day,
+            hour=hour,
+            minute=minute,
+            second=0,
+        )
+        guess = today - dt.timedelta(days=1) + dt.timedelta(days=ahead)  # the raw timestamp read a day wrong
+        wrong = ToolCall(
+            name="datetime_info_to_timestamp",
+            arguments={"year": guess.year, "month": guess.month, "day": guess.day, "hour": hour, "minute": minute,
+                       "second": 0},
+        )  # fmt: skip
+        wrong_target = dt.datetime(guess.year, guess.month, guess.day, hour, minute, tzinfo=_zone(state)).timestamp()
+        if kind == "reschedule":
+            plan.call("modify_reminder", reminder_id=reminder_id, reminder_timestamp=target)
+            write = ToolCall(name="modify_reminder", arguments={"reminder_id": reminder_id,
+                                                                "reminder_timestamp": wrong_target})  # fmt: skip
+            done = f'I moved your reminder "{content}" to {{day}} at {time_text(hour, minute)}.'
+        else:
+            plan.call("add_reminder", content=content, reminder_timestamp=target)
+            write = ToolCall(name="add_reminder", arguments={"content": content, "reminder_timestamp": wrong_target})
+            done = f'Done: I set a reminder "{content}" for {{day}} at {time_text(hour, minute)}.'
+        plan.say(done.format(day=date_text(day)))
+        flawed += [wrong, write, done.format(day=date_text(guess))]
+        return self._task(plan, initial, opening, kind, [date_text(day)], flawed, phrase=phrase)
+
+    # ----- shift an existing reminder -------------------------------------------------------------------------
+    def _shift(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+        state = plan.state
+        reminder = rng.choice(state.REMINDER)
+        content = reminder.content or ""
+        days = rng.randint(1, self._knobs.max_days_ahead)
+        later = rng.random() < 0.6
+        phrase = f"{days} day{'s' if days > 1 else ''} {'later' if later else 'earlier'}"
+        opening = f'Move my reminder "{content}" {phrase}.'
+        reminder_id = self._find_reminder(plan, content)
+        flawed: list[ToolCall | str] = [plan.steps[-1]]
+        old = reminder.reminder_timestamp or 0.0
+        new = plan.call("shift_timestamp", timestamp=old, days=days if later else -days)
+        info = plan.call("timestamp_to_datetime_info", timestamp=new)
+        plan.call("modify_reminder", reminder_id=reminder_id, reminder_timestamp=new)
+        moment = local_datetime(state, new)
+        day = dt.date(info["year"], info["month"], info["day"])
+        done = 'I moved your reminder "{content}" to {day} at {time}.'
+        plan.say(done.format(content=content, day=date_text(day), time=time_text(moment.hour, moment.minute)))
+        # the failure: the reminder's raw timestamp decoded a day wrong, then the days added to that date
+        guess = day - dt.timedelta(days=1)
+        wrong = ToolCall(
+            name="datetime_info_to_timestamp",
+            arguments={"year": guess.year, "month": guess.month, "day": guess.day, "hour": moment.hour,
+                       "minute": moment.minute, "second": moment.second},
+        )  # fmt: skip
+        wrong_new = dt.datetime.combine(guess, moment.timetz()).timestamp()
+        flawed += [
+            wrong,
+            ToolCall(name="modify_reminder", arguments={"reminder_id": reminder_id, "reminder_timestamp": wrong_new}),
+            done.format(content=content, day=date_text(guess), time=time_text(moment.hour, moment.minute)),
+        ]
+        return self._task(plan, initial, opening, "shift", [date_text(day)], flawed, phrase=phrase)
+
+    # ----- days until a holiday -------------------------------------------------------------------------------
+    def _holiday(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+        state = plan.state
+        holiday = rng.choice(list(HOLIDAYS))
+        opening = rng.choice(("How many days until {h}?", "How many days are left till {h}?")).format(h=holiday)
+        now = plan.call("get_current_timestamp")
+        year = plan.call("timestamp_to_datetime_info", timestamp=now)["year"]
+        when = plan.call("search_holiday", holiday_name=holiday, year=year)
+        if when is None or when < now:
+            year += 1
+            when = plan.call("search_holiday", holiday_name=holiday, year=year)
+        if when is None or local_datetime(state, when).month != HOLIDAYS[holiday]:
+            raise RuntimeError(f"search_holiday({holiday!r}, {year}) lands on {when}")
+        days = plan.call("timestamp_diff", timestamp_0=now, timestamp_1=when)["days"]
+        plan.say(f"{holiday} is {days} days away.")
+        past = plan.call("search_holiday", holiday_name=holiday, year=TRAINING_YEAR)
+        plan.steps.pop()  # only to compute what the failure says; not part of the reference
+        wrong_days = int((past - now) // 86400)
+        flawed: list[ToolCall | str] = [
+            ToolCall(name="get_current_timestamp", arguments={}),
+            ToolCall(name="search_holiday", arguments={"holiday_name": holiday, "year": TRAINING_YEAR}),
+            ToolCall(name="timestamp_diff", arguments={"timestamp_0": now, "timestamp_1": past}),
+            f"{holiday} is {wrong_days} days away.",
+        ]
+        return self._task(plan, initial, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
+
+    # ----- helpers --------------------------------------------------------------------------------------------
+    @staticmethod
+    def _find_reminder(plan: Plan, content: str) -> str:
+        found = plan.call("search_reminder", content=content)
+        if not found or found[0]["content"] != content:
+            raise RuntimeError(f"search_reminder does not find {content!r} first: {found}")
+        return str(found[0]["reminder_id"])
+
+    @staticmethod
+    def _task(
+        plan: Plan,
+        initial: dict[str, Any],
+        opening: str,
+        kind: Kind,
+        facts: list[str],
+        flawed: list[ToolCall | str],
+        **details: Any,
+    ) -> Task:
+        state = plan.state
+        return Task(
+            task_id="",
+            initial_state=initial,
+            goal=opening,
+            user=UserScript(opening=opening),
+            solution=plan.steps,
+            required_facts=facts,
+            metadata={
+                "kind": kind,
+                "now": state.now,
+                "utc_offset_seconds": state.SIMULATION.utc_offset_seconds,
+                "flawed": [format_tool_call(s) if isinstance(s, ToolCall) else s for s in flawed],
+                **details,
+            },
+        )
+
+    def flawed_actions(self) -> list[str] | None:
+        """The paper's failures: today's date guessed from the raw timestamp a day wrong (reminders, shifts),
+        the holiday searched in 2023 instead of the current year (holidays)."""
+        return list(self._require_task().metadata["flawed"])
+
+
+def _zone(state: DeviceState) -> dt.timezone:
+    return dt.timezone(dt.timedelta(seconds=state.SIMULATION.utc_offset_seconds))

@@ -1,0 +1,274 @@
+"""``trace/permission-recovery-v0``: a device request that first fails on a blocking setting.
+
+The agent must read the error, find the setting that blocks the request (with the getters), change
+it, retry the original call and tell the user. Blockers chain: sending a message needs cellular
+service, which low battery mode will not let you turn on; the weather needs location service and
+wifi, both blocked by low battery mode. Task kinds:
+
+* ``turn_on``: "turn on wifi" (cellular, location service) in low battery mode (the paper's example);
+* ``send_message``: a text to a contact with cellular service off (and, with two blockers, low
+  battery mode on);
+* ``location``: "what are my coordinates?" with location service off (and low battery mode on);
+* ``weather``: the temperature here, with location service and/or wifi off, or low battery mode on.
+
+Worlds are ``generate_device_world`` worlds; services the task does not need may be off too
+(distractor settings) and must stay off. The paper's failure (Appendix F.2, C1) that
+``flawed_actions()`` plays: the agent makes the request, gets the error and reports it to the user
+instead of fixing it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trace_envs.core import Capability, Task, UserFact, UserScript
+from trace_envs.domains.device import dump_world, generate_device_world
+
+from ._device_tasks import DeviceTaskEnv, Plan
+
+Kind = Literal["turn_on", "send_message", "location", "weather"]
+SERVICES = ("wifi", "cellular", "location_service")
+SETTER = {
+    "wifi": "set_wifi_status",
+    "cellular": "set_cellular_service_status",
+    "location_service": "set_location_service_status",
+}
+GETTER = {
+    "wifi": "get_wifi_status",
+    "cellular": "get_cellular_service_status",
+    "location_service": "get_location_service_status",
+}
+WORDS = {"wifi": "wifi", "cellular": "cellular service", "location_service": "location service"}
+FACT = {"wifi": "wifi", "cellular": "cellular", "location_service": "location", "low_battery_mode": "low battery"}
+"""What the agent must say for each setting it changed (short forms, so wording may vary around them)."""
+BLOCKERS: dict[str, tuple[int, ...]] = {
+    "turn_on": (1,),
+    "send_message": (1, 2),
+    "location": (1, 2),
+    "weather": (1, 2, 3),
+}
+"""How many settings each kind can need changed."""
+ERROR_SERVICE = {
+    "Location service is not enabled": "location_service",
+    "Wifi is not enabled": "wifi",
+    "Cellular service is not enabled": "cellular",
+}
+MESSAGES = (
+    "Running ten minutes late", "I'll call you tonight", "Can you pick up milk on the way home?",
+    "The meeting moved to 3pm", "Happy birthday!", "See you at the station", "Don't forget the tickets",
+    "Dinner is at 7", "I landed safely", "Thanks for yesterday",
+)  # fmt: skip
+TURN_ON_OPENINGS = {
+    "wifi": ("Turn on wifi please.", "My phone can't get online. Can you turn the wifi on?"),
+    "cellular": ("Turn on cellular service.", "I can't make calls. Please switch my cellular service on."),
+    "location_service": ("Please turn on location service.", "My maps app can't find me, turn on location service."),
+}
+LOCATION_OPENINGS = ("Where am I right now? I need my exact coordinates.", "What are my current GPS coordinates?")
+WEATHER_OPENINGS = ("What's the temperature outside right now?", "How warm is it here at the moment?")
+ALL_KINDS: tuple[Kind, ...] = ("turn_on", "send_message", "location", "weather")
+
+
+class PermissionRecoveryKnobs(BaseModel):
+    """Difficulty knobs of ``trace/permission-recovery-v0``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[Kind] = Field(default_factory=lambda: list(ALL_KINDS), min_length=1, description="Task kinds drawn.")
+    min_blockers: int = Field(default=1, ge=1, le=3, description="Fewest settings that block the request.")
+    max_blockers: int = Field(
+        default=3, ge=1, le=3, description="Most settings that block the request (chained: low battery mode blocks "
+        "turning the needed services on)."
+    )  # fmt: skip
+    distractor_settings: int = Field(
+        default=1, ge=0, le=2, description="Services the task does not need that are off too (and must stay off)."
+    )
+    contacts: int = Field(default=4, ge=2, le=12, description="Contacts in the world besides the user.")
+
+    @model_validator(mode="after")
+    def _feasible(self) -> PermissionRecoveryKnobs:
+        if self.min_blockers > self.max_blockers:
+            raise ValueError(f"min_blockers ({self.min_blockers}) must be <= max_blockers ({self.max_blockers})")
+        if not self.choices():
+            raise ValueError(
+                f"no task kind in {self.kinds} has {self.min_blockers}-{self.max_blockers} blockers; "
+                f"blockers per kind: {BLOCKERS}"
+            )
+        return self
+
+    def choices(self) -> list[tuple[Kind, int]]:
+        """(kind, blocker count) pairs these knobs allow, in a fixed order."""
+        kinds = [k for k in ALL_KINDS if k in self.kinds]
+        return [(k, n) for k in kinds for n in BLOCKERS[k] if self.min_blockers <= n <= self.max_blockers]
+
+
+class PermissionRecoveryEnv(DeviceTaskEnv):
+    """Recover from a permission-style tool error: find the blocking setting, change it, retry, tell the user."""
+
+    capability = Capability(
+        name="permission_error_recovery",
+        description=(
+            "When a tool call fails because a device setting blocks it (low battery mode, cellular service, "
+            "location service, wifi), diagnose the blocking setting, change it, retry the original call and tell "
+            "the user, instead of stopping and reporting the error."
+        ),
+    )
+    max_turns = 20
+    tool_names = (
+        "search_contacts",
+        "get_cellular_service_status",
+        "search_messages",
+        "send_message_with_phone_number",
+        "get_current_location",
+        "get_location_service_status",
+        "get_wifi_status",
+        "search_lat_lon",
+        "search_weather_around_lat_lon",
+        "get_low_battery_mode_status",
+        "set_cellular_service_status",
+        "set_location_service_status",
+        "set_low_battery_mode_status",
+        "set_wifi_status",
+        "get_current_timestamp",
+    )
+    Knobs = PermissionRecoveryKnobs
+
+    @property
+    def _knobs(self) -> PermissionRecoveryKnobs:
+        assert isinstance(self.knobs, PermissionRecoveryKnobs)
+        return self.knobs
+
+    def generate(self, rng: random.Random) -> Task:
+        kind, blockers = rng.choice(self._knobs.choices())
+        service = rng.choice(SERVICES) if kind == "turn_on" else None
+        needed, blocked = self._services(rng, kind, blockers, service)
+        settings: dict[str, bool] = {s: s not in blocked for s in SERVICES}
+        if kind == "turn_on" or blockers > len(blocked):  # low battery mode is one of the blockers
+            settings = {"low_battery_mode": True, **{s: False for s in SERVICES}}
+        else:
+            spare = [s for s in SERVICES if s not in needed]
+            for s in rng.sample(spare, min(self._knobs.distractor_settings, len(spare))):
+                settings[s] = False
+        world = generate_device_world(
+            rng, n_contacts=self._knobs.contacts, n_messages=2, n_reminders=1, settings=settings
+        )
+        initial = dump_world(world)
+        plan = Plan(world)
+        facts: list[str] = []
+        if kind == "turn_on":
+            assert service is not None
+            opening = rng.choice(TURN_ON_OPENINGS[service])
+            changed, _ = self._recover(plan, SETTER[service], {"on": True})
+            plan.say(
+                f"Low battery mode was blocking it, so I turned low battery mode off and turned your {WORDS[service]} on."
+            )
+            facts = [FACT[service]]
+        elif kind == "send_message":
+            contact = rng.choice(world.CONTACT[1:])
+            content = rng.choice(MESSAGES)
+            opening = f'Send a text to {contact.name} saying "{content}".'
+            found = plan.call("search_contacts", name=contact.name)
+            if not found or found[0]["person_id"] != contact.person_id:
+                raise RuntimeError(f"search_contacts does not find {contact.name} first: {found}")
+            changed, _ = self._recover(
+                plan, "send_message_with_phone_number", {"phone_number": contact.phone_number, "content": content}
+            )
+            first = (contact.name or "").split()[0]
+            plan.say(f"I sent your message to {first}. {self._changed_text(changed)}")
+        elif kind == "location":
+            opening = rng.choice(LOCATION_OPENINGS)
+            changed, here = self._recover(plan, "get_current_location", {})
+            plan.say(
+                f"You are at latitude {here['latitude']}, longitude {here['longitude']}. {self._changed_text(changed)}"
+            )
+            facts = [str(here["latitude"]), str(here["longitude"])]
+        else:
+            opening = rng.choice(WEATHER_OPENINGS)
+            changed, weather = self._recover(plan, "search_weather_around_lat_lon", {})
+            temperature = weather["current_temperature"]
+            plan.say(f"It is {temperature} degrees Celsius right now. {self._changed_text(changed)}")
+            facts = [str(temperature)]
+        first_error = plan.errors[0]
+        facts = [*facts, *(FACT[s] for s in changed if FACT[s] not in facts)]
+        return Task(
+            task_id="",
+            initial_state=initial,
+            goal=f"{opening} (blocked by: {', '.join(changed)}; the user allows changing settings)",
+            user=UserScript(
+                opening=opening,
+                facts=[
+                    UserFact(
+                        keys=["setting", "low battery", "turn off", "turn on", "enable", "disable", "allow"],
+                        answer="Yes, change whatever setting you need to.",
+                    )
+                ],
+            ),
+            solution=plan.steps,
+            required_facts=facts,
+            metadata={
+                "kind": kind,
+                "blockers": blockers,
+                "changed": changed,
+                "expected_errors": plan.expected_errors,
+                "first_error": first_error,
+            },
+        )
+
+    @staticmethod
+    def _services(rng: random.Random, kind: Kind, blockers: int, service: str | None) -> tuple[list[str], list[str]]:
+        """The services a task needs, and those of them that start off (without low battery mode)."""
+        if kind == "turn_on":
+            assert service is not None
+            return [service], [service]
+        if kind == "send_message":
+            return ["cellular"], ["cellular"]
+        if kind == "location":
+            return ["location_service"], ["location_service"]
+        needed = ["location_service", "wifi"]
+        if blockers == 1:
+            return needed, [rng.choice(needed)]
+        return needed, list(needed)
+
+    @staticmethod
+    def _recover(plan: Plan, name: str, arguments: dict[str, Any]) -> tuple[list[str], Any]:
+        """Try the call; on a blocking error diagnose with the getter, fix the setting (turning low battery
+        mode off first when it blocks the fix) and retry, until the call succeeds.
+
+        Returns the settings changed, in order, and the successful call's value."""
+        changed: list[str] = []
+        ok, result = plan.attempt(name, **arguments)
+        while not ok:
+            if "low battery mode" in result:
+                plan.call("get_low_battery_mode_status")
+                plan.call("set_low_battery_mode_status", on=False)
+                changed.append("low_battery_mode")
+            else:
+                service = next(s for text, s in ERROR_SERVICE.items() if text in result)
+                plan.call(GETTER[service])
+                fixed, _ = plan.attempt(SETTER[service], on=True)
+                if not fixed:
+                    plan.call("get_low_battery_mode_status")
+                    plan.call("set_low_battery_mode_status", on=False)
+                    changed.append("low_battery_mode")
+                    plan.call(SETTER[service], on=True)
+                changed.append(service)
+            ok, result = plan.attempt(name, **arguments)
+        return changed, result
+
+    @staticmethod
+    def _changed_text(changed: list[str]) -> str:
+        names = [WORDS.get(s, "low battery mode") for s in changed]
+        actions = [f"turned {n} {'off' if n == 'low battery mode' else 'on'}" for n in names]
+        return f"It was blocked by your settings, so I {', then '.join(actions)}."
+
+    def flawed_actions(self) -> list[str] | None:
+        """The paper's failure: make the request, get the error, and report it to the user instead of fixing it."""
+        task = self._require_task()
+        first = task.metadata["expected_errors"][0]
+        return [
+            *self.oracle_actions()[: first + 1],
+            f'Sorry, I couldn\'t do that: the phone says "{task.metadata["first_error"]}". '
+            "You may need to change a setting.",
+        ]
