@@ -68,6 +68,8 @@ def _partial_one_way(short: str, long: str) -> float:
 @lru_cache(maxsize=65536)
 def partial_ratio(a: str, b: str) -> float:
     """Best ratio of the shorter string against any alignment window of the longer one."""
+    if not a and not b:
+        return 100.0
     if not a or not b:
         return 0.0
     if len(a) > len(b):
@@ -93,13 +95,15 @@ def token_set_ratio(a: str, b: str) -> float:
         return 100.0
     ab, ba = " ".join(diff_ab), " ".join(diff_ba)
     sect_len = len(" ".join(intersect))
-    result = ratio(ab, ba) if (ab or ba) else 0.0
+    joiner = 1 if sect_len else 0
+    sect_ab_len = sect_len + joiner + len(ab)
+    sect_ba_len = sect_len + joiner + len(ba)
+    distance = len(ab) + len(ba) - 2 * lcs_length(ab, ba)
+    result = 100.0 * (1 - distance / (sect_ab_len + sect_ba_len))
     if sect_len == 0:
         return result
-    sect_ab_len = sect_len + 1 + len(ab)
-    sect_ba_len = sect_len + 1 + len(ba)
-    ab_ratio = 100.0 * (1 - (1 + len(ab)) / (sect_len + sect_ab_len)) if ab else 0.0
-    ba_ratio = 100.0 * (1 - (1 + len(ba)) / (sect_len + sect_ba_len)) if ba else 0.0
+    ab_ratio = 100.0 * (1 - (joiner + len(ab)) / (sect_len + sect_ab_len))
+    ba_ratio = 100.0 * (1 - (joiner + len(ba)) / (sect_len + sect_ba_len))
     return max(result, ab_ratio, ba_ratio)
 
 

@@ -47,7 +47,6 @@ _UNITS: dict[str, tuple[str, Fraction]] = {
     # volume (base: cubic meter)
     "liter": ("[length] ** 3", F(1, 1000)),
     "milliliter": ("[length] ** 3", F(1, 10**6)),
-    "cubic_meter": ("[length] ** 3", F(1)),
     "gallon": ("[length] ** 3", F(3785411784, 10**12)),
     "quart": ("[length] ** 3", F(3785411784, 4 * 10**12)),
     "pint": ("[length] ** 3", F(3785411784, 8 * 10**12)),
@@ -56,11 +55,9 @@ _UNITS: dict[str, tuple[str, Fraction]] = {
     "tablespoon": ("[length] ** 3", F(3785411784, 256 * 10**12)),
     "teaspoon": ("[length] ** 3", F(3785411784, 768 * 10**12)),
     # area (base: square meter)
-    "square_meter": ("[length] ** 2", F(1)),
-    "square_kilometer": ("[length] ** 2", F(10**6)),
     "square_foot": ("[length] ** 2", F(3048, 10000) ** 2),
     "square_mile": ("[length] ** 2", F(1609344, 1000) ** 2),
-    "acre": ("[length] ** 2", F(4046873, 1000)),
+    "acre": ("[length] ** 2", 43560 * F(1200, 3937) ** 2),  # pint: the US survey acre
     "hectare": ("[length] ** 2", F(10000)),
     # speed (base: meter per second)
     "meter_per_second": ("[length] / [time]", F(1)),
@@ -77,14 +74,27 @@ _UNITS: dict[str, tuple[str, Fraction]] = {
     "pascal": ("[mass] / [length] / [time] ** 2", F(1)),
     "kilopascal": ("[mass] / [length] / [time] ** 2", F(1000)),
     "bar": ("[mass] / [length] / [time] ** 2", F(100000)),
-    "atmosphere": ("[mass] / [length] / [time] ** 2", F(101325)),
-    "psi": ("[mass] / [length] / [time] ** 2", F(45359237 * 980665, 10**8 * 10**5) / F(254, 10000) ** 2),
+    "standard_atmosphere": ("[mass] / [length] / [time] ** 2", F(101325)),
+    "pound_force_per_square_inch": (
+        "[mass] / [length] / [time] ** 2",
+        F(45359237 * 980665, 10**8 * 10**5) / F(254, 10000) ** 2,
+    ),
     # information (base: bit)
-    "bit": ("[information]", F(1)),
-    "byte": ("[information]", F(8)),
-    "kilobyte": ("[information]", F(8000)),
-    "megabyte": ("[information]", F(8 * 10**6)),
-    "gigabyte": ("[information]", F(8 * 10**9)),
+    "bit": ("dimensionless", F(1)),
+    "byte": ("dimensionless", F(8)),
+    "kilobyte": ("dimensionless", F(8000)),
+    "megabyte": ("dimensionless", F(8 * 10**6)),
+    "gigabyte": ("dimensionless", F(8 * 10**9)),
+}
+
+# conversions pint computes in integers (int-defined units to their root unit): int in, int out
+_INT_TO_ROOT: dict[str, tuple[str, int]] = {
+    "nautical_mile": ("meter", 1852),
+    "minute": ("second", 60),
+    "hour": ("second", 3600),
+    "day": ("second", 86400),
+    "week": ("second", 604800),
+    "byte": ("bit", 8),
 }
 
 # temperature: kelvin = value * scale + offset (pint's offset units)
@@ -121,7 +131,6 @@ _ALIASES: dict[str, str] = {
     "lb": "pound",
     "lbs": "pound",
     "oz": "ounce",
-    "st": "stone",
     "s": "second",
     "sec": "second",
     "ms": "millisecond",
@@ -142,24 +151,23 @@ _ALIASES: dict[str, str] = {
     "floz": "fluid_ounce",
     "tbsp": "tablespoon",
     "tsp": "teaspoon",
-    "m2": "square_meter",
-    "km2": "square_kilometer",
     "sq_ft": "square_foot",
     "ha": "hectare",
     "mps": "meter_per_second",
     "kph": "kilometer_per_hour",
-    "kmh": "kilometer_per_hour",
     "mph": "mile_per_hour",
     "kt": "knot",
     "J": "joule",
     "kJ": "kilojoule",
     "cal": "calorie",
     "kcal": "kilocalorie",
-    "Cal": "kilocalorie",
+    "Cal": "calorie",
     "kWh": "kilowatt_hour",
     "Pa": "pascal",
     "kPa": "kilopascal",
-    "atm": "atmosphere",
+    "atm": "standard_atmosphere",
+    "psi": "pound_force_per_square_inch",
+    "atmosphere": "standard_atmosphere",
     "B": "byte",
     "kB": "kilobyte",
     "MB": "megabyte",
@@ -174,9 +182,6 @@ _ALIASES: dict[str, str] = {
     "°F": "degree_Fahrenheit",
     "rankine": "degree_Rankine",
     "degR": "degree_Rankine",
-    "degree_celsius": "degree_Celsius",
-    "degree_fahrenheit": "degree_Fahrenheit",
-    "degree_rankine": "degree_Rankine",
 }
 
 
@@ -220,7 +225,9 @@ def convert(amount: float, from_unit: str, to_unit: str) -> float:
             return amount
         kelvin = amount * scale_from + offset_from
         return (kelvin - offset_to) / scale_to
-    factor = _UNITS[source][1] / _UNITS[target][1]
-    if isinstance(amount, int) and not isinstance(amount, bool) and factor.denominator == 1:
-        return amount * int(factor)
-    return float(amount * float(factor))
+    whole = isinstance(amount, int) and not isinstance(amount, bool)
+    if whole and source == target:
+        return amount
+    if whole and _INT_TO_ROOT.get(source, ("", 0))[0] == target:
+        return amount * _INT_TO_ROOT[source][1]
+    return amount * (float(_UNITS[source][1]) / float(_UNITS[target][1]))

@@ -243,9 +243,9 @@ def validate_phone_number(number: str) -> None:
     else:
         raise NumberParseException("(0) Could not interpret numbers after plus-sign.")
     if len(national) < 2:
-        raise NumberParseException("(4) The string supplied is too short to be a phone number.")
+        raise NumberParseException("(3) The string supplied is too short to be a phone number.")
     if len(national) > 17:
-        raise NumberParseException("(3) The string supplied is too long to be a phone number.")
+        raise NumberParseException("(4) The string supplied is too long to be a phone number.")
 
 
 # ----- currencies --------------------------------------------------------------------------------

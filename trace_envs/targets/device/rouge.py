@@ -1,8 +1,10 @@
 """ROUGE-L F-measure as ToolSandbox scores message text (rouge-score's tokenizer + Porter stemming).
 
 Tokenisation: lower-case, every run of non-``[a-z0-9]`` characters becomes a space, split, and
-tokens longer than 3 characters are Porter-stemmed (the original 1980 algorithm; NLTK's default
-mode adds a few irregular-word rules that are not reproduced here).
+tokens longer than 3 characters are Porter-stemmed the way NLTK's default mode does it (the 1980
+algorithm with NLTK's documented extensions: its irregular forms, y→i only after a consonant,
+-ies→-ie in four-letter words, -alli re-run through step 2, -bli/-fulli/-lessli/-logi, and a
+two-letter vowel-consonant word counted as ending in cvc).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def _double_consonant(word: str) -> bool:
 
 
 def _cvc(word: str) -> bool:
+    if len(word) == 2:
+        return not _is_consonant(word, 0) and _is_consonant(word, 1)
     if len(word) < 3:
         return False
     i = len(word) - 1
@@ -56,11 +60,16 @@ def _replace(word: str, suffix: str, replacement: str, condition: int) -> str | 
 
 
 _STEP2 = [
-    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("abli", "able"),
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
     ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
     ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
-    ("iviti", "ive"), ("biliti", "ble"),
+    ("iviti", "ive"), ("biliti", "ble"), ("fulli", "ful"), ("lessli", "less"),
 ]  # fmt: skip
+_IRREGULAR = {
+    "skies": "sky", "sky": "sky", "dying": "die", "lying": "lie", "tying": "tie", "news": "news",
+    "innings": "inning", "inning": "inning", "outings": "outing", "outing": "outing", "cannings": "canning",
+    "canning": "canning", "howe": "howe", "proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
+}  # fmt: skip
 _STEP3 = [("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")]
 _STEP4 = [
     "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
@@ -68,14 +77,30 @@ _STEP4 = [
 ]  # fmt: skip
 
 
+def _step2(word: str) -> str:
+    if word.endswith("alli") and _measure(word[:-4]) > 0:
+        return _step2(word[:-4] + "al")
+    if word.endswith("logi"):
+        return word[:-1] if _measure(word[:-3]) > 0 else word
+    for suffix, replacement in _STEP2:
+        replaced = _replace(word, suffix, replacement, 0)
+        if replaced is not None:
+            return replaced
+    return word
+
+
 @lru_cache(maxsize=4096)
 def porter_stem(word: str) -> str:
-    """The Porter (1980) stem of a lower-case word."""
+    """The Porter stem of a lower-case word, as NLTK's ``PorterStemmer()`` (NLTK_EXTENSIONS mode) gives it."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     if len(word) <= 2:
         return word
     # step 1a
-    if word.endswith("sses") or word.endswith("ies"):
+    if word.endswith("sses"):
         word = word[:-2]
+    elif word.endswith("ies"):
+        word = word[:-3] + "ie" if len(word) == 4 else word[:-2]
     elif word.endswith("ss"):
         pass
     elif word.endswith("s"):
@@ -96,16 +121,15 @@ def porter_stem(word: str) -> str:
             word = word[:-1]
         elif _measure(word) == 1 and _cvc(word):
             word += "e"
-    # step 1c
-    if word.endswith("y") and _has_vowel(word[:-1]):
+    # step 1c: y -> i after a consonant that is not the first letter
+    if word.endswith("y") and len(word) > 2 and _is_consonant(word, len(word) - 2):
         word = word[:-1] + "i"
-    # step 2, 3
-    for table in (_STEP2, _STEP3):
-        for suffix, replacement in table:
-            replaced = _replace(word, suffix, replacement, 0)
-            if replaced is not None:
-                word = replaced
-                break
+    word = _step2(word)
+    for suffix, replacement in _STEP3:
+        replaced = _replace(word, suffix, replacement, 0)
+        if replaced is not None:
+            word = replaced
+            break
     # step 4
     for suffix in _STEP4:
         if word.endswith(suffix):
