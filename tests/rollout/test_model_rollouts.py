@@ -71,6 +71,19 @@ def test_cache_makes_a_rerun_free(tmp_path: Path) -> None:
     assert sorted((r.seed, r.messages) for r in first) == sorted((r.seed, r.messages) for r in second)
 
 
+def test_repeated_samples_are_not_served_from_one_cache_entry(tmp_path: Path) -> None:
+    with FakeModelServer(order_cancel_agent) as server:
+        spec = f"openai:{server.openai_url}#agent-model"
+        options = {"cache_dir": str(tmp_path / "cache")}
+        records: list[Any] = []
+        run_rollouts(make_jobs([ENV_ID], [0], samples=3), spec, model_options=options, on_episode=records.append)
+        assert len(server.requests) == sum(r.num_steps for r in records)  # every sample asked the model
+        again: list[Any] = []
+        run_rollouts(make_jobs([ENV_ID], [0], samples=3), spec, model_options=options, on_episode=again.append)
+        assert len(server.requests) == sum(r.num_steps for r in records)  # and each sample has its cache entry
+    assert sorted(r.sample for r in records) == [0, 1, 2]
+
+
 def test_malformed_model_output_is_an_error_observation() -> None:
     def sloppy(request: FakeRequest) -> FakeReply:
         if len([m for m in request.messages if m["role"] == "assistant"]) == 0:

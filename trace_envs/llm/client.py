@@ -11,6 +11,7 @@ import threading
 import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from .base import ChatResponse, Usage
@@ -28,6 +29,18 @@ from .pricing import Price, PriceTable
 from .spec import ModelConfig
 
 T = TypeVar("T")
+
+SAMPLE_INDEX: ContextVar[int] = ContextVar("trace_envs_sample_index", default=0)
+"""Which repeat of an episode the current requests belong to (set by the rollout loop). Repeats > 0
+get their own cache entries (and, on the hf client, their own sampling seed), so that K samples of
+one prompt are K draws, not one cached answer."""
+
+
+def _cache_params(params: dict[str, Any]) -> dict[str, Any]:
+    sample = SAMPLE_INDEX.get()
+    return params if sample == 0 else {**params, "__sample__": sample}
+
+
 Message = dict[str, Any]
 
 
@@ -112,7 +125,7 @@ class BaseChatModel:
     # ----- the ChatModel protocol ---------------------------------------------------------------
     def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
-        key = cache_key(self.spec, messages, tools, params)
+        key = cache_key(self.spec, messages, tools, _cache_params(params))
         hit = self._cached(key)
         if hit is not None:
             return hit
@@ -129,7 +142,7 @@ class BaseChatModel:
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
-        key = cache_key(self.spec, messages, tools, params)
+        key = cache_key(self.spec, messages, tools, _cache_params(params))
         hit = self._cached(key)
         if hit is not None:
             return hit

@@ -13,7 +13,7 @@ from typing import Any
 from trace_envs.core import parse_action
 
 from .base import ChatResponse, Usage
-from .client import BaseChatModel, Message
+from .client import SAMPLE_INDEX, BaseChatModel, Message
 from .errors import BadRequest
 from .spec import ModelConfig
 
@@ -115,7 +115,7 @@ class HFChatModel(BaseChatModel):
             options["stop_strings"] = [stops] if isinstance(stops, str) else list(stops)
             options["tokenizer"] = self.tokenizer
         with self._generate_lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(sampling.get("seed", 0)))
+            torch.manual_seed(int(sampling.get("seed", 0)) + 1_000_003 * SAMPLE_INDEX.get())
             output = self.model.generate(**inputs, **options)
         new_tokens = output[0, inputs["input_ids"].shape[1] :]
         text = str(self.tokenizer.decode(new_tokens, skip_special_tokens=True))

@@ -19,7 +19,7 @@ import gymnasium as gym
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import ChatModel, Usage
-from trace_envs.llm.client import MeteredModel
+from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel
 from trace_envs.llm.errors import AuthenticationFailed
 
 from .llm_user import LLMUser, episode_user, use_llm_user
@@ -113,6 +113,7 @@ async def arun_episode(
     meter = getattr(env.unwrapped, "user_model", None)
     if isinstance(meter, MeteredModel):
         meter.reset()
+    sample_token = SAMPLE_INDEX.set(sample)
     try:
         threaded = step_in_thread if step_in_thread is not None else has_model_user(env)
         if threaded:
@@ -150,6 +151,8 @@ async def arun_episode(
     except Exception as exc:  # one broken episode must not stop a batch; it is recorded and rerun later
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
         ended = "error"
+    finally:
+        SAMPLE_INDEX.reset(sample_token)
     verdict = info.get("verdict") or info.get("evaluation") or {}
     user = episode_user(env)
     usage = getattr(policy, "usage", None)
