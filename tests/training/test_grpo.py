@@ -110,3 +110,29 @@ def test_tool_results_and_user_replies_are_masked_out_of_the_loss(tiny_model: Pa
         assert "<tool_response>" in masked and "<tool_response>" not in trained
         assert reply not in trained
         assert question in trained and final in trained  # the model's own turns are trained on
+
+
+def test_one_adapter_on_a_uniform_mixture_of_envs(tiny_model: Path, word_env_id: str, tmp_path: Path) -> None:
+    env_ids = [word_env_id, "trace/order-cancel-v0"]
+    config = TrainConfig(
+        env_ids=env_ids,
+        max_steps=2,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        max_completion_length=24,
+        num_seeds=4,
+    )
+    run = build_run(config, str(tiny_model), tmp_path / "mixture")
+    seen: list[list[str]] = []
+    original = run.tracker.__call__
+
+    def spy(*args: Any, **kwargs: Any) -> list[float]:
+        seen.append([env.env_id for env in kwargs["environments"]])
+        return original(*args, **kwargs)
+
+    run.trainer.reward_funcs[0] = spy
+    meta = run.run()
+    assert meta.capability == "multi_capability" and meta.env_ids == env_ids
+    assert all(len(set(group)) == 1 for group in seen)  # a group never mixes envs
+    assert {group[0] for group in seen} == set(env_ids)  # both envs were sampled
+    assert load_metadata(tmp_path / "mixture").status == "complete"
