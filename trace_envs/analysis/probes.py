@@ -363,11 +363,16 @@ def probe_multi_step(episode: Episode) -> CapabilityLabel:
 
 
 # ----- permission_error_recovery ---------------------------------------------------------------------
-_PERMISSION = re.compile(r"permission", re.IGNORECASE)
+_PERMISSION = re.compile(
+    r"permission|not enabled|is disabled|low battery mode|is turned off|airplane mode", re.IGNORECASE
+)
+"""Errors caused by a device setting: a PermissionError, or a service that is off (ToolSandbox's
+``ConnectionError: Cellular service is not enabled``)."""
 
 
 def probe_permission(episode: Episode) -> CapabilityLabel:
-    """After a permission-style tool error, the same tool must later succeed (blocker fixed, retried)."""
+    """After a permission-style tool error (a setting blocks the call), the same tool must later succeed
+    (the blocking setting changed, the call retried)."""
     name = "permission_error_recovery"
     for call in episode.calls:
         if call.error and _PERMISSION.search(call.result or ""):
