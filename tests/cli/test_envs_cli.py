@@ -28,7 +28,14 @@ def test_list_shows_envs_with_capability() -> None:
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 0
     assert "trace/order-cancel-v0" in result.output
-    assert "precondition_verification" in result.output
+    rows = {row["env_id"]: row for row in json.loads(runner.invoke(app, ["list", "--json"]).output)}
+    assert rows["trace/order-cancel-v0"] == {
+        "env_id": "trace/order-cancel-v0",
+        "capability": "precondition_verification",
+        "domain": "toy_shop",
+        "max_turns": 12,
+    }
+    assert rows["trace/tau2-retail-v0"]["capability"] is None
 
 
 def test_describe_as_json_with_a_knob() -> None:

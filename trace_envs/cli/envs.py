@@ -40,23 +40,41 @@ def _known_env(env_id: str) -> str:
 
 
 @app.command("list")
-def list_command() -> None:
+def list_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
     """List the registered trace/ envs with their capability and domain."""
     import trace_envs
     from trace_envs.core import CapabilityEnv
     from trace_envs.registration import env_class
 
+    rows = []
+    for env_id in trace_envs.list_envs():
+        cls = env_class(env_id)
+        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
+            rows.append(
+                {
+                    "env_id": env_id,
+                    "capability": cls.capability.name,
+                    "domain": cls.domain.name,
+                    "max_turns": cls.max_turns,
+                }
+            )
+        else:
+            rows.append({"env_id": env_id, "capability": None, "domain": None, "max_turns": None})
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
     table = Table(title="trace-envs environments")
     table.add_column("env id", no_wrap=True)
     table.add_column("capability", overflow="fold")
     table.add_column("domain")
     table.add_column("max turns", justify="right")
-    for env_id in trace_envs.list_envs():
-        cls = env_class(env_id)
-        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
-            table.add_row(env_id, cls.capability.name, cls.domain.name, str(cls.max_turns))
+    for row in rows:
+        if row["capability"] is None:
+            table.add_row(row["env_id"], "(target env)", "", "")
         else:
-            table.add_row(env_id, "(target env)", "", "")
+            table.add_row(row["env_id"], row["capability"], row["domain"], str(row["max_turns"]))
     console.print(table)
 
 
