@@ -82,6 +82,11 @@ def test_discovery_order_is_upstreams() -> None:
 
 
 def test_in_block_line_breaks_are_kept() -> None:
+    """Exactly the ten tools the reference names keep line breaks inside a description block."""
+    assert sorted(n for n in FULL_TOOLSET if "\n" in FULL_TOOLSET[n].description) == [
+        "add_contact", "end_conversation", "search_contacts", "search_location_around_lat_lon", "search_messages",
+        "search_reminder", "search_stock", "search_weather_around_lat_lon", "timestamp_diff", "timestamp_to_datetime_info",
+    ]  # fmt: skip
     assert "\n" in FULL_TOOLSET["timestamp_diff"].description
     for name in ("search_stock", "search_location_around_lat_lon", "search_weather_around_lat_lon"):
         assert "\n    - " in FULL_TOOLSET[name].description, name
