@@ -23,7 +23,7 @@ class WarmupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     episodes_per_env: int = Field(default=64, ge=1, description="Oracle episodes (seeds 0..N-1) per env.")
-    max_steps: int = Field(default=60, ge=1, description="Optimiser steps.")
+    max_steps: int = Field(default=300, ge=1, description="Optimiser steps.")
     learning_rate: float = Field(default=3e-3, gt=0)
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=1024, ge=64, description="Token cap per episode.")
