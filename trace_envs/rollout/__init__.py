@@ -7,7 +7,7 @@ with TrajectoryStore("runs/x.jsonl") as store:
 
 from .chat_policy import ChatPolicy
 from .llm_user import LLMUser, scenario_from_task, use_llm_user
-from .policy import Policy, make_policy
+from .policy import AsyncPolicy, Policy, make_policy
 from .runner import (
     EpisodeJob,
     RolloutSummary,
@@ -34,6 +34,7 @@ from .store import (
 
 __all__ = [
     "FORMAT",
+    "AsyncPolicy",
     "ChatPolicy",
     "EpisodeJob",
     "EpisodeRecord",

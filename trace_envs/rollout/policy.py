@@ -20,6 +20,15 @@ class Policy(Protocol):
         """The next action."""
 
 
+@runtime_checkable
+class AsyncPolicy(Policy, Protocol):
+    """A policy whose actions come from a model: the loop awaits ``aact`` (so episodes run
+    concurrently) and falls back to ``act`` for policies without it."""
+
+    async def aact(self, observation: str, info: dict[str, Any]) -> str:
+        """The next action, without blocking the event loop."""
+
+
 def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
     """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
     ``flawed:<capability>[,<capability>…]``; model specs (``anthropic:<model>``,
