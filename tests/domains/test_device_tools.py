@@ -261,3 +261,30 @@ def test_tools_are_plain_callables() -> None:
     assert state.settings.wifi is False
     assert get_current_timestamp(state) == BASE_NOW
     assert FULL_TOOLSET.invoke(state, ToolCall(name="get_wifi_status")).content == "False"
+
+
+def test_upstream_quirks_are_kept() -> None:
+    """Behaviour confirmed on upstream (reference section 9): no range checks in the date helpers, phone
+    numbers stored as typed, no type checks in search_contacts."""
+    run = run_tool_calls(
+        build_base_world(),
+        [
+            call("datetime_info_to_timestamp", year=1, month=1, day=1, hour=0, minute=0, second=0),
+            call("datetime_info_to_timestamp", year=10000, month=1, day=1, hour=0, minute=0, second=0),
+            call("datetime_info_to_timestamp", year=2026, month=True, day=1, hour=0, minute=0, second=0),
+            call("seconds_to_hours_minutes_seconds", seconds=-1),
+            call("seconds_to_hours_minutes_seconds", seconds=1e12),
+            call("search_contacts", is_self="yes"),
+            call("send_message_with_phone_number", phone_number="+1 245-334-4098", content="hi"),
+        ],
+    )
+    assert [c.content for c in run.calls[:6]] == [
+        "-62135596800.0",
+        "ValueError: year 10000 is out of range",
+        "1767225600.0",
+        "{'hour': 23, 'minute': 59, 'second': 59}",
+        "ValueError: year 33658 is out of range",
+        "[]",
+    ]
+    sent = run.tables["MESSAGING"][-1]
+    assert sent["recipient_phone_number"] == "+1 245-334-4098" and sent["recipient_person_id"] is None
