@@ -34,6 +34,9 @@ def test_prompt_lists_each_capability_with_its_label_and_example(tiny_model: Pat
         assert f'<skill label="{label}">' in prompt
         assert card.description in prompt and card.example in prompt
     assert '<skill label="C">' in prompt and "Name: none" in prompt
+    router.max_example_chars = 8
+    short = router.prompt(TASK)
+    assert router.cards[0].example not in short and router.cards[0].example[:8] + "\n[…]" in short
 
 
 def test_decision_is_the_highest_label_logit_of_a_hand_computed_forward_pass(

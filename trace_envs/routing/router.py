@@ -90,6 +90,8 @@ class Router:
         cards: The capabilities to choose from, in label order.
         labels: Candidate label strings; the first ``len(cards)`` tag the capabilities, the next one is "none".
         chat_template_kwargs: Passed to ``apply_chat_template`` (default: ``enable_thinking=False``).
+        max_example_chars: Each example transcript is cut to this many characters (tau2 tool results
+            can be whole database records); ``None`` keeps them whole.
     """
 
     def __init__(
@@ -99,6 +101,7 @@ class Router:
         cards: Sequence[CapabilityCard],
         labels: Sequence[str] = DEFAULT_LABELS,
         chat_template_kwargs: dict[str, Any] | None = None,
+        max_example_chars: int | None = 4000,
     ):
         if not cards:
             raise ValueError("the router needs at least one capability card")
@@ -113,6 +116,7 @@ class Router:
         self.labels = [str(x) for x in labels[: len(cards)]]
         self.none_label = str(labels[len(cards)])
         self.chat_template_kwargs = {"enable_thinking": False, **(chat_template_kwargs or {})}
+        self.max_example_chars = max_example_chars
 
     @property
     def all_labels(self) -> list[str]:
@@ -121,12 +125,18 @@ class Router:
     def prompt(self, task: str) -> str:
         """The routing prompt's text (what the user turn says)."""
         skills = [
-            {"label": label, "name": card.name, "description": card.description, "example": card.example}
+            {"label": label, "name": card.name, "description": card.description, "example": self._example(card)}
             for label, card in zip(self.labels, self.cards, strict=True)
         ]
         return render_template(
             "prompts/route.jinja", task=task, skills=skills, none_label=self.none_label, labels=self.all_labels
         )
+
+    def _example(self, card: CapabilityCard) -> str:
+        limit = self.max_example_chars
+        if limit is None or len(card.example) <= limit:
+            return card.example
+        return card.example[:limit].rstrip() + "\n[…]"
 
     def chat_text(self, task: str) -> str:
         """The full model input: the routing prompt as a user turn, then the assistant generation prompt."""
