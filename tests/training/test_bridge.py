@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trace_envs.core import STOP_TOKEN
 from trace_envs.training import (
@@ -18,6 +20,7 @@ from trace_envs.training import (
 from trace_envs.training.bridge import ENDED_NOTE
 
 ENV = "trace/order-cancel-v0"
+_ORDER_CANCEL = trl_environment(ENV)
 
 
 def test_tool_methods_mirror_the_domain_schemas() -> None:
@@ -115,3 +118,23 @@ def test_every_registered_capability_env_bridges(env_id: str) -> None:
     assert names == {*make_capability_env(env_id).toolset, SEND_MESSAGE_TOOL}
     for seed in (0, 1):
         assert oracle_conversation(cls, seed)["reward"] == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tool=st.sampled_from(["get_order_details", "cancel_order", SEND_MESSAGE_TOOL]),
+    arguments=st.dictionaries(
+        st.text(min_size=1, max_size=12),
+        st.one_of(st.none(), st.integers(), st.text(max_size=30), st.lists(st.integers(), max_size=3)),
+        max_size=3,
+    ),
+)
+def test_any_tool_arguments_give_an_observation_never_an_exception(tool: str, arguments: dict[str, object]) -> None:
+    env = _ORDER_CANCEL()
+    env.reset(seed=1)
+    if tool == SEND_MESSAGE_TOOL:
+        observation = env.send_message_to_user(message=repr(arguments))
+    else:
+        observation = getattr(env, tool)(**arguments)  # unknown or ill-typed arguments: an error observation
+    assert isinstance(observation, str)
+    assert 0.0 <= env.get_reward() <= 1.0
