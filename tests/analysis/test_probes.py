@@ -212,3 +212,19 @@ def test_probes_on_shipped_envs_separate_oracle_from_flawed(capability_rollouts)
         lacking_oracle = sum(label(r, capability) == Label.LACKING for r in oracle)
         assert lacking_flawed >= 0.6 * len(flawed), (env_id, lacking_flawed, len(flawed))
         assert lacking_oracle <= 0.1 * len(oracle), (env_id, lacking_oracle, len(oracle))
+
+
+def test_structured_data_acquiring_a_record_that_fits_the_description_worse() -> None:
+    product = {"product_id": "9", "variants": {
+        "1": {"item_id": "100", "options": {"color": "green", "material": "nylon"}, "available": True},
+        "2": {"item_id": "200", "options": {"color": "green", "material": "leather"}, "available": True}}}  # fmt: skip
+    ask = "Exchange my backpack for the green leather one, please. Yes, please go ahead."
+    steps = [("call", "get_product_details", {"product_id": "9"}, product)]
+    wrong = episode(
+        ask, [*steps, ("call", "exchange_delivered_order_items", {"order_id": "#W1", "new_item_ids": ["100"]}, {})]
+    )
+    right = episode(
+        ask, [*steps, ("call", "exchange_delivered_order_items", {"order_id": "#W1", "new_item_ids": ["200"]}, {})]
+    )
+    assert label(wrong, "structured_data_reasoning") == Label.LACKING
+    assert label(right, "structured_data_reasoning") == Label.PRESENT

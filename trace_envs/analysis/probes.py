@@ -515,9 +515,40 @@ def _unavailable(record: dict[str, Any]) -> bool:
     return any(k.startswith("avail") and v is False for k, v in record.items())
 
 
+def _phrases(record: dict[str, Any]) -> set[str]:
+    """The record's descriptive string values (options included), lowercased, as the user might say
+    them; ids, numbers and short words ("yes", "no", which confirmations also contain) are left out."""
+    return {
+        str(v).lower()
+        for k, v in _leaves(record)
+        if isinstance(v, str) and len(v) >= 4 and any(c.isalpha() for c in v) and not (k or "").endswith(_ID_FIELDS)
+    }
+
+
+def _match_score(record: dict[str, Any], shared: set[str], user_text: str) -> int:
+    lowered = " " + re.sub(r"[^a-z0-9]+", " ", user_text.lower()) + " "
+    return sum(1 for p in _phrases(record) - shared if " " + re.sub(r"[^a-z0-9]+", " ", p).strip() + " " in lowered)
+
+
+def _best_match_problem(value: str, results: list[Any], user_text: str) -> str | None:
+    """When the user described the record they want by its values, the record the agent chose must
+    match that description at least as well as every other record beside it."""
+    found = _siblings(results, value)
+    if found is None:
+        return None
+    chosen, records = found
+    shared = set.intersection(*(_phrases(r) for r in records))
+    scores = [_match_score(r, shared, user_text) for r in records]
+    mine = _match_score(chosen, shared, user_text)
+    if max(scores) > mine:
+        return f"{value} matches fewer of the user's requirements than another record read ({mine} vs {max(scores)})"
+    return None
+
+
 def probe_structured(episode: Episode) -> CapabilityLabel:
     """When the agent read several nested records: every money amount it states must follow from the
-    field the user asked about, and a record it acts on must not be one the records mark unavailable."""
+    field the user asked about, and a record it acquires (a ``new_…`` argument, a booking) must be
+    available and match the user's description at least as well as the records beside it."""
     name = "structured_data_reasoning"
     results = [c.parsed for c in episode.calls if not c.error and c.parsed is not None]
     if not any(_multi_record(r) for r in results):
@@ -548,6 +579,9 @@ def probe_structured(episode: Episode) -> CapabilityLabel:
                 checked += 1
                 if _unavailable(found[0]):
                     return _label(name, Label.LACKING, f"{call.name}({argument}={v}): the records mark it unavailable")
+                problem = _best_match_problem(v, earlier, episode.user_text)
+                if problem is not None:
+                    return _label(name, Label.LACKING, f"{call.name}({argument}=…): {problem}")
     if checked:
         return _label(name, Label.PRESENT, f"{checked} amount(s) and record choice(s) agree with the records read")
     return _label(name, Label.NA, "read nested records but neither stated amounts nor chose among them")
