@@ -14,9 +14,9 @@ import datetime as dt
 import re
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, Domain, ToolCall
+from trace_envs.core import CapabilityEnv, Domain, ToolCall, ToolResult
 from trace_envs.core.env import normalize_fact_text
-from trace_envs.domains.device import DEVICE, POLICY, DeviceState
+from trace_envs.domains.device import DEVICE, POLICY, DeviceState, DeviceToolset
 
 TOOLSET = DEVICE.toolset
 MONTHS = (
@@ -82,10 +82,38 @@ def fact_pattern(fact: str) -> re.Pattern[str]:
     return re.compile(left + re.escape(text) + right)
 
 
+class UntracedDeviceToolset(DeviceToolset):
+    """The device toolset whose ``invoke`` skips the tool trace (a JSON dump per call that only the
+    milestone evaluation of ``trace/device-v0`` reads). Same tools, binding, results and errors."""
+
+    def invoke(self, state: Any, call: ToolCall) -> ToolResult:
+        item = self._tools.get(call.name)
+        if item is None:
+            return ToolResult(call_id=call.id, name=call.name, content=self.unknown_tool(call.name), error=True)
+        try:
+            value = item.fn(state, **self.bind(item, call.arguments))
+        except Exception as exc:  # the tool's failure is the agent's observation
+            return ToolResult(call_id=call.id, name=call.name, content=self.format_error(call.name, exc), error=True)
+        return ToolResult(call_id=call.id, name=call.name, content=self.format_result(value), error=False)
+
+
+def untraced(toolset: DeviceToolset) -> UntracedDeviceToolset:
+    """The same tools (same order, same schemas) with the trace-free ``invoke``."""
+    clone = object.__new__(UntracedDeviceToolset)
+    clone.__dict__.update(toolset.__dict__)
+    return clone
+
+
 class DeviceTaskEnv(CapabilityEnv):
     """A capability env over the real device domain (its tools, state tables and calling rules)."""
 
     domain: Domain[Any] = DEVICE
+
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
+        super().__init__(seed=seed, render_mode=render_mode, **knobs)
+        assert isinstance(self.toolset, DeviceToolset)
+        self.toolset = untraced(self.toolset)
+
     policy = POLICY + (
         "\n- When you changed a setting to get a request done, tell the user which setting you changed."
         "\n- Write dates for the user as month name and day, for example March 27."

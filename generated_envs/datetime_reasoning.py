@@ -118,7 +118,7 @@ class DatetimeEnv(DeviceTaskEnv):
         now = float(rng.randint(int(start), int(end)))
         offset = rng.choice(UTC_OFFSETS) if knobs.vary_timezone else 0
         world = generate_device_world(
-            rng, n_contacts=2, n_messages=1, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
+            rng, n_contacts=1, n_messages=0, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
         )
         initial = dump_world(world)
         plan = Plan(world)

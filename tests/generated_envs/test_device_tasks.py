@@ -1,0 +1,46 @@
+"""The shared device-env pieces: the trace-free toolset behaves exactly like the domain's, plans record errors."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generated_envs._device_tasks import Plan, untraced
+from trace_envs.core import parse_action
+from trace_envs.domains.device import DEVICE, dump_world, generate_device_world
+from trace_envs.testing.strategies import tool_call_actions
+
+SCHEMAS = DEVICE.toolset.schemas()
+WORLDS = [
+    generate_device_world(random.Random(seed), settings=flags)
+    for seed, flags in enumerate([{}, {"low_battery_mode": True, "wifi": False, "cellular": False}, {"wifi": False}])
+]
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(range(len(WORLDS))), st.lists(tool_call_actions(SCHEMAS), min_size=1, max_size=5))
+def test_untraced_toolset_gives_the_domains_results_and_state(world: int, actions: list[str]) -> None:
+    fast = untraced(DEVICE.toolset)
+    assert fast.schemas() == SCHEMAS
+    data = dump_world(WORLDS[world])
+    ours, theirs = DEVICE.load_state(data), DEVICE.load_state(data)
+    for action in actions:
+        for call in parse_action(action).tool_calls:
+            assert fast.invoke(ours, call) == DEVICE.toolset.invoke(theirs, call)
+    assert dump_world(ours) == dump_world(theirs)
+
+
+def test_plan_records_expected_errors_and_refuses_surprises() -> None:
+    plan = Plan(generate_device_world(random.Random(0), settings={"low_battery_mode": True, "wifi": False}))
+    ok, error = plan.attempt("set_wifi_status", on=True)
+    assert not ok and error == "PermissionError: Wifi cannot be turned on in low battery mode"
+    plan.call("set_low_battery_mode_status", on=False)
+    assert plan.attempt("set_wifi_status", on=True) == (True, None)
+    assert plan.expected_errors == [0] and plan.errors == [error]
+    with pytest.raises(RuntimeError, match="already"):
+        plan.call("set_wifi_status", on=True)
+    with pytest.raises(RuntimeError, match="should fail"):
+        plan.call("get_wifi_status", expect_error="PermissionError")
