@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from generated_envs._device_tasks import Plan, untraced
 from trace_envs.core import parse_action
-from trace_envs.domains.device import DEVICE, dump_world, generate_device_world
+from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, dump_world, generate_device_world
 from trace_envs.testing.strategies import tool_call_actions
 
 SCHEMAS = DEVICE.toolset.schemas()
@@ -23,7 +23,7 @@ WORLDS = [
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(range(len(WORLDS))), st.lists(tool_call_actions(SCHEMAS), min_size=1, max_size=5))
 def test_untraced_toolset_gives_the_domains_results_and_state(world: int, actions: list[str]) -> None:
-    fast = untraced(DEVICE.toolset)
+    fast = untraced(AGENT_TOOLSET)
     assert fast.schemas() == SCHEMAS
     data = dump_world(WORLDS[world])
     ours, theirs = DEVICE.load_state(data), DEVICE.load_state(data)
