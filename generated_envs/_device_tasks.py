@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, Domain, ToolCall, ToolResult
+from trace_envs.core import CapabilityEnv, Domain, ToolCall, ToolResult, Toolset
 from trace_envs.core.env import normalize_fact_text
 from trace_envs.domains.device import DEVICE, POLICY, DeviceState, DeviceToolset
 
@@ -97,8 +97,10 @@ class UntracedDeviceToolset(DeviceToolset):
         return ToolResult(call_id=call.id, name=call.name, content=self.format_result(value), error=False)
 
 
-def untraced(toolset: DeviceToolset) -> UntracedDeviceToolset:
+def untraced(toolset: Toolset) -> UntracedDeviceToolset:
     """The same tools (same order, same schemas) with the trace-free ``invoke``."""
+    if not isinstance(toolset, DeviceToolset):
+        raise TypeError(f"untraced() needs a DeviceToolset, got {type(toolset).__name__}")
     clone = object.__new__(UntracedDeviceToolset)
     clone.__dict__.update(toolset.__dict__)
     return clone
@@ -111,7 +113,6 @@ class DeviceTaskEnv(CapabilityEnv):
 
     def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
         super().__init__(seed=seed, render_mode=render_mode, **knobs)
-        assert isinstance(self.toolset, DeviceToolset)
         self.toolset = untraced(self.toolset)
 
     policy = POLICY + (
