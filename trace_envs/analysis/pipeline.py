@@ -124,7 +124,9 @@ async def arun_analysis(
     records = load_records(store)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if config.analyst != PROBES_ANALYST and analyst is None:
+    if config.analyst == PROBES_ANALYST:
+        analyst = None  # the probes need no model
+    elif analyst is None:
         from trace_envs.llm.factory import make_chat_model
 
         analyst = make_chat_model(config.analyst)
