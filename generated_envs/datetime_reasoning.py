@@ -68,7 +68,9 @@ class DatetimeKnobs(BaseModel):
         default=True, description="Draw the device's UTC offset per seed (else UTC), so decoding in UTC is wrong."
     )
     reminders: int = Field(default=3, ge=1, le=8, description="Reminders already in the world (distractors).")
-    max_days_ahead: int = Field(default=10, ge=3, le=30, description="Largest N in 'in N days' / 'by N days'.")
+    max_days_ahead: int = Field(
+        default=10, ge=3, le=30, description="Largest N in 'in N days' and 'N days later/earlier'."
+    )
 
     @model_validator(mode="after")
     def _years(self) -> DatetimeKnobs:
