@@ -25,6 +25,7 @@ def test_grpo_steps_change_the_adapter_and_log_rewards(tiny_model: Path, word_en
         max_completion_length=32,
         num_seeds=8,
         learning_rate=1e-3,
+        router_example="policy",
     )
     run = build_run(config, str(tiny_model), tmp_path / "adapter")
     groups: list[list[int]] = []
@@ -56,7 +57,8 @@ def test_grpo_steps_change_the_adapter_and_log_rewards(tiny_model: Path, word_en
     assert changed, "GRPO steps left every LoRA weight unchanged"
     saved = load_metadata(tmp_path / "adapter")
     assert saved.status == "complete" and saved.capability == "code_letter"
-    assert saved.example is not None and saved.example.reward == 1.0
+    assert saved.example is not None and saved.example.reward == 1.0 and saved.example.source == "policy"
+    assert saved.example.transcript.startswith("user: Please tell me the code letter")
 
 
 def test_tool_results_and_user_replies_are_masked_out_of_the_loss(tiny_model: Path, tmp_path: Path) -> None:

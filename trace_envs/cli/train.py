@@ -122,7 +122,7 @@ def route_command(
     _cpu_threads()
     tokenizer = AutoTokenizer.from_pretrained(model)
     base = AutoModelForCausalLM.from_pretrained(model)
-    base.eval()  # type: ignore[no-untyped-call]
+    base.eval()  # type: ignore[no-untyped-call, unused-ignore]
     router = Router(base, tokenizer, cards)
     if show_prompt:
         console.print(router.prompt(task), markup=False, highlight=False)
@@ -146,7 +146,7 @@ def make_tiny_model_command(
     warmup: Annotated[
         list[str] | None, typer.Option("--warmup", help="Env id whose oracle episodes to fine-tune on (repeatable).")
     ] = None,
-    warmup_steps: Annotated[int, typer.Option(help="SFT steps of the warm-up.")] = 300,
+    warmup_steps: Annotated[int, typer.Option(help="SFT steps of the warm-up.")] = 200,
     episodes: Annotated[int, typer.Option(help="Oracle episodes per warm-up env.")] = 64,
     seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
 ) -> None:

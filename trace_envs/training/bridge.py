@@ -95,7 +95,7 @@ def _tool_method(item: Tool) -> Any:
     return method
 
 
-def send_message_to_user(self, message: str) -> str:  # type: ignore[no-untyped-def]
+def send_message_to_user(self, message: str) -> str:  # type: ignore[no-untyped-def, unused-ignore]
     """Send a message to the user and get the user's reply.
 
     Use it to ask the user for information, to ask for confirmation before a change, and to tell

@@ -70,6 +70,11 @@ class TrainConfig(BaseModel):
     logging_steps: int = Field(default=1, ge=1)
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every N steps (resume after a kill).")
     seed: int = 0
+    router_example: Literal["oracle", "policy"] = Field(
+        default="oracle",
+        description="Episode saved for the router: the env's reference solution, or the first successful "
+        "training rollout (falls back to the oracle). Early rollouts can succeed with junk text.",
+    )
     report_to: list[str] = Field(default_factory=list, description="e.g. ['wandb'].")
 
     @model_validator(mode="after")

@@ -111,7 +111,9 @@ def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> 
     )
 
 
-def _make_callback(metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None) -> Any:
+def _make_callback(
+    metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None, config: TrainConfig
+) -> Any:
     from transformers import TrainerCallback
 
     class MetadataCallback(TrainerCallback):
@@ -126,7 +128,8 @@ def _make_callback(metadata: AdapterMetadata, out_dir: Path, tracker: GroupTrack
             metadata.steps_done = int(state.global_step)
             metadata.identical_reward_groups = tracker.identical_groups
             metadata.total_groups = tracker.total_groups
-            metadata.example = metadata.example or tracker.example
+            if config.router_example == "policy":
+                metadata.example = metadata.example or tracker.example
             save_metadata(out_dir, metadata)
             if progress is not None and "loss" in entry:
                 progress(int(state.global_step), int(state.max_steps), entry)
@@ -165,7 +168,8 @@ class TrainingRun:
         metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
         if metadata.example is None:
             first = config.env_ids[0]
-            metadata.example = tracker.example or _oracle_example(first, self.classes[first], config.first_seed)
+            policy = tracker.example if config.router_example == "policy" else None
+            metadata.example = policy or _oracle_example(first, self.classes[first], config.first_seed)
         save_metadata(self.out_dir, metadata)
         return metadata
 
@@ -183,7 +187,8 @@ def build_run(
     from peft import LoraConfig
     from transformers import PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig, GRPOTrainer  # type: ignore[attr-defined]
+    from trl.trainer.grpo_config import GRPOConfig
+    from trl.trainer.grpo_trainer import GRPOTrainer
 
     if not config.env_ids:
         raise ValueError("config.env_ids is empty: name at least one env, e.g. env_ids: [trace/order-cancel-v0]")
@@ -207,7 +212,7 @@ def build_run(
     )
     checkpoint: str | None = None
     if resume and (out / "checkpoints").is_dir():
-        checkpoint = get_last_checkpoint(str(out / "checkpoints"))  # type: ignore[no-untyped-call]
+        checkpoint = get_last_checkpoint(str(out / "checkpoints"))  # type: ignore[no-untyped-call, unused-ignore]
     metadata = AdapterMetadata(
         capability=capabilities[0].name if single else "multi_capability",
         description=capabilities[0].description
@@ -240,7 +245,7 @@ def build_run(
         train_dataset=Dataset.from_list(rows),
         peft_config=lora,
         environment_factory=factory,
-        callbacks=[_make_callback(metadata, out, tracker, progress)],
+        callbacks=[_make_callback(metadata, out, tracker, progress, config)],
     )
     # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
     trainer.reward_weights[0] = 0.0

@@ -23,7 +23,7 @@ class WarmupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     episodes_per_env: int = Field(default=64, ge=1, description="Oracle episodes (seeds 0..N-1) per env.")
-    max_steps: int = Field(default=300, ge=1, description="Optimiser steps.")
+    max_steps: int = Field(default=200, ge=1, description="Optimiser steps.")
     learning_rate: float = Field(default=3e-3, gt=0)
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=1024, ge=64, description="Token cap per episode.")
@@ -31,7 +31,7 @@ class WarmupConfig(BaseModel):
 
 
 def oracle_dataset(env_ids: Sequence[str], episodes_per_env: int, first_seed: int = 0) -> list[dict[str, Any]]:
-    """``{"prompt", "completion", "tools"}`` rows (loss on the completion only) of successful reference episodes of each env (seeds from ``first_seed``)."""
+    """``{"messages", "tools"}`` rows of successful reference episodes of each env (seeds from ``first_seed``)."""
     rows = []
     for env_id in env_ids:
         cls = trl_environment(env_id)
@@ -41,8 +41,7 @@ def oracle_dataset(env_ids: Sequence[str], episodes_per_env: int, first_seed: in
                 raise RuntimeError(
                     f"{env_id} seed {seed}: the oracle episode scored {episode['reward']} through the bridge"
                 )
-            messages = episode["messages"]
-            rows.append({"prompt": messages[:2], "completion": messages[2:], "tools": episode["tools"]})
+            rows.append({"messages": episode["messages"], "tools": episode["tools"]})
     return rows
 
 
@@ -53,11 +52,17 @@ def warmup_model(
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer  # type: ignore[attr-defined]
+    from trl.chat_template_utils import get_training_chat_template
+    from trl.trainer.sft_config import SFTConfig
+    from trl.trainer.sft_trainer import SFTTrainer
 
     config = config or WarmupConfig()
     out = Path(out_dir or model_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    original_template = tokenizer.chat_template
+    # TRL's training variant of the template (what GRPO renders rollouts with) marks the assistant's
+    # tokens, so the loss covers only the model's own turns: not the prompt, tool results or user replies.
+    tokenizer.chat_template = get_training_chat_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     rows = oracle_dataset(env_ids, config.episodes_per_env)
     args = SFTConfig(
@@ -66,6 +71,7 @@ def warmup_model(
         learning_rate=config.learning_rate,
         per_device_train_batch_size=config.batch_size,
         max_length=config.max_length,
+        assistant_only_loss=True,
         lr_scheduler_type="constant",
         logging_steps=max(1, config.max_steps // 10),
         save_strategy="no",
@@ -78,5 +84,6 @@ def warmup_model(
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
     trainer.train()
     model.save_pretrained(out)
+    tokenizer.chat_template = original_template  # TRL recognises the original template byte for byte
     tokenizer.save_pretrained(out)
     return out
