@@ -41,6 +41,8 @@ def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_
         "2",
         "--config",
         str(config),
+        "--option",
+        "distractor_orders=1",
     ]
     result = CliRunner().invoke(cli, [*args, "--max-steps", "2"])
     assert result.exit_code == 0, result.output
@@ -49,6 +51,7 @@ def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_
     assert meta.status == "complete" and meta.steps_done == 2
     assert meta.capability == "precondition_verification" and meta.env_ids == ["trace/order-cancel-v0"]
     assert meta.base_model == str(tiny_model) and meta.config["max_steps"] == 2
+    assert meta.config["env_knobs"] == {"trace/order-cancel-v0": {"distractor_orders": 1}}
     assert meta.example is not None and meta.example.reward == 1.0 and "user:" in meta.example.transcript
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(tiny_model)), str(out))
     assert any("lora_" in name for name, _ in model.named_parameters())

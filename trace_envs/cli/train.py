@@ -40,6 +40,9 @@ def train_command(
         str | None, typer.Option(help="Rollout backend: transformers, vllm-server or vllm-colocate.")
     ] = None,
     vllm_server_url: Annotated[str | None, typer.Option(help="vLLM server base URL (vllm-server mode).")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", help="Env knob KEY=VALUE (JSON value), for every --env.")
+    ] = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
@@ -50,6 +53,9 @@ def train_command(
 
     from trace_envs.training import load_config, train
 
+    from .envs import parse_options
+
+    knobs = parse_options(option)
     overrides: dict[str, Any] = {
         "env_ids": list(env),
         "max_steps": max_steps,
@@ -58,6 +64,7 @@ def train_command(
         "max_completion_length": max_completion_length,
         "learning_rate": learning_rate,
         "generation": generation,
+        "env_knobs": {env_id: knobs for env_id in env} if knobs else None,
     }
     try:
         cfg = load_config(config, **overrides)
