@@ -207,13 +207,8 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
             ),
             solution=plan.steps,
             required_facts=facts,
-            metadata={
-                "kind": kind,
-                "blockers": blockers,
-                "changed": changed,
-                "expected_errors": plan.expected_errors,
-                "first_error": first_error,
-            },
+            expected_errors=plan.expected_errors,
+            metadata={"kind": kind, "blockers": blockers, "changed": changed, "first_error": first_error},
         )
 
     @staticmethod
@@ -266,7 +261,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
     def flawed_actions(self) -> list[str] | None:
         """The paper's failure: make the request, get the error, and report it to the user instead of fixing it."""
         task = self._require_task()
-        first = task.metadata["expected_errors"][0]
+        first = task.expected_errors[0]
         return [
             *self.oracle_actions()[: first + 1],
             f'Sorry, I couldn\'t do that: the phone says "{task.metadata["first_error"]}". '

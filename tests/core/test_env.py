@@ -160,3 +160,25 @@ def test_gold_hash_is_replayed_once_per_seed_and_knobs(monkeypatch: pytest.Monke
     other_knobs.reset(seed=4)
     assert other_knobs.gold_hash() != first.gold_hash()
     assert calls == [4, 4]
+
+
+def test_facts_match_like_tau2_but_numbers_only_as_whole_numbers() -> None:
+    from trace_envs.core import fact_pattern, normalize_fact_text
+
+    said = normalize_fact_text("Your refund of $1,234.50 is on its way; it took 85 days, not 850.")
+    assert fact_pattern("1234.50").search(said)
+    assert fact_pattern("Refund").search(said)
+    assert fact_pattern("85 days").search(said)
+    assert not fact_pattern("34.5").search(said)
+    assert not fact_pattern("5 days").search(said)
+    assert not fact_pattern("23 day").search("it is -823 days away")
+
+
+def test_reference_steps_listed_as_expected_errors_must_fail() -> None:
+    env = make()
+    env.reset(seed=1)
+    assert env.task is not None
+    failing = env.task.model_copy(update={"expected_errors": [0]})
+    env.task, env._gold_hash = failing, None
+    with pytest.raises(RuntimeError, match="step 0 \\(get_order_details\\) should fail but succeeded"):
+        env._replay_gold()

@@ -9,9 +9,8 @@ import gymnasium as gym
 import pytest
 
 import trace_envs  # noqa: F401  (registers the shipped envs)
-from generated_envs._device_tasks import fact_pattern
 from generated_envs.datetime_reasoning import TRAINING_YEAR, DatetimeEnv
-from trace_envs.core import ToolCall, format_tool_call
+from trace_envs.core import ToolCall, fact_pattern, format_tool_call
 from trace_envs.domains.device import DEVICE
 from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env

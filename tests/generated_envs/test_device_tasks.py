@@ -1,4 +1,4 @@
-"""The shared device-env pieces: the trace-free toolset behaves exactly like the domain's, plans record errors."""
+"""The shared device-env pieces: ``invoke`` (no trace) behaves exactly like ``execute``; plans record errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generated_envs._device_tasks import Plan, untraced
+from generated_envs._device_tasks import Plan
 from trace_envs.core import parse_action
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, dump_world, generate_device_world
 from trace_envs.testing.strategies import tool_call_actions
@@ -22,14 +22,12 @@ WORLDS = [
 
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(range(len(WORLDS))), st.lists(tool_call_actions(SCHEMAS), min_size=1, max_size=5))
-def test_untraced_toolset_gives_the_domains_results_and_state(world: int, actions: list[str]) -> None:
-    fast = untraced(AGENT_TOOLSET)
-    assert fast.schemas() == SCHEMAS
+def test_invoke_gives_executes_results_and_state(world: int, actions: list[str]) -> None:
     data = dump_world(WORLDS[world])
     ours, theirs = DEVICE.load_state(data), DEVICE.load_state(data)
     for action in actions:
         for call in parse_action(action).tool_calls:
-            assert fast.invoke(ours, call) == DEVICE.toolset.invoke(theirs, call)
+            assert AGENT_TOOLSET.invoke(ours, call) == AGENT_TOOLSET.execute(theirs, call).result
     assert dump_world(ours) == dump_world(theirs)
 
 

@@ -32,7 +32,7 @@ def calls_of(env: PermissionRecoveryEnv) -> list[ToolCall]:
 def request_call(env: PermissionRecoveryEnv) -> ToolCall:
     """The user's request: the call that first fails (and is retried last)."""
     task = env._require_task()
-    step = task.solution[task.metadata["expected_errors"][0]]
+    step = task.solution[task.expected_errors[0]]
     assert isinstance(step, ToolCall)
     return step
 
@@ -66,7 +66,7 @@ def test_every_task_starts_with_a_blocking_error_from_the_real_tool() -> None:
         task = env._require_task()
         kinds.add(task.metadata["kind"])
         actions = env.oracle_actions()
-        first = task.metadata["expected_errors"][0]
+        first = task.expected_errors[0]
         results = [env.step(action)[0] for action in actions[: first + 1]]
         assert results[-1].startswith(("PermissionError:", "ConnectionError:")), (seed, results[-1])
         assert results[-1] == task.metadata["first_error"]
@@ -129,7 +129,7 @@ def test_diagnosing_first_without_the_error_also_succeeds() -> None:
     for seed in SEEDS:
         env.reset(seed=seed)
         task = env._require_task()
-        skip = set(task.metadata["expected_errors"])
+        skip = set(task.expected_errors)
         actions = [a for i, a in enumerate(env.oracle_actions()) if i not in skip]
         reward, info = play_actions(env, actions, seed=seed)
         assert reward == 1.0, (seed, info["verdict"])

@@ -6,7 +6,7 @@ Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
 from .domain import Domain, get_domain, register_domain, registered_domains
-from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, normalize_fact_text, render_transcript
+from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_transcript
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
@@ -35,6 +35,7 @@ __all__ = [
     "Verdict",
     "canonical_hash",
     "canonical_json",
+    "fact_pattern",
     "format_tool_call",
     "get_domain",
     "normalize_fact_text",

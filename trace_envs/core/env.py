@@ -11,6 +11,7 @@ import random
 import re
 from abc import abstractmethod
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
@@ -52,6 +53,23 @@ class NoKnobs(BaseModel):
 def normalize_fact_text(text: str) -> str:
     """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
     return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
+
+
+@lru_cache(maxsize=4096)
+def fact_pattern(fact: str) -> re.Pattern[str]:
+    """tau2's substring match on normalised text, except that numbers match only whole numbers: a fact
+    that starts with a digit may not follow a digit, point or minus sign, and one that ends with a
+    digit may not precede a digit (so "23 days" is not told by "-823 days", nor "85" by "850")."""
+    text = normalize_fact_text(fact)
+    left = r"(?<![0-9.\-])" if text[:1].isdigit() else ""
+    right = r"(?![0-9])" if text[-1:].isdigit() else ""
+    return re.compile(left + re.escape(text) + right)
+
+
+@lru_cache(maxsize=256)
+def render_system_prompt(instructions: str, policy: str) -> str:
+    """The agent's system message (instructions + policy), rendered once per distinct pair."""
+    return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
 class CapabilityEnv(gym.Env[str, str]):
@@ -241,27 +259,30 @@ class CapabilityEnv(gym.Env[str, str]):
         return self._gold_hash
 
     def _replay_gold(self) -> str:
+        """Replay the reference; exactly the steps listed in ``task.expected_errors`` must fail."""
         task = self._require_task()
+        expected = set(task.expected_errors)
         gold = self.domain.load_state(task.initial_state)
         for index, step in enumerate(task.solution):
             if isinstance(step, ToolCall):
                 result = self.toolset.invoke(gold, step)
-                if result.error:
+                if result.error != (index in expected):
+                    outcome = "failed" if result.error else "should fail but succeeded"
                     raise RuntimeError(
-                        f"{type(self).__name__}: reference solution step {index} ({step.name}) failed "
+                        f"{type(self).__name__}: reference solution step {index} ({step.name}) {outcome} "
                         f"on task {task.task_id}: {result.content}"
                     )
         return self.domain.state_hash(gold)
 
     def facts_told(self) -> dict[str, bool]:
-        """Which required facts appear in the agent's messages to the user (tau2's matching rule)."""
+        """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
         task = self._require_task()
         said = " ".join(
             normalize_fact_text(m["content"])
             for m in self.messages
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
         )
-        return {fact: normalize_fact_text(fact) in said for fact in task.required_facts}
+        return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
     def verify(self) -> Verdict:
         """Success iff the state hash equals the gold hash and every required fact was told."""
@@ -290,7 +311,7 @@ class CapabilityEnv(gym.Env[str, str]):
         return self.policy if self.policy is not None else self.domain.policy
 
     def system_prompt(self) -> str:
-        return render_template("prompts/agent_system.jinja", instructions=self.instructions, policy=self.policy_text)
+        return render_system_prompt(self.instructions, self.policy_text)
 
     def render(self) -> str | None:
         text = render_transcript(self.messages)

@@ -48,6 +48,8 @@ class Task(BaseModel):
     user: UserScript
     solution: list[ToolCall | str]
     required_facts: list[str] = Field(default_factory=list)
+    expected_errors: list[int] = Field(default_factory=list)
+    """Indexes of solution steps that must fail (e.g. the permission error an agent recovers from)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -129,9 +129,6 @@ class DeviceToolset(Toolset):
         result = ToolResult(call_id=call.id, name=call.name, content=self.format_result(value), error=False)
         return ToolOutcome(result, value=value, trace=trace)
 
-    def invoke(self, state: Any, call: ToolCall) -> ToolResult:
-        return self.execute(state, call).result
-
     def visible_to(self, role: str) -> list[str]:
         """Names of the tools offered to ``role`` ("AGENT" or "USER"), in discovery order."""
         return [name for name in self if TOOL_SPECS[name].visible_to == role]
