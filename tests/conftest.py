@@ -20,7 +20,9 @@ def shared_data() -> Path:
     """``../shared/data`` (benchmark data files); skips the test with the reason if it is absent."""
     path = shared_dir() / "data"
     if not path.is_dir():
-        pytest.skip(f"benchmark data not found at {path}: put the shared/ folder beside the checkout or set TRACE_ENVS_SHARED")
+        pytest.skip(
+            f"benchmark data not found at {path}: put the shared/ folder beside the checkout or set TRACE_ENVS_SHARED"
+        )
     return path
 
 
