@@ -94,6 +94,13 @@ class GroupTracker:
         ]
 
 
+def _is_main_process() -> bool:
+    """True unless this is a non-zero rank of a distributed launch (``RANK`` set by torchrun/accelerate)."""
+    import os
+
+    return os.environ.get("RANK", "0") == "0"
+
+
 def _versions() -> dict[str, str]:
     out = {}
     for name in ("trace-envs", "trl", "peft", "transformers", "torch"):
@@ -130,6 +137,8 @@ def _make_callback(
             metadata.total_groups = tracker.total_groups
             if config.router_example == "policy":
                 metadata.example = metadata.example or tracker.example
+            if not state.is_world_process_zero:
+                return  # one writer (and one progress bar) when accelerate runs several processes
             save_metadata(out_dir, metadata)
             if progress is not None and "loss" in entry:
                 progress(int(state.global_step), int(state.max_steps), entry)
@@ -170,7 +179,8 @@ class TrainingRun:
             first = config.env_ids[0]
             policy = tracker.example if config.router_example == "policy" else None
             metadata.example = policy or _oracle_example(first, self.classes[first], config.first_seed)
-        save_metadata(self.out_dir, metadata)
+        if trainer.accelerator.is_main_process:
+            save_metadata(self.out_dir, metadata)
         return metadata
 
 
@@ -233,7 +243,8 @@ def build_run(
             metadata.total_groups = previous.total_groups
         except (FileNotFoundError, ValueError):
             pass
-    save_metadata(out, metadata)
+    if _is_main_process():
+        save_metadata(out, metadata)
 
     tracker = GroupTracker(config.num_generations, config.max_completion_length)
     tracker.identical_groups, tracker.total_groups = metadata.identical_reward_groups, metadata.total_groups
