@@ -138,3 +138,67 @@ def test_one_adapter_on_a_uniform_mixture_of_envs(tiny_model: Path, word_env_id:
     assert all(len(set(group)) == 1 for group in seen)  # a group never mixes envs
     assert {group[0] for group in seen} == set(env_ids)  # both envs were sampled
     assert load_metadata(tmp_path / "mixture").status == "complete"
+
+
+def _render_turn(message: dict[str, Any]) -> str:
+    """An assistant message as the text a Qwen3 model would generate for it."""
+    import json
+
+    if not message.get("tool_calls"):
+        return str(message["content"])
+    calls = [
+        json.dumps({"name": c["function"]["name"], "arguments": c["function"]["arguments"]}, ensure_ascii=False)
+        for c in message["tool_calls"]
+    ]
+    return "\n".join(f"<tool_call>\n{call}\n</tool_call>" for call in calls)
+
+
+@pytest.fixture(scope="module")
+def long_context_tiny_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with room for tau2 prompts (policy + 15 tool schemas is ~6.5k tokens in its tokenizer)."""
+    import json
+    import shutil
+
+    path = tmp_path_factory.mktemp("models") / "tiny-16k"
+    shutil.copytree(tiny_model, path)
+    config = json.loads((path / "config.json").read_text())
+    config["max_position_embeddings"] = 16384
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/tool-precision-v0"])
+def test_oracle_turns_through_trls_tool_loop_score_one(
+    long_context_tiny_model: Path, tmp_path: Path, env_id: str
+) -> None:
+    """The reference solution, generated turn by turn, goes through TRL's parsing and tool calling intact."""
+    from trace_envs.training import oracle_conversation, trl_environment
+
+    tiny_model = long_context_tiny_model
+
+    seed = 3
+    turns = [m for m in oracle_conversation(trl_environment(env_id), seed)["messages"] if m["role"] == "assistant"]
+    config = TrainConfig(
+        env_ids=[env_id],
+        max_steps=1,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        max_completion_length=4096,
+        num_seeds=1,
+        first_seed=seed,
+    )
+    run = build_run(config, str(tiny_model), tmp_path / "adapter")
+    tokenizer = run.trainer.processing_class
+    calls: list[int] = []
+
+    def scripted(prompt_ids: list[list[int]], *args: Any, **kwargs: Any) -> tuple[list[list[int]], None]:
+        text = _render_turn(turns[len(calls)]) + "<|im_end|>"
+        calls.append(len(prompt_ids))
+        return [tokenizer(text, add_special_tokens=False)["input_ids"] for _ in prompt_ids], None
+
+    run.trainer._generate_single_turn = scripted
+    meta = run.run()
+    assert len(calls) == len(turns)
+    step = next(e for e in meta.curve if "loss" in e)
+    assert step["reward"] == 1.0
+    assert step["tools/failure_frequency"] == 0.0
