@@ -26,7 +26,9 @@ class WarmupConfig(BaseModel):
     max_steps: int = Field(default=200, ge=1, description="Optimiser steps.")
     learning_rate: float = Field(default=3e-3, gt=0)
     batch_size: int = Field(default=8, ge=1)
-    max_length: int = Field(default=1024, ge=64, description="Token cap per episode.")
+    max_length: int | None = Field(
+        default=None, ge=64, description="Token cap per episode (None: no cap; tau2 prompts are long)."
+    )
     seed: int = 0
 
 
@@ -65,6 +67,13 @@ def warmup_model(
     tokenizer.chat_template = get_training_chat_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     rows = oracle_dataset(env_ids, config.episodes_per_env)
+    longest = max(
+        len(tokenizer.apply_chat_template(r["messages"], tools=r["tools"], tokenize=False)) for r in rows
+    )  # characters: an upper bound on tokens
+    positions = int(model.config.max_position_embeddings)
+    if config.max_length is None and longest > positions:
+        # RoPE has no learned positions: a tiny model can simply be given room for long tau2 prompts.
+        model.config.max_position_embeddings = -(-longest // 1024) * 1024
     args = SFTConfig(
         output_dir=str(out / ".warmup"),
         max_steps=config.max_steps,
