@@ -182,3 +182,13 @@ def test_reference_steps_listed_as_expected_errors_must_fail() -> None:
     env.task, env._gold_hash = failing, None
     with pytest.raises(RuntimeError, match="step 0 \\(get_order_details\\) should fail but succeeded"):
         env._replay_gold()
+
+
+def test_text_of_a_malformed_tool_call_never_reaches_the_user() -> None:
+    env = make()
+    env.reset(seed=0)  # the fact to tell is the order's status
+    assert env.task is not None
+    fact = env.task.required_facts[0]
+    _, _, _, _, info = env.step(f'<tool_call>{{"name": "get_order_details"}} the order is {fact}')
+    assert info["messages"][0]["invalid"] is True
+    assert env.facts_told() == {fact: False}

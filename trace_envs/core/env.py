@@ -184,7 +184,7 @@ class CapabilityEnv(gym.Env[str, str]):
         parsed = parse_action(action)
         if parsed.errors:
             observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
-            self.messages.append({"role": "assistant", "content": parsed.text})
+            self.messages.append({"role": "assistant", "content": parsed.text, "invalid": True})
             self.messages.append({"role": "user", "content": observation, "error": True})
         elif parsed.tool_calls:
             observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
@@ -280,7 +280,7 @@ class CapabilityEnv(gym.Env[str, str]):
         said = " ".join(
             normalize_fact_text(m["content"])
             for m in self.messages
-            if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
+            if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )
         return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
