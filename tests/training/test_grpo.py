@@ -153,28 +153,11 @@ def _render_turn(message: dict[str, Any]) -> str:
     return "\n".join(f"<tool_call>\n{call}\n</tool_call>" for call in calls)
 
 
-@pytest.fixture(scope="module")
-def long_context_tiny_model(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny model with room for tau2 prompts (policy + 15 tool schemas is ~6.5k tokens in its tokenizer)."""
-    import json
-    import shutil
-
-    path = tmp_path_factory.mktemp("models") / "tiny-16k"
-    shutil.copytree(tiny_model, path)
-    config = json.loads((path / "config.json").read_text())
-    config["max_position_embeddings"] = 16384
-    (path / "config.json").write_text(json.dumps(config))
-    return path
-
-
 @pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/tool-precision-v0"])
-def test_oracle_turns_through_trls_tool_loop_score_one(
-    long_context_tiny_model: Path, tmp_path: Path, env_id: str
-) -> None:
-    """The reference solution, generated turn by turn, goes through TRL's parsing and tool calling intact."""
+def test_oracle_turns_through_trls_tool_loop_score_one(tiny_model: Path, tmp_path: Path, env_id: str) -> None:
+    """The reference solution, generated turn by turn, goes through TRL's parsing and tool calling intact
+    (tau2 prompts are ~6.5k tokens in the tiny tokenizer: within the tiny model's context)."""
     from trace_envs.training import oracle_conversation, trl_environment
-
-    tiny_model = long_context_tiny_model
 
     seed = 3
     turns = [m for m in oracle_conversation(trl_environment(env_id), seed)["messages"] if m["role"] == "assistant"]

@@ -17,6 +17,8 @@ from typing import Any
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKUP_TOKENS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 VOCAB_SIZE = 2000
+MAX_POSITIONS = 32768
+"""Context length: RoPE has no learned positions, so room for long tau2 prompts costs nothing."""
 
 _EXTRA_TEXT = [
     '<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W1234567"}}\n</tool_call>',
@@ -61,7 +63,7 @@ def build_tokenizer(vocab_size: int = VOCAB_SIZE) -> Any:
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         padding_side="left",
-        model_max_length=4096,
+        model_max_length=MAX_POSITIONS,
     )
     fast.chat_template = qwen3_chat_template
     return fast
@@ -87,7 +89,7 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = VOCAB
         num_attention_heads=4,
         num_key_value_heads=2,
         head_dim=16,
-        max_position_embeddings=4096,
+        max_position_embeddings=MAX_POSITIONS,
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),

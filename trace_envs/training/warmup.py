@@ -67,13 +67,6 @@ def warmup_model(
     tokenizer.chat_template = get_training_chat_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     rows = oracle_dataset(env_ids, config.episodes_per_env)
-    longest = max(
-        len(tokenizer.apply_chat_template(r["messages"], tools=r["tools"], tokenize=False)) for r in rows
-    )  # characters: an upper bound on tokens
-    positions = int(model.config.max_position_embeddings)
-    if config.max_length is None and longest > positions:
-        # RoPE has no learned positions: a tiny model can simply be given room for long tau2 prompts.
-        model.config.max_position_embeddings = -(-longest // 1024) * 1024
     args = SFTConfig(
         output_dir=str(out / ".warmup"),
         max_steps=config.max_steps,
