@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import typer
 
 COMMAND_MODULES = [
     "trace_envs.cli.envs",
@@ -14,7 +18,7 @@ COMMAND_MODULES = [
 ]
 
 
-def build_app():  # type: ignore[no-untyped-def]
+def build_app() -> typer.Typer:
     """The Typer app with every command module loaded (modules import their heavy deps lazily)."""
     from .app import app
 

@@ -48,7 +48,7 @@ def list_command(
     from trace_envs.core import CapabilityEnv
     from trace_envs.registration import env_class
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for env_id in trace_envs.list_envs():
         cls = env_class(env_id)
         if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
