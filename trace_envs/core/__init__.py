@@ -5,8 +5,9 @@ Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast
 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
+from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
-from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_transcript
+from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
@@ -18,6 +19,7 @@ __all__ = [
     "STOP_TOKEN",
     "Capability",
     "CapabilityEnv",
+    "ConversationEnv",
     "Domain",
     "NoKnobs",
     "ParsedAction",
@@ -43,6 +45,7 @@ __all__ = [
     "parse_docstring",
     "register_domain",
     "registered_domains",
+    "render_system_prompt",
     "render_transcript",
     "tool",
 ]

@@ -12,14 +12,14 @@ import re
 from abc import abstractmethod
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any, ClassVar, SupportsFloat
+from typing import Any, ClassVar
 
-import gymnasium as gym
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .actions import STOP_TOKEN, format_tool_call, parse_action
+from .actions import format_tool_call
+from .conversation import ConversationEnv
 from .domain import Domain
-from .spaces import UnicodeText, clip_text
+from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
 from .tools import ToolCall, Toolset
@@ -35,8 +35,6 @@ AGENT_INSTRUCTION = (
     "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
 )
 """The agent instruction of tau2-bench's LLM agent, used so that prompts look like the target's."""
-
-Message = dict[str, Any]
 
 _GOLD_CACHE: OrderedDict[tuple[str, str, int], str] = OrderedDict()
 """Gold hashes by (env class, knobs, task seed): a task is a pure function of these (the determinism
@@ -72,7 +70,7 @@ def render_system_prompt(instructions: str, policy: str) -> str:
     return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
-class CapabilityEnv(gym.Env[str, str]):
+class CapabilityEnv(ConversationEnv):
     """A seeded, verifiable conversation with tools over a target domain's state.
 
     Observations and actions are text. ``reset(seed=s)`` builds the task from ``random.Random(s)``
@@ -80,12 +78,10 @@ class CapabilityEnv(gym.Env[str, str]):
     the verifier's when the conversation ends (user or agent stop), 0 on truncation.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
-
     capability: ClassVar[Capability]
     domain: Domain[Any]
     """The target domain (for envs with variants, the default one; see :meth:`choose_domain`)."""
-    max_turns: ClassVar[int] = 30
+    max_turns: int = 30
     tool_names: ClassVar[tuple[str, ...] | None] = None
     """Tools of the domain offered to the agent (``None``: all of them)."""
     policy: ClassVar[str | None] = None
@@ -95,29 +91,20 @@ class CapabilityEnv(gym.Env[str, str]):
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
 
     def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        super().__init__(render_mode=render_mode)
         try:
             self.knobs = self.Knobs(**knobs)
         except ValidationError as exc:
             raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
-        self.render_mode = render_mode
         self._cache_key = (f"{type(self).__module__}.{type(self).__qualname__}", self.knobs.model_dump_json())
         self.domain = self.choose_domain()
         self.toolset: Toolset = (
             self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
         )
         self.tool_schemas: list[dict[str, Any]] = self.toolset.schemas()
-        self.observation_space = UnicodeText()
-        self.action_space = UnicodeText()
         self._pending_seed = seed
         self.task: Task | None = None
         self.task_seed: int | None = None
-        self.state: Any = None
-        self.user: User | None = None
-        self.messages: list[Message] = []
-        self.turn = 0
-        self.ended: str | None = None
         self._gold_hash: str | None = None
 
     # ----- what subclasses implement -------------------------------------------------------
@@ -151,12 +138,11 @@ class CapabilityEnv(gym.Env[str, str]):
         self.task, self.task_seed = task, task_seed
         self.state = self.domain.load_state(task.initial_state)
         self.user = self.make_user(task)
-        self.turn, self.ended, self._gold_hash = 0, None, None
+        self._gold_hash = None
         opening = self.user.start()
-        self.messages = [
-            {"role": "system", "content": self.system_prompt()},
-            {"role": "user", "content": opening},
-        ]
+        self.start_conversation(
+            [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": opening}]
+        )
         info = {
             "task_id": task.task_id,
             "seed": task_seed,
@@ -167,81 +153,10 @@ class CapabilityEnv(gym.Env[str, str]):
         }
         return clip_text(opening), info
 
-    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self.task is None or self.user is None:
-            raise RuntimeError("call reset() before step()")
-        if self.ended is not None:
-            text = "Error: the episode has ended; call reset()."
-            return (
-                text,
-                0.0,
-                True,
-                False,
-                {"messages": [{"role": "user", "content": text, "error": True}], "ended": self.ended},
-            )
-        self.turn += 1
-        start = len(self.messages)
-        parsed = parse_action(action)
-        if parsed.errors:
-            observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
-            self.messages.append({"role": "assistant", "content": parsed.text, "invalid": True})
-            self.messages.append({"role": "user", "content": observation, "error": True})
-        elif parsed.tool_calls:
-            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
-        else:
-            observation = self._talk(parsed.text)
-        terminated = self.ended is not None
-        truncated = not terminated and self.turn >= self.max_turns
-        info: dict[str, Any] = {"messages": self.messages[start:], "turn": self.turn}
-        reward = 0.0
-        if terminated or truncated:
-            self.ended = self.ended or "max_turns"
-            verdict = self.verify()
-            reward = verdict.reward if terminated else 0.0
-            info["verdict"] = verdict.model_dump()
-            info["ended"] = self.ended
-        if self.render_mode == "human":
-            self.render()
-        return clip_text(observation), reward, terminated, truncated, info
-
-    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
-        calls = [
-            c if c.id else ToolCall.model_construct(name=c.name, arguments=c.arguments, id=f"call_{self.turn}_{i}")
-            for i, c in enumerate(calls)
-        ]
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
-        results = [self.toolset.invoke(self.state, call) for call in calls]
-        for result in results:
-            self.messages.append(
-                {
-                    "role": "tool",
-                    "id": result.call_id,
-                    "name": result.name,
-                    "content": result.content,
-                    "error": result.error,
-                }
-            )
-        if len(results) == 1:
-            return results[0].content
-        return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
-
-    def _talk(self, text: str) -> str:
-        assert self.user is not None
-        self.messages.append({"role": "assistant", "content": text})
-        if STOP_TOKEN in text:
-            self.ended = "agent_stop"
-            return ""
-        reply = self.user.reply(text)
-        self.messages.append({"role": "user", "content": reply})
-        if self.user.done or STOP_TOKEN in reply:
-            self.ended = "user_stop"
-        return reply
+    def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
+        """The verifier's reward if the conversation ended (user or agent stop), 0 if truncated."""
+        verdict = self.verify()
+        return (verdict.reward if terminated else 0.0), {"verdict": verdict.model_dump()}
 
     # ----- verification ------------------------------------------------------------------------
     def gold_hash(self) -> str:
@@ -313,35 +228,7 @@ class CapabilityEnv(gym.Env[str, str]):
     def system_prompt(self) -> str:
         return render_system_prompt(self.instructions, self.policy_text)
 
-    def render(self) -> str | None:
-        text = render_transcript(self.messages)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
     def _require_task(self) -> Task:
         if self.task is None:
             raise RuntimeError("call reset() first: there is no current task")
         return self.task
-
-
-def render_transcript(messages: list[Message]) -> str:
-    """A plain-text transcript: one block per message, tool calls in JSON form."""
-    lines = []
-    for message in messages:
-        role = message["role"]
-        if role == "system":
-            continue
-        if message.get("tool_calls"):
-            for call in message["tool_calls"]:
-                lines.append(
-                    f"assistant → {format_tool_call(ToolCall(name=call['name'], arguments=call['arguments']))}"
-                )
-        elif role == "tool":
-            tag = "tool error" if message.get("error") else "tool"
-            lines.append(f"{tag} ({message.get('name', '')}): {message['content']}")
-        else:
-            tag = "error" if message.get("error") else role
-            lines.append(f"{tag}: {message.get('content') or ''}")
-    return "\n".join(lines)

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import importlib
 import random
-from typing import Any, ClassVar, SupportsFloat
+from typing import Any, ClassVar
 
-import gymnasium as gym
-
-from trace_envs.core import STOP_TOKEN, ToolCall, parse_action, render_transcript
-from trace_envs.core.env import AGENT_INSTRUCTION
-from trace_envs.core.spaces import UnicodeText, clip_text
-from trace_envs.core.templates import render_template
+from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, render_system_prompt
+from trace_envs.core.spaces import clip_text
 from trace_envs.domains.tau2_common import Tau2DB, Tau2Domain
 from trace_envs.llm.base import ChatModel
 
@@ -53,7 +49,7 @@ def tau2_domain(name: str) -> Tau2Domain[Any]:
 
 def agent_system_prompt(policy: str) -> str:
     """tau2's agent system prompt: ``<instructions>…</instructions>\\n<policy>\\n{policy}\\n</policy>``."""
-    return render_template("prompts/tau2_agent_system.jinja", instructions=AGENT_INSTRUCTION, policy=policy)
+    return render_system_prompt(AGENT_INSTRUCTION, policy)
 
 
 def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:
@@ -68,11 +64,11 @@ def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:
         raise ValueError(f"invalid {role} model spec {model!r}: {exc}") from exc
 
 
-class Tau2TargetEnv(gym.Env[str, str]):
+class Tau2TargetEnv(ConversationEnv):
     """One tau2-bench domain's tasks as episodes with an LLM user and tau2's evaluator."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
     domain_name: ClassVar[str]
+    truncation_reason = "max_steps"
 
     def __init__(
         self,
@@ -87,9 +83,7 @@ class Tau2TargetEnv(gym.Env[str, str]):
         max_errors: int = 10,
         render_mode: str | None = None,
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.render_mode = render_mode
+        super().__init__(render_mode=render_mode)
         self.data: Tau2DomainData = load_domain_data(data_dir, self.domain_name)
         self.domain = tau2_domain(self.domain_name)
         self.toolset = self.domain.toolset
@@ -113,15 +107,10 @@ class Tau2TargetEnv(gym.Env[str, str]):
         self.system_prompt = agent_system_prompt(self.policy)
         self.tool_schemas = self.toolset.schemas()
         self.db: Tau2DB = self.domain.load_file(self.data.db_path)
+        self.state = self.db
         self.evaluator = Tau2Evaluator(self.domain, self.db, judge=self.judge_model)
-        self.observation_space = UnicodeText()
-        self.action_space = UnicodeText()
         self.task: Tau2Task | None = None
-        self.user: Tau2LLMUser | None = None
-        self.messages: list[dict[str, Any]] = []
-        self.turn = 0
         self.num_errors = 0
-        self.ended: str | None = None
         self.evaluation: Tau2Evaluation | None = None
 
     # ----- Gymnasium API --------------------------------------------------------------------------------------
@@ -140,10 +129,15 @@ class Tau2TargetEnv(gym.Env[str, str]):
         self.db.restore()
         self.evaluator.db.restore()
         self.user = Tau2LLMUser(self.user_model, str(self.task.user_scenario), self.guidelines)
-        self.turn, self.num_errors, self.ended, self.evaluation = 0, 0, None, None
-        self.messages = [{"role": "system", "content": self.system_prompt}, {"role": "assistant", "content": GREETING}]
+        self.num_errors, self.evaluation = 0, None
         opening = self.user.start()
-        self.messages.append({"role": "user", "content": opening})
+        self.start_conversation(
+            [
+                {"role": "system", "content": self.system_prompt},
+                {"role": "assistant", "content": GREETING},
+                {"role": "user", "content": opening},
+            ]
+        )
         if self.user.done:
             self.ended = "user_stop"
         info = {
@@ -157,39 +151,16 @@ class Tau2TargetEnv(gym.Env[str, str]):
         }
         return clip_text(opening), info
 
-    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self.task is None or self.user is None:
-            raise RuntimeError("call reset() before step()")
-        if self.ended is not None:
-            note = "Error: the episode has ended; call reset()."
-            return note, 0.0, True, False, {"messages": [], "ended": self.ended}
-        self.turn += 1
-        start = len(self.messages)
-        parsed = parse_action(action)
-        if parsed.errors:
-            observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
-            self.messages.append({"role": "assistant", "content": parsed.text})
-            self.messages.append({"role": "user", "content": observation, "error": True})
-            self.num_errors += 1
-        elif parsed.tool_calls:
-            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
-        else:
-            observation = self._talk(parsed.text)
+    def after_step(self, new_messages: list[dict[str, Any]]) -> None:
+        """tau2 counts every error (tool errors and unparseable actions) and stops at ``max_errors``."""
+        self.num_errors += sum(1 for m in new_messages if m.get("error"))
         if self.ended is None and self.num_errors >= self.max_errors:
             self.ended = "too_many_errors"
-        terminated = self.ended is not None
-        truncated = not terminated and self.turn >= self.max_turns
-        info: dict[str, Any] = {"messages": self.messages[start:], "turn": self.turn}
-        reward = 0.0
-        if terminated or truncated:
-            self.ended = self.ended or "max_steps"
-            self.evaluation = self.evaluate()
-            reward = self.evaluation.reward
-            info["evaluation"] = self.evaluation.model_dump()
-            info["ended"] = self.ended
-        if self.render_mode == "human":
-            self.render()
-        return clip_text(observation), reward, terminated, truncated, info
+
+    def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
+        """tau2's evaluation (0 for any ending but a user or agent stop)."""
+        self.evaluation = self.evaluate()
+        return self.evaluation.reward, {"evaluation": self.evaluation.model_dump()}
 
     def _needs_judge(self) -> bool:
         for task_id in self.task_ids if self.fixed_task_id is None else [self.fixed_task_id]:
@@ -207,56 +178,12 @@ class Tau2TargetEnv(gym.Env[str, str]):
         criteria = self.task.evaluation_criteria if self.task else None
         return tuple(criteria.reward_basis) if criteria else ()
 
-    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
-        calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
-        results = [self.toolset.invoke(self.db, call) for call in calls]
-        for result in results:
-            self.num_errors += int(result.error)
-            self.messages.append(
-                {
-                    "role": "tool",
-                    "id": result.call_id,
-                    "name": result.name,
-                    "content": result.content,
-                    "error": result.error,
-                }
-            )
-        if len(results) == 1:
-            return results[0].content
-        return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
-
-    def _talk(self, text: str) -> str:
-        assert self.user is not None
-        self.messages.append({"role": "assistant", "content": text})
-        if STOP_TOKEN in text:
-            self.ended = "agent_stop"
-            return ""
-        reply = self.user.reply(text)
-        self.messages.append({"role": "user", "content": reply})
-        if self.user.done:
-            self.ended = "user_stop"
-        return reply
-
     def evaluate(self) -> Tau2Evaluation:
         """tau2's evaluation of the conversation so far (replays on fresh databases; the live one is reset)."""
         assert self.task is not None and self.ended is not None
         trajectory = [m for m in self.messages if m["role"] != "system"]
         basis = self.reward_basis
         return self.evaluator.evaluate(self.task, trajectory, reward_basis=basis, termination=self.ended)
-
-    def render(self) -> str | None:
-        text = render_transcript(self.messages)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
 
 
 class Tau2RetailEnv(Tau2TargetEnv):

@@ -1,0 +1,164 @@
+"""``ConversationEnv``: the text-in, text-out conversation loop every env of ours shares.
+
+An action is parsed into tool calls (run on ``self.state`` with ``self.toolset``) or a message (sent
+to ``self.user``); malformed actions become error observations. Subclasses decide how an episode
+starts (``reset``) and how it is scored when it ends (:meth:`finish`): capability envs with the
+hash verifier, target envs with their benchmark's evaluator.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+
+from .actions import STOP_TOKEN, format_tool_call, parse_action
+from .spaces import UnicodeText, clip_text
+from .tools import ToolCall, ToolResult, Toolset
+from .user import User
+
+Message = dict[str, Any]
+
+
+class ConversationEnv(gym.Env[str, str]):
+    """Turns, messages, tool calls, the user, endings and rendering; scoring is the subclass's."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
+    max_turns: int = 30
+    truncation_reason: str = "max_turns"
+    """``info["ended"]`` when ``max_turns`` agent actions have been taken."""
+
+    def __init__(self, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.toolset: Toolset
+        self.state: Any = None
+        self.user: User | None = None
+        self.messages: list[Message] = []
+        self.turn = 0
+        self.ended: str | None = None
+
+    def start_conversation(self, messages: list[Message]) -> None:
+        """Begin an episode with these first messages (call from ``reset``)."""
+        self.messages = messages
+        self.turn, self.ended = 0, None
+
+    @abstractmethod
+    def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
+        """Score the ended episode: its reward and what to add to the last step's ``info``."""
+
+    def after_step(self, new_messages: list[Message]) -> None:
+        """Called after each action with the messages it added (e.g. to end on too many errors)."""
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.user is None:
+            raise RuntimeError("call reset() before step()")
+        if self.ended is not None:
+            text = "Error: the episode has ended; call reset()."
+            return (
+                text,
+                0.0,
+                True,
+                False,
+                {"messages": [{"role": "user", "content": text, "error": True}], "ended": self.ended},
+            )
+        self.turn += 1
+        start = len(self.messages)
+        parsed = parse_action(action)
+        if parsed.errors:
+            observation = "Error: invalid tool call: " + "; ".join(parsed.errors)
+            self.messages.append({"role": "assistant", "content": parsed.text, "invalid": True})
+            self.messages.append({"role": "user", "content": observation, "error": True})
+        elif parsed.tool_calls:
+            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
+        else:
+            observation = self._talk(parsed.text)
+        new_messages = self.messages[start:]
+        self.after_step(new_messages)
+        terminated = self.ended is not None
+        truncated = not terminated and self.turn >= self.max_turns
+        info: dict[str, Any] = {"messages": new_messages, "turn": self.turn}
+        reward = 0.0
+        if terminated or truncated:
+            self.ended = self.ended or self.truncation_reason
+            reward, extra = self.finish(terminated)
+            info.update(extra)
+            info["ended"] = self.ended
+        if self.render_mode == "human":
+            self.render()
+        return clip_text(observation), reward, terminated, truncated, info
+
+    def invoke_tool(self, call: ToolCall) -> ToolResult:
+        """Run one tool call on the env's state."""
+        return self.toolset.invoke(self.state, call)
+
+    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+        calls = [
+            c if c.id else ToolCall.model_construct(name=c.name, arguments=c.arguments, id=f"call_{self.turn}_{i}")
+            for i, c in enumerate(calls)
+        ]
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+            }
+        )
+        results = [self.invoke_tool(call) for call in calls]
+        for result in results:
+            self.messages.append(
+                {
+                    "role": "tool",
+                    "id": result.call_id,
+                    "name": result.name,
+                    "content": result.content,
+                    "error": result.error,
+                }
+            )
+        if len(results) == 1:
+            return results[0].content
+        return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
+
+    def _talk(self, text: str) -> str:
+        assert self.user is not None
+        self.messages.append({"role": "assistant", "content": text})
+        if STOP_TOKEN in text:
+            self.ended = "agent_stop"
+            return ""
+        reply = self.user.reply(text)
+        self.messages.append({"role": "user", "content": reply})
+        if self.user.done or STOP_TOKEN in reply:
+            self.ended = "user_stop"
+        return reply
+
+    def render(self) -> str | None:
+        text = render_transcript(self.messages)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """A plain-text transcript: one block per message, tool calls in JSON form."""
+    lines = []
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            continue
+        if message.get("tool_calls"):
+            for call in message["tool_calls"]:
+                lines.append(
+                    f"assistant → {format_tool_call(ToolCall(name=call['name'], arguments=call['arguments']))}"
+                )
+        elif role == "tool":
+            tag = "tool error" if message.get("error") else "tool"
+            lines.append(f"{tag} ({message.get('name', '')}): {message['content']}")
+        else:
+            tag = "error" if message.get("error") else role
+            lines.append(f"{tag}: {message.get('content') or ''}")
+    return "\n".join(lines)
