@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import ClassVar
 
+import gymnasium as gym
+
 from generated_envs.order_cancel import TOY_SHOP, OrderCancelEnv, cancel_order, get_order_details
 from trace_envs.core import Domain, Task, Toolset, tool
-from trace_envs.registration import register_env
 
 
 class GlobalRandomEnv(OrderCancelEnv):
@@ -94,5 +95,12 @@ BROKEN = {
     "tool_schemas": RedefinedToolEnv,
 }
 
+
+def broken_env_id(prop: str) -> str:
+    """Test-only namespace: never listed by ``trace_envs.list_envs()``, so other tests never see these."""
+    return f"tracetest/broken-{prop.replace('_', '-')}-v0"
+
+
 for _property, _cls in BROKEN.items():
-    register_env(f"trace/broken-{_property.replace('_', '-')}-v0", f"{__name__}:{_cls.__name__}")
+    if broken_env_id(_property) not in gym.registry:
+        gym.register(id=broken_env_id(_property), entry_point=f"{__name__}:{_cls.__name__}")

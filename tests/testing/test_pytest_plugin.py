@@ -20,7 +20,7 @@ def test_plugin_reports_a_broken_env(pytester: pytest.Pytester, monkeypatch: pyt
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + ":" + ":".join(sys.path))
     result = pytester.runpytest_subprocess(
         "--trace-env",
-        "trace/broken-oracle-solves-v0",
+        "tracetest/broken-oracle-solves-v0",
         "--trace-env-import",
         "tests.testing.broken_envs",
         "--trace-env-seeds",

@@ -7,9 +7,9 @@ import pytest
 from trace_envs.registration import list_capability_envs
 from trace_envs.testing import check_capability_env, property_checks
 
-from .broken_envs import BROKEN
+from .broken_envs import BROKEN, broken_env_id
 
-SHIPPED = [env_id for env_id in list_capability_envs() if not env_id.startswith("trace/broken-")]
+SHIPPED = list_capability_envs()
 
 
 @pytest.mark.parametrize("env_id", SHIPPED)
@@ -21,7 +21,7 @@ def test_every_registered_env_passes_the_suite(env_id: str) -> None:
 
 @pytest.mark.parametrize("prop", sorted(BROKEN))
 def test_the_suite_catches_a_broken_env(prop: str) -> None:
-    env_id = f"trace/broken-{prop.replace('_', '-')}-v0"
+    env_id = broken_env_id(prop)
     report = check_capability_env(env_id, seeds=range(12), fuzz_examples=40, raise_on_failure=False)
     failed = {r.name for r in report.failures()}
     assert prop in failed, f"{prop} did not catch {env_id}; failures were {failed}"
@@ -29,7 +29,7 @@ def test_the_suite_catches_a_broken_env(prop: str) -> None:
 
 def test_failures_raise_with_every_failing_property_named() -> None:
     with pytest.raises(AssertionError, match="oracle_solves"):
-        check_capability_env("trace/broken-oracle-solves-v0", seeds=range(4), subprocess=False, fuzz_examples=5)
+        check_capability_env(broken_env_id("oracle_solves"), seeds=range(4), subprocess=False, fuzz_examples=5)
 
 
 def test_no_seeds_is_a_clear_error() -> None:
