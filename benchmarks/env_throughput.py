@@ -1,8 +1,10 @@
-"""Reset, step and verify cost and memory per live episode, for every registered capability env.
+"""Reset, step and verify cost and memory per live episode, for every registered capability env
+(and every domain variant of envs with a ``variant`` knob).
 
-    python benchmarks/env_throughput.py [--env trace/x-v0 ...] [--episodes 300]
+    python benchmarks/env_throughput.py [--env trace/x-v0 ...] [--episodes 300] [--rounds 5]
 
-Single process, one core. Prints a Markdown table (the rows docs/performance.md records).
+Single process, one core. Wall-clock best of ``--rounds`` (the least-disturbed round); steps exclude
+the reference replay, which ``verify`` is timed with (cold cache). Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import argparse
 import gc
 import time
 import tracemalloc
+import typing
+from typing import Any
 
 import gymnasium as gym
 
@@ -19,9 +23,19 @@ from trace_envs.core.env import _GOLD_CACHE
 from trace_envs.registration import list_capability_envs
 
 
-def measure(env_id: str, episodes: int, rounds: int) -> dict[str, float]:
-    """Best of ``rounds`` (the least-disturbed run) for reset, step and verify times."""
+def variants(env_id: str) -> list[dict[str, Any]]:
+    """Knob sets to measure: one per value of a ``variant`` knob, else the defaults."""
     env = gym.make(env_id, disable_env_checker=True).unwrapped
+    assert isinstance(env, CapabilityEnv), env_id
+    field = env.Knobs.model_fields.get("variant")
+    if field is None:
+        return [{}]
+    return [{"variant": value} for value in typing.get_args(field.annotation)]
+
+
+def measure(env_id: str, knobs: dict[str, Any], episodes: int, rounds: int) -> dict[str, float]:
+    """Best of ``rounds`` (the least-disturbed run) for reset, step and verify times."""
+    env = gym.make(env_id, disable_env_checker=True, **knobs).unwrapped
     assert isinstance(env, CapabilityEnv)
     scripts = []
     for seed in range(episodes):
@@ -51,17 +65,17 @@ def measure(env_id: str, episodes: int, rounds: int) -> dict[str, float]:
         best["reset_ms"] = min(best["reset_ms"], reset_time / episodes * 1e3)
         best["steps_per_s"] = max(best["steps_per_s"], steps / step_time)
         best["verify_ms"] = min(best["verify_ms"], verify_time / episodes * 1e3)
-    return {**best, "kb_per_episode": memory_per_episode(env_id)}
+    return {**best, "kb_per_episode": memory_per_episode(env_id, knobs)}
 
 
-def memory_per_episode(env_id: str, count: int = 50) -> float:
+def memory_per_episode(env_id: str, knobs: dict[str, Any], count: int = 50) -> float:
     """Python heap held by one live env mid-episode (after reset and half its oracle actions)."""
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     envs = []
     for seed in range(count):
-        env = gym.make(env_id, disable_env_checker=True).unwrapped
+        env = gym.make(env_id, disable_env_checker=True, **knobs).unwrapped
         assert isinstance(env, CapabilityEnv)
         env.reset(seed=seed)
         actions = env.oracle_actions()
@@ -83,10 +97,12 @@ def main() -> None:
     print("| env | reset (mean ms) | steps/s | verify (ms) | memory per live episode (KB) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for env_id in args.env or list_capability_envs():
-        r = measure(env_id, args.episodes, args.rounds)
-        print(
-            f"| {env_id} | {r['reset_ms']:.3f} | {r['steps_per_s']:,.0f} | {r['verify_ms']:.3f} | {r['kb_per_episode']:.1f} |"
-        )
+        for knobs in variants(env_id):
+            r = measure(env_id, knobs, args.episodes, args.rounds)
+            label = env_id + "".join(f" ({k}={v})" for k, v in knobs.items())
+            print(
+                f"| {label} | {r['reset_ms']:.3f} | {r['steps_per_s']:,.0f} | {r['verify_ms']:.3f} | {r['kb_per_episode']:.1f} |"
+            )
 
 
 if __name__ == "__main__":
