@@ -24,9 +24,9 @@ from generated_envs._account_records import (
     money,
     refund_total,
 )
-from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
+from generated_envs._tau2_env import Tau2VariantEnv
+from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript, format_tool_call
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.retail import RETAIL
 
 POLICY_ADDENDUM = """
 
@@ -66,7 +66,7 @@ class MultiStepKnobs(BaseModel):
     )
 
 
-class MultiStepEnv(CapabilityEnv):
+class MultiStepEnv(Tau2VariantEnv):
     """'Please do A, B and C': every sub-task must be done; the user never reminds the agent."""
 
     capability = Capability(
@@ -79,14 +79,7 @@ class MultiStepEnv(CapabilityEnv):
     domain = AIRLINE
     max_turns = 40
     Knobs = MultiStepKnobs
-
-    def choose_domain(self) -> Domain[Any]:
-        assert isinstance(self.knobs, MultiStepKnobs)
-        return AIRLINE if self.knobs.variant == "airline" else RETAIL
-
-    @property
-    def policy_text(self) -> str:
-        return self.domain.policy + POLICY_ADDENDUM
+    policy_addendum = POLICY_ADDENDUM
 
     # ----- task generation ---------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:

@@ -26,9 +26,9 @@ from generated_envs._account_records import (
     money,
     refund_total,
 )
-from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
+from generated_envs._tau2_env import Tau2VariantEnv
+from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript, format_tool_call
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.retail import RETAIL
 
 POLICY_ADDENDUM = """
 
@@ -81,7 +81,7 @@ class Plan(BaseModel):
     refusal_facts: list[str] = Field(default_factory=lambda: [NOT_ELIGIBLE])
 
 
-class PreconditionEnv(CapabilityEnv):
+class PreconditionEnv(Tau2VariantEnv):
     """'Please cancel X': check the policy's conditions first, act only when they hold, refuse otherwise."""
 
     capability = Capability(
@@ -94,14 +94,7 @@ class PreconditionEnv(CapabilityEnv):
     domain = AIRLINE
     max_turns = 20
     Knobs = PreconditionKnobs
-
-    def choose_domain(self) -> Domain[Any]:
-        assert isinstance(self.knobs, PreconditionKnobs)
-        return AIRLINE if self.knobs.variant == "airline" else RETAIL
-
-    @property
-    def policy_text(self) -> str:
-        return self.domain.policy + POLICY_ADDENDUM
+    policy_addendum = POLICY_ADDENDUM
 
     # ----- task generation ---------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:

@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
+from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.generator import CATALOG
 
+from ._tau2_env import Tau2VariantEnv
 from ._tau2_records import (
     AIRPORT_CITY,
     CABIN_LABEL,
@@ -84,7 +84,7 @@ class _Option:
     totals: dict[str, int]
 
 
-class StructuredDataEnv(CapabilityEnv):
+class StructuredDataEnv(Tau2VariantEnv):
     """Search, filter and cross-reference nested records to find the one the user asked for, then act on it."""
 
     capability = Capability(
@@ -98,10 +98,6 @@ class StructuredDataEnv(CapabilityEnv):
     domain: Domain[Any] = AIRLINE
     max_turns = 14
     Knobs = StructuredDataKnobs
-
-    def choose_domain(self) -> Domain[Any]:
-        assert isinstance(self.knobs, StructuredDataKnobs)
-        return AIRLINE if self.knobs.variant == "airline" else RETAIL
 
     @property
     def _knobs(self) -> StructuredDataKnobs:

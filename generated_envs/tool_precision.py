@@ -25,12 +25,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
-from trace_envs.domains.airline import AIRLINE
+from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
 from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.generator import CATALOG
 
+from ._tau2_env import Tau2VariantEnv
 from ._tau2_records import (
     AIRPORT_CITY,
     CABIN_LABEL,
@@ -76,7 +76,7 @@ class ToolPrecisionKnobs(BaseModel):
     )
 
 
-class ToolPrecisionEnv(CapabilityEnv):
+class ToolPrecisionEnv(Tau2VariantEnv):
     """The right tool and exactly the right argument values when near-miss values sit next to them."""
 
     capability = Capability(
@@ -90,10 +90,6 @@ class ToolPrecisionEnv(CapabilityEnv):
     domain: Domain[Any] = RETAIL
     max_turns = 14
     Knobs = ToolPrecisionKnobs
-
-    def choose_domain(self) -> Domain[Any]:
-        assert isinstance(self.knobs, ToolPrecisionKnobs)
-        return RETAIL if self.knobs.variant == "retail" else AIRLINE
 
     @property
     def _knobs(self) -> ToolPrecisionKnobs:

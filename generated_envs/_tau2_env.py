@@ -1,0 +1,25 @@
+"""Shared base of the tau2-side capability envs: the ``variant`` knob picks the airline or retail domain."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from trace_envs.core import CapabilityEnv, Domain
+from trace_envs.domains.airline import AIRLINE
+from trace_envs.domains.retail import RETAIL
+
+TAU2_DOMAINS: dict[str, Domain[Any]] = {"airline": AIRLINE, "retail": RETAIL}
+
+
+class Tau2VariantEnv(CapabilityEnv):
+    """A capability env over a tau2 domain chosen by its ``variant`` knob, whose policy is the domain's
+    own plus ``policy_addendum`` (rules this env's tasks rely on)."""
+
+    policy_addendum: ClassVar[str] = ""
+
+    def choose_domain(self) -> Domain[Any]:
+        return TAU2_DOMAINS[self.knobs.variant]  # type: ignore[attr-defined]  # every subclass's Knobs has it
+
+    @property
+    def policy_text(self) -> str:
+        return self.domain.policy + self.policy_addendum
