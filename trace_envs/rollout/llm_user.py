@@ -13,6 +13,7 @@ from trace_envs.core.templates import render_template
 from trace_envs.llm.base import ChatModel, Usage
 
 END_TOKENS = (STOP_TOKEN, "###TRANSFER###", "###OUT-OF-SCOPE###")
+"""Any of these in a user message ends the conversation (tau2-bench's user stop tokens)."""
 AGENT_GREETING = "Hi! How can I help you today?"
 
 
@@ -26,53 +27,62 @@ def scenario_from_task(task: Task) -> str:
 
 
 class LLMUser:
-    """A user simulated by ``model`` from a scenario text (rendered into
-    ``templates/prompts/llm_user_system.jinja``). ``done`` once a reply holds an end token."""
+    """A user played by ``model`` under ``system_prompt``, with roles flipped (the agent's messages are
+    the model's ``user`` turns). ``done`` once a reply holds an end token. With ``opening`` the first
+    message is that scripted text; otherwise the model answers ``greeting`` (tau2's protocol).
+
+    One class for every simulated user of ours: capability tasks (:meth:`from_task`), tau2 tasks
+    (tau2's user-simulator prompt) and device scenarios (their goal and facts)."""
 
     def __init__(
         self,
         model: ChatModel,
-        scenario: str,
+        system_prompt: str,
         *,
-        sampling: dict[str, Any] | None = None,
+        opening: str | None = None,
         greeting: str = AGENT_GREETING,
-        template: str = "prompts/llm_user_system.jinja",
+        sampling: dict[str, Any] | None = None,
     ):
         self.model = model
-        self.scenario = scenario
-        self.sampling = dict(sampling or {})
+        self.system_prompt = system_prompt
+        self.opening = opening
         self.greeting = greeting
+        self.sampling = dict(sampling or {})
         self.usage = Usage()
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": render_template(template, scenario=scenario, stop_token=STOP_TOKEN)}
-        ]
-        self._done = False
+        self.history: list[dict[str, Any]] = []
+        self.stop_token: str | None = None
 
     @classmethod
     def from_task(cls, model: ChatModel, task: Task, **options: Any) -> LLMUser:
-        return cls(model, scenario_from_task(task), **options)
+        """A user for a capability task: its goal, opening request and facts as the scenario."""
+        prompt = render_template(
+            "prompts/llm_user_system.jinja", scenario=scenario_from_task(task), stop_token=STOP_TOKEN
+        )
+        return cls(model, prompt, **options)
 
     @property
     def done(self) -> bool:
-        return self._done
+        return self.stop_token is not None
 
     def start(self) -> str:
-        """The user's opening message (its answer to the agent's greeting)."""
+        """The user's opening message: the scripted opening, or the model's answer to the greeting."""
+        if self.opening is not None:
+            self.history.append({"role": "assistant", "content": self.opening})
+            return self.opening
         return self._say(self.greeting)
 
     def reply(self, agent_message: str) -> str:
-        if self._done:
+        if self.done:
             return STOP_TOKEN
         return self._say(agent_message or "(the agent sent an empty message)")
 
     def _say(self, agent_text: str) -> str:
-        self.messages.append({"role": "user", "content": agent_text})
-        response = self.model.chat(self.messages, None, **self.sampling)
+        self.history.append({"role": "user", "content": agent_text})
+        response = self.model.chat([{"role": "system", "content": self.system_prompt}, *self.history], **self.sampling)
         self.usage = self.usage + response.usage
         text = (response.content or "").strip() or "Sorry, could you repeat that?"
-        self.messages.append({"role": "assistant", "content": text})
-        if any(token in text for token in END_TOKENS):
-            self._done = True
+        self.history.append({"role": "assistant", "content": text})
+        self.stop_token = next((token for token in END_TOKENS if token in text), None)
         return text
 
 

@@ -23,7 +23,7 @@ from .builtin import builtin_pool
 from .generator import generate_scenario
 from .milestones import EvaluationResult, SandboxMessage, Trajectory, evaluate
 from .scenario import DeviceScenario
-from .user import LLMDeviceUser
+from .user import device_user
 
 DEVICE_INSTRUCTION = (
     "You are an assistant that operates the user's phone through tools.\n"
@@ -120,7 +120,7 @@ class DeviceEnv(CapabilityEnv):
 
     def make_user(self, task: Task) -> User:
         if self.user_model is not None:
-            return LLMDeviceUser(self.user_model, task.goal, task.user)
+            return device_user(self.user_model, task.goal, task.user)
         return ScriptedUser(task.user)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:

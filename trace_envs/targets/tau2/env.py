@@ -26,7 +26,7 @@ from trace_envs.llm.base import ChatModel
 from .data import Tau2DomainData, load_domain_data
 from .evaluator import Tau2Evaluation, Tau2Evaluator
 from .tasks import PAPER_REWARD_BASIS, RewardType, Tau2Task, parse_reward_basis
-from .user import GREETING, Tau2LLMUser
+from .user import GREETING, tau2_user
 
 DOMAIN_OBJECTS: dict[str, str] = {
     "retail": "trace_envs.domains.retail:RETAIL",
@@ -128,7 +128,7 @@ class Tau2TargetEnv(ConversationEnv):
             )
         self.db.restore()
         self.evaluator.db.restore()
-        self.user = Tau2LLMUser(self.user_model, str(self.task.user_scenario), self.guidelines)
+        self.user = tau2_user(self.user_model, str(self.task.user_scenario), self.guidelines)
         self.num_errors, self.evaluation = 0, None
         opening = self.user.start()
         self.start_conversation(

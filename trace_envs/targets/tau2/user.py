@@ -11,11 +11,10 @@ from typing import Any
 
 from trace_envs.core.templates import render_template
 from trace_envs.llm.base import ChatModel
+from trace_envs.rollout.llm_user import AGENT_GREETING, LLMUser
 
-GREETING = "Hi! How can I help you today?"
+GREETING = AGENT_GREETING
 """The fixed first agent message of every tau2 conversation."""
-USER_STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
-"""Any of these in a user message ends the conversation (termination ``user_stop``)."""
 
 
 def user_system_prompt(guidelines: str, scenario: str) -> str:
@@ -23,28 +22,9 @@ def user_system_prompt(guidelines: str, scenario: str) -> str:
     return render_template("prompts/tau2_user_system.jinja", guidelines=guidelines, scenario=scenario)
 
 
-class Tau2LLMUser:
-    """A simulated customer following one task's scenario; implements the core ``User`` protocol."""
-
-    def __init__(self, model: ChatModel, scenario: str, guidelines: str, **sampling: Any):
-        self.model = model
-        self.system_prompt = user_system_prompt(guidelines, scenario)
-        self.sampling = {"temperature": 0.0, **sampling}
-        self.history: list[dict[str, Any]] = []
-        self.stop_token: str | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.stop_token is not None
-
-    def start(self) -> str:
-        """The user's first message: its reply to the agent's fixed greeting."""
-        return self.reply(GREETING)
-
-    def reply(self, agent_message: str) -> str:
-        self.history.append({"role": "user", "content": agent_message})
-        response = self.model.chat([{"role": "system", "content": self.system_prompt}, *self.history], **self.sampling)
-        text = response.content or ""
-        self.history.append({"role": "assistant", "content": text})
-        self.stop_token = next((token for token in USER_STOP_TOKENS if token in text), None)
-        return text
+def tau2_user(model: ChatModel, scenario: str, guidelines: str, **sampling: Any) -> LLMUser:
+    """The simulated customer of one tau2 task: tau2's user-simulator prompt, answering the greeting
+    first; temperature 0 unless given (tau2's default)."""
+    return LLMUser(
+        model, user_system_prompt(guidelines, scenario), greeting=GREETING, sampling={"temperature": 0.0, **sampling}
+    )
