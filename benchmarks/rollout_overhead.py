@@ -14,41 +14,22 @@
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
 
 import trace_envs  # noqa: F401  (registers the envs)
-from trace_envs.core import ToolCall
-from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest
+from trace_envs.llm.fake_server import FakeModelServer, order_cancel_agent
 from trace_envs.rollout import EpisodeRecord, TrajectoryStore, make_jobs, run_rollouts
 
 ENV_ID = "trace/order-cancel-v0"
 ANSWER_S = 0.020
-_ORDER = re.compile(r"#W\d+")
-
-
-def agent(request: FakeRequest) -> FakeReply:
-    """A correct order-cancel agent that reads only the conversation."""
-    opening = next(m["content"] for m in request.messages if m["role"] == "user")
-    order_id = _ORDER.search(opening).group(0)  # type: ignore[union-attr]
-    results = [json.loads(m["content"]) for m in request.messages if m["role"] == "tool"]
-    if not results:
-        return FakeReply(tool_calls=[ToolCall(name="get_order_details", arguments={"order_id": order_id})])
-    status = results[-1]["status"]
-    if status == "pending":
-        return FakeReply(tool_calls=[ToolCall(name="cancel_order", arguments={"order_id": order_id})])
-    if status == "cancelled":
-        return FakeReply(content=f"Your order {order_id} is now cancelled.")
-    return FakeReply(content=f"I'm sorry, order {order_id} is already {status}, so it cannot be cancelled.")
 
 
 def serve(port_queue: multiprocessing.Queue, delay: float) -> None:  # type: ignore[type-arg]
-    server = FakeModelServer(agent, delay_s=delay)
+    server = FakeModelServer(order_cancel_agent, delay_s=delay)
     port_queue.put(server.port)
     server.serve_forever()
 

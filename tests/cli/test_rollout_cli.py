@@ -9,10 +9,8 @@ from typer.testing import CliRunner
 
 from trace_envs.cli import build_app
 from trace_envs.cli.rollout import parse_seeds
-from trace_envs.llm.fake_server import FakeModelServer
+from trace_envs.llm.fake_server import FakeModelServer, order_cancel_agent
 from trace_envs.rollout import load_episodes
-
-from ..rollout.conftest import order_cancel_agent
 
 ENV_ID = "trace/order-cancel-v0"
 

@@ -11,7 +11,7 @@ import pytest
 
 import trace_envs  # noqa: F401
 from trace_envs.llm import make_chat_model
-from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest
+from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest, order_cancel_agent
 from trace_envs.rollout import (
     ChatPolicy,
     LLMUser,
@@ -24,7 +24,7 @@ from trace_envs.rollout import (
     use_llm_user,
 )
 
-from .conftest import ENV_ID, order_cancel_agent
+from .conftest import ENV_ID
 
 pytest.importorskip("anthropic")
 pytest.importorskip("openai")
