@@ -18,6 +18,7 @@ from trace_envs.llm import (
     RetryConfig,
     make_chat_model,
 )
+from trace_envs.llm.client import closing_connections
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply
 
 from .conftest import MESSAGES, TOOLS
@@ -180,13 +181,57 @@ def test_async_requests_run_concurrently(wire: str) -> None:
         model = client(server, wire)
 
         async def many() -> list[Any]:
-            return await asyncio.gather(
-                *(model.achat([*MESSAGES, {"role": "user", "content": str(i)}]) for i in range(8))
-            )
+            async with closing_connections(model):
+                return await asyncio.gather(
+                    *(model.achat([*MESSAGES, {"role": "user", "content": str(i)}]) for i in range(8))
+                )
 
         responses = asyncio.run(many())
     assert len(responses) == 8 and model.requests == 8
     assert len({r.content for r in responses}) == 1
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("transport", ["auto", "aiohttp", "httpx"])
+def test_async_http_transport_is_chosen_by_config(server: FakeModelServer, wire: str, transport: str) -> None:
+    """Async requests use the SDK's aiohttp transport unless ``http_transport="httpx"``; both speak
+    the same wire (aiohttp is a dependency of the ``llm`` extra, so ``auto`` picks it)."""
+    pytest.importorskip("aiohttp")
+    sdk = pytest.importorskip(wire)
+    model = client(server, wire, http_transport=transport)
+
+    async def ask() -> tuple[Any, Any]:
+        response = await model.achat(MESSAGES, TOOLS)
+        http = model._async_client()._client
+        await model.aclose()
+        return response, http
+
+    response, http = asyncio.run(ask())
+    assert response.content == "Done. ###STOP###"
+    assert isinstance(http, sdk.DefaultAioHttpClient) == (transport != "httpx"), type(http)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_aiohttp_transport_without_aiohttp_names_the_install(
+    server: FakeModelServer, wire: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk = pytest.importorskip(wire)
+
+    class Missing:
+        def __init__(self, **_: Any) -> None:
+            raise RuntimeError("To use the aiohttp client you must have installed the package with the `aiohttp` extra")
+
+    monkeypatch.setattr(sdk, "DefaultAioHttpClient", Missing)
+    required = client(server, wire, http_transport="aiohttp")
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'trace-envs\[llm\]'"):
+        asyncio.run(required.achat(MESSAGES))
+    fallback = client(server, wire, http_transport="auto")
+
+    async def ask() -> Any:
+        async with closing_connections(fallback):
+            return await fallback.achat(MESSAGES)
+
+    assert asyncio.run(ask()).content == "Done. ###STOP###"
 
 
 def test_unknown_sampling_param_is_named(server: FakeModelServer) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import ChatModel, Usage
+from trace_envs.llm.client import closing_connections
 from trace_envs.rollout.store import EpisodeRecord, load_episodes
 
 from .known import known_dictionary
@@ -130,35 +131,36 @@ async def arun_analysis(
         from trace_envs.llm.factory import make_chat_model
 
         analyst = make_chat_model(config.analyst)
-    discovery = await _dictionary(config, analyst, records, out_dir, progress)
-    dictionary = discovery.dictionary
-    labels = LabelStore(out_dir / "labels.jsonl")
-    _check_labels(labels.load(), dictionary, labels.path)
+    async with closing_connections(analyst):
+        discovery = await _dictionary(config, analyst, records, out_dir, progress)
+        dictionary = discovery.dictionary
+        labels = LabelStore(out_dir / "labels.jsonl")
+        _check_labels(labels.load(), dictionary, labels.path)
 
-    def on_label(done: int, total: int) -> None:
-        if progress is not None:
-            progress("label", done, total)
+        def on_label(done: int, total: int) -> None:
+            if progress is not None:
+                progress("label", done, total)
 
-    if analyst is None:
-        from .labelling import label_with_probes
+        if analyst is None:
+            from .labelling import label_with_probes
 
-        label_with_probes(records, dictionary, labels, runs=config.runs, on_progress=on_label)
-    elif config.batch:
-        from .batches import label_with_batches
+            label_with_probes(records, dictionary, labels, runs=config.runs, on_progress=on_label)
+        elif config.batch:
+            from .batches import label_with_batches
 
-        await label_with_batches(
-            analyst, records, dictionary, labels, out_dir / "batch.json", runs=config.runs,
-            token_budget=config.trajectory_token_budget, max_repairs=config.max_repairs, sampling=config.sampling,
-            poll_s=poll_s, on_progress=on_label,
-        )  # fmt: skip
-    else:
-        from .labelling import label_all
+            await label_with_batches(
+                analyst, records, dictionary, labels, out_dir / "batch.json", runs=config.runs,
+                token_budget=config.trajectory_token_budget, max_repairs=config.max_repairs, sampling=config.sampling,
+                poll_s=poll_s, on_progress=on_label,
+            )  # fmt: skip
+        else:
+            from .labelling import label_all
 
-        await label_all(
-            analyst, records, dictionary, labels, runs=config.runs, concurrency=config.concurrency,
-            token_budget=config.trajectory_token_budget, max_repairs=config.max_repairs, sampling=config.sampling,
-            on_progress=on_label,
-        )  # fmt: skip
+            await label_all(
+                analyst, records, dictionary, labels, runs=config.runs, concurrency=config.concurrency,
+                token_budget=config.trajectory_token_budget, max_repairs=config.max_repairs, sampling=config.sampling,
+                on_progress=on_label,
+            )  # fmt: skip
     result = build_result(config, str(store), records, dictionary, labels.load(), discovery.usage)
     _write_atomic(out_dir / "analysis.json", result.model_dump_json(indent=2))
     if report:

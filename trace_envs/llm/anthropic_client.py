@@ -3,14 +3,13 @@ and prompt caching of the stable prefix (tools, system prompt, conversation so f
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from typing import Any
 
 from trace_envs.core import ToolCall
 
 from .base import ChatResponse, Usage
-from .client import BaseChatModel, Message, translate_sdk_error
+from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .spec import ModelConfig
 
 SAMPLING_KEYS = (
@@ -139,7 +138,11 @@ class AnthropicChatModel(BaseChatModel):
             self._client_kwargs["base_url"] = config.base_url
         self._client = self._sdk.Anthropic(**self._client_kwargs)
         self._keywords = set(inspect.signature(self._client.messages.create).parameters)
-        self._async_clients: dict[int, Any] = {}
+
+    def _make_async_client(self) -> Any:
+        return self._sdk.AsyncAnthropic(
+            **self._client_kwargs, **async_http_client(self._sdk, self.config.http_transport, self.spec)
+        )
 
     def _params(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
@@ -176,17 +179,8 @@ class AnthropicChatModel(BaseChatModel):
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._async_clients:
-            self._async_clients = {loop_id: self._sdk.AsyncAnthropic(**self._client_kwargs)}
         try:
-            response = await self._async_clients[loop_id].messages.create(**params)
+            response = await self._async_client().messages.create(**params)
         except self._sdk.APIError as exc:
             raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
         return from_anthropic(response)
-
-    async def aclose(self) -> None:
-        """Close this event loop's HTTP connections (call before the loop ends)."""
-        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.close()

@@ -5,12 +5,13 @@ token/cost accounting. A provider module subclasses :class:`BaseChatModel` and i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -106,6 +107,7 @@ class BaseChatModel:
         self._jitter = random.Random(0)
         self._lock = threading.Lock()
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._async_clients: dict[int, Any] = {}
         self._sleep: Callable[[float], None] = time.sleep
         self._asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
@@ -125,7 +127,7 @@ class BaseChatModel:
     # ----- the ChatModel protocol ---------------------------------------------------------------
     def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
-        key = cache_key(self.spec, messages, tools, _cache_params(params))
+        key = self._cache_key(messages, tools, params)
         hit = self._cached(key)
         if hit is not None:
             return hit
@@ -142,7 +144,7 @@ class BaseChatModel:
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
-        key = cache_key(self.spec, messages, tools, _cache_params(params))
+        key = self._cache_key(messages, tools, params)
         hit = self._cached(key)
         if hit is not None:
             return hit
@@ -156,19 +158,43 @@ class BaseChatModel:
                     await self._asleep(self._next_delay(exc, delays))
         return self._finish(key, response)
 
+    def _make_async_client(self) -> Any:
+        """A new async SDK client (providers that talk HTTP implement this)."""
+        raise NotImplementedError(f"{type(self).__name__} has no async SDK client")
+
+    def _async_client(self) -> Any:
+        """This event loop's async SDK client: HTTP connections belong to the loop that opened them,
+        so each loop (each ``asyncio.run``) gets its own and the previous loop's is dropped."""
+        loop_id = id(asyncio.get_running_loop())
+        client = self._async_clients.get(loop_id)
+        if client is None:
+            client = self._make_async_client()
+            self._async_clients = {loop_id: client}
+        return client
+
     async def aclose(self) -> None:
-        """Release this event loop's async resources (HTTP connections); the client stays usable."""
-        return None
+        """Close this event loop's HTTP connections (call before the loop ends); the client stays usable."""
+        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
 
     # ----- helpers --------------------------------------------------------------------------------
+    def _cache_key(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, params: dict[str, Any]
+    ) -> str | None:
+        """The request's cache key, or None without a cache (hashing the conversation is not free)."""
+        if self.cache is None:
+            return None
+        return cache_key(self.spec, messages, tools, _cache_params(params))
+
     def _semaphore(self) -> asyncio.Semaphore:
         loop_id = id(asyncio.get_running_loop())
         if loop_id not in self._semaphores:
             self._semaphores = {loop_id: asyncio.Semaphore(self.config.max_concurrency)}
         return self._semaphores[loop_id]
 
-    def _cached(self, key: str) -> ChatResponse | None:
-        if self.cache is None:
+    def _cached(self, key: str | None) -> ChatResponse | None:
+        if self.cache is None or key is None:
             return None
         hit = self.cache.get(key)
         if hit is None:
@@ -200,7 +226,7 @@ class BaseChatModel:
             self.retries += 1
         return delay
 
-    def _finish(self, key: str, response: ChatResponse) -> ChatResponse:
+    def _finish(self, key: str | None, response: ChatResponse) -> ChatResponse:
         usage = response.usage
         if self.price is not None:
             usage = usage.model_copy(update={"cost_usd": self.price.cost(usage)})
@@ -208,12 +234,30 @@ class BaseChatModel:
         with self._lock:
             self.requests += 1
             self.total_usage = self.total_usage + usage
-        if self.cache is not None:
+        if self.cache is not None and key is not None:
             self.cache.put(key, response)
         return response
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
+
+
+def async_http_client(sdk: Any, transport: str, spec: str) -> dict[str, Any]:
+    """``http_client=`` keywords for an async ``anthropic``/``openai`` SDK client. ``auto`` takes the
+    SDK's own aiohttp transport when aiohttp is installed (half the client CPU per request of the
+    default httpx transport: with hundreds of episodes in flight the client, not the endpoint, is
+    the bound), else the SDK default; ``aiohttp`` requires it; ``httpx`` keeps the default."""
+    if transport == "httpx":
+        return {}
+    try:
+        return {"http_client": sdk.DefaultAioHttpClient()}
+    except RuntimeError as exc:  # the SDK's placeholder class raises this when aiohttp is missing
+        if transport == "aiohttp":
+            raise ModuleNotFoundError(
+                f"{spec}: http_transport='aiohttp' needs aiohttp: pip install 'trace-envs[llm]' "
+                "(or set http_transport='auto')"
+            ) from exc
+        return {}
 
 
 def translate_sdk_error(exc: Exception, sdk: Any, spec: str, key_env: str, timeout_s: float) -> Exception:
@@ -238,6 +282,25 @@ def _sdk_message(exc: Any) -> str:
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return str(error["message"])
     return str(getattr(exc, "message", exc))
+
+
+async def aclose_models(*models: Any) -> None:
+    """Close the running loop's HTTP connections of these models (``None`` and models without
+    ``aclose`` are skipped)."""
+    for model in models:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
+
+
+@contextlib.asynccontextmanager
+async def closing_connections(*models: Any) -> AsyncIterator[None]:
+    """:func:`aclose_models` on exit: connections die with their event loop, so a function that
+    runs requests in a loop it does not outlive closes them instead of leaving that to the GC."""
+    try:
+        yield
+    finally:
+        await aclose_models(*models)
 
 
 class MeteredModel:
@@ -266,3 +329,7 @@ class MeteredModel:
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> ChatResponse:
         return self._count(await self.model.achat(messages, tools, **sampling))
+
+    async def aclose(self) -> None:
+        """Close the wrapped model's connections of the running loop."""
+        await aclose_models(self.model)

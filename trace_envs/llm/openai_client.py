@@ -8,14 +8,13 @@ costs about twice the CPU per request, which matters with hundreds of episodes i
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from trace_envs.core import ToolCall, parse_action
 
 from .base import ChatResponse, Usage
-from .client import BaseChatModel, Message, translate_sdk_error
+from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .errors import ServerError
 from .spec import ModelConfig
 
@@ -125,7 +124,11 @@ class OpenAIChatModel(BaseChatModel):
         if config.base_url:
             self._client_kwargs["base_url"] = config.base_url
         self._client = self._sdk.OpenAI(**self._client_kwargs)
-        self._async_clients: dict[int, Any] = {}
+
+    def _make_async_client(self) -> Any:
+        return self._sdk.AsyncOpenAI(
+            **self._client_kwargs, **async_http_client(self._sdk, self.config.http_transport, self.spec)
+        )
 
     def _params(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
@@ -157,17 +160,8 @@ class OpenAIChatModel(BaseChatModel):
         self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._async_clients:
-            self._async_clients = {loop_id: self._sdk.AsyncOpenAI(**self._client_kwargs)}
         try:
-            raw = await self._async_clients[loop_id].post(CHAT_PATH, body=params, cast_to=bytes)
+            raw = await self._async_client().post(CHAT_PATH, body=params, cast_to=bytes)
         except self._sdk.APIError as exc:
             raise translate_sdk_error(exc, self._sdk, self.spec, self.api_key_env, self.config.timeout_s) from exc
         return self._decode(raw)
-
-    async def aclose(self) -> None:
-        """Close this event loop's HTTP connections (call before the loop ends)."""
-        client = self._async_clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.close()

@@ -47,6 +47,11 @@ class ModelConfig(BaseModel):
         default=None, description="USD per million tokens: input, output, cache_read, cache_write (else the table)."
     )
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once from this client.")
+    http_transport: Literal["auto", "aiohttp", "httpx"] = Field(
+        default="auto",
+        description="anthropic/openai async requests: the SDK's aiohttp transport (auto: when installed; it "
+        "takes half the CPU per request) or its default httpx one (e.g. for httpx proxy settings).",
+    )
     prompt_caching: bool = Field(default=True, description="anthropic: mark system/tools/history for prompt caching.")
     device: str | None = Field(default=None, description="hf: torch device (default cuda if available, else cpu).")
     dtype: str | None = Field(default=None, description="hf: torch dtype name, e.g. bfloat16 (default float32).")

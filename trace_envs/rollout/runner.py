@@ -19,7 +19,7 @@ import gymnasium as gym
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import ChatModel, Usage
-from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel
+from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
 
 from .llm_user import LLMUser, episode_user, use_llm_user
@@ -187,8 +187,14 @@ async def arun_episode(
 
 
 def run_episode(env: gym.Env[Any, Any], policy: Policy, **options: Any) -> EpisodeRecord:
-    """Synchronous :func:`arun_episode` (runs its own event loop)."""
-    return asyncio.run(arun_episode(env, policy, **options))
+    """Synchronous :func:`arun_episode` (runs its own event loop, and closes the policy model's
+    connections of that loop when the episode ends)."""
+
+    async def run() -> EpisodeRecord:
+        async with closing_connections(getattr(policy, "model", None)):
+            return await arun_episode(env, policy, **options)
+
+    return asyncio.run(run())
 
 
 class RolloutSummary(BaseModel):
@@ -348,10 +354,7 @@ async def arun_rollouts(
         for pool in idle_envs.values():
             for env in pool:
                 env.close()
-        for model in owned:  # this loop's HTTP connections die with it: close them cleanly
-            close = getattr(model, "aclose", None)
-            if close is not None:
-                await close()
+        await aclose_models(*owned)  # this loop's HTTP connections die with it
     summary.wall_s = time.perf_counter() - start
     return summary
 
