@@ -141,3 +141,36 @@ def test_a_complete_record_without_its_newline_is_not_finished(tmp_path: Path) -
         store.open()
     store.close()
     assert [r.seed for r in iter_episodes(path)] == [0]
+
+
+@pytest.mark.parametrize("mode", ["background", "inline"])
+def test_fsync_modes_sync_every_line_before_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Inline fsyncs each append; background coalesces a burst of appends into few fsyncs (one per
+    ``sync_interval_s``); both have fsync'd the last line once ``close()`` returns."""
+    import trace_envs.rollout.store as store_module
+
+    synced_sizes: list[int] = []
+    real_fsync = store_module.os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        real_fsync(fd)
+        synced_sizes.append(store_module.os.fstat(fd).st_size)
+
+    monkeypatch.setattr(store_module.os, "fsync", counting_fsync)
+    path = tmp_path / "x.jsonl"
+    store = TrajectoryStore(path, fsync=mode, sync_interval_s=60.0)  # type: ignore[arg-type]
+    with store:
+        for seed in range(50):
+            store.append(record(seed))
+        during = len(synced_sizes)
+    if mode == "inline":
+        assert during == 50
+    else:
+        assert 0 <= during <= 1  # the first append's fsync at most; the rest wait out the interval
+    assert synced_sizes[-1] == path.stat().st_size  # close() fsync'd everything
+    assert len(load_episodes(path)) == 50
+
+
+def test_negative_sync_interval_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="sync_interval_s"):
+        TrajectoryStore(tmp_path / "x.jsonl", sync_interval_s=-1)

@@ -100,14 +100,18 @@ class TrajectoryStore:
     (appends hold an exclusive ``flock``). Use it as a context manager (or call :meth:`close`) so the
     last lines are fsync'd."""
 
-    def __init__(self, path: str | Path, *, fsync: FsyncMode | bool = "background"):
+    def __init__(self, path: str | Path, *, fsync: FsyncMode | bool = "background", sync_interval_s: float = 0.2):
         self.path = Path(path)
         self.fsync: FsyncMode = "inline" if fsync is True else "off" if fsync is False else fsync
         if self.fsync not in ("background", "inline", "off"):
             raise ValueError(f"fsync must be 'background', 'inline' or 'off', got {fsync!r}")
+        if sync_interval_s < 0:
+            raise ValueError(f"sync_interval_s must be >= 0 seconds, got {sync_interval_s!r}")
+        self.sync_interval_s = sync_interval_s
         self._handle: Any = None
         self._syncer: threading.Thread | None = None
         self._sync_wanted = threading.Condition()
+        self._stop_pause = threading.Event()
         self._dirty = False
         self._stopping = False
         self._size = -1
@@ -121,12 +125,15 @@ class TrajectoryStore:
                 self._repair_tail()
             if self.fsync == "background":
                 self._stopping = False
+                self._stop_pause.clear()
                 self._syncer = threading.Thread(target=self._sync_loop, name="trajectory-store-fsync", daemon=True)
                 self._syncer.start()
         return self
 
     def _sync_loop(self) -> None:
-        """fsync whenever lines were written since the last fsync (coalescing bursts)."""
+        """fsync when lines were written since the last fsync, at most once per ``sync_interval_s``
+        (appends in between share the next fsync; an fsync per append would cost the loop more
+        than the episode's own bookkeeping)."""
         while True:
             with self._sync_wanted:
                 while not self._dirty and not self._stopping:
@@ -138,6 +145,7 @@ class TrajectoryStore:
             if handle is not None:
                 with contextlib.suppress(OSError, ValueError):
                     os.fsync(handle.fileno())
+            self._stop_pause.wait(self.sync_interval_s)
 
     def _open_handle(self) -> None:
         if self._handle is None:
@@ -150,6 +158,7 @@ class TrajectoryStore:
             with self._sync_wanted:
                 self._stopping = True
                 self._sync_wanted.notify()
+            self._stop_pause.set()
             self._syncer.join()
             self._syncer = None
         if self._handle is not None:
@@ -168,7 +177,8 @@ class TrajectoryStore:
     def append(self, record: EpisodeRecord) -> None:
         """Write one episode as one line. The line is in the OS when this returns (a killed process
         loses nothing already appended); it is fsync'd to disk before returning (``fsync="inline"``)
-        or by a background thread a moment later (``"background"``, the default, off the loop's path)."""
+        or by a background thread within ``sync_interval_s`` (``"background"``, the default, off the
+        loop's path)."""
         self.open()
         line = record_line(record)
         with self._locked():
@@ -181,8 +191,9 @@ class TrajectoryStore:
                 os.fsync(self._handle.fileno())
         if self.fsync == "background":
             with self._sync_wanted:
-                self._dirty = True
-                self._sync_wanted.notify()
+                if not self._dirty:
+                    self._dirty = True
+                    self._sync_wanted.notify()
 
     def repair(self) -> int:
         """Cut off a torn last line; returns how many bytes were removed."""
