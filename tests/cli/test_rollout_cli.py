@@ -30,6 +30,16 @@ def test_rollout_then_resume(tmp_path: Path) -> None:
     assert sorted(r.seed for r in load_episodes(out)) == list(range(6))
 
 
+def test_rollout_in_worker_processes(tmp_path: Path) -> None:
+    out = tmp_path / "x.jsonl"
+    result = invoke("-e", ENV_ID, "-n", "6", "-o", str(out), "--workers", "2", "--option", "distractor_orders=1")
+    assert result.exit_code == 0, result.output
+    assert "this run: 6 episodes (0 failed" in result.output and "100.0%" in result.output
+    records = load_episodes(out)
+    assert sorted(r.seed for r in records) == list(range(6))
+    assert all(r.metadata["env_kwargs"] == {"distractor_orders": 1} for r in records)
+
+
 def test_model_policy_with_seeds_and_options(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     with FakeModelServer(order_cancel_agent) as server:

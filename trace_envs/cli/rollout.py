@@ -51,6 +51,12 @@ def rollout_command(
     seeds: Annotated[str | None, typer.Option(help="Explicit seeds, e.g. '0-9,20'.")] = None,
     samples: Annotated[int, typer.Option(min=1, help="Episodes per (env, seed), e.g. for pass^k.")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Episodes in flight at once.")] = 16,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", "-w", min=1, help="Processes sharing the episodes (for hundreds in flight on a many-core box)."
+        ),
+    ] = 1,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Stop an episode after this many agent turns.")] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", help="Env constructor option KEY=VALUE (repeatable).")
@@ -131,11 +137,17 @@ def rollout_command(
                     errored.append(record)
                 progress.update(bar, advance=1, status=f"pass {counts['ok']}/{counts['ok'] + counts['failed']}")
 
+            options: dict[str, Any] = {
+                "store": store, "concurrency": concurrency, "max_steps": max_steps, "user_model": user,
+                "on_episode": on_episode,
+            }  # fmt: skip
             try:
-                summary = run_rollouts(
-                    jobs, factory, policy_spec=spec, store=store, concurrency=concurrency, max_steps=max_steps,
-                    user_model=user, on_episode=on_episode,
-                )  # fmt: skip
+                if workers > 1:  # each worker builds its own client from the spec
+                    summary = run_rollouts(
+                        jobs, policy, workers=workers, model_options=model_options, sampling=sampling, **options
+                    )
+                else:
+                    summary = run_rollouts(jobs, factory, policy_spec=spec, **options)
             except LLMError as exc:
                 console.print(f"[red]rollout stopped:[/red] {exc}")
                 raise typer.Exit(2) from None

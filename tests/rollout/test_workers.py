@@ -1,0 +1,97 @@
+"""Rollouts over worker processes: same episodes as one process, one line each in the shared store,
+resume, envs registered at run time, model policies, and failures that stop the run with a reason."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from trace_envs.llm import AuthenticationFailed
+from trace_envs.llm.fake_server import FakeModelServer, order_cancel_agent
+from trace_envs.rollout import EpisodeRecord, TrajectoryStore, load_episodes, make_jobs, run_rollouts
+
+ENV_ID = "trace/order-cancel-v0"
+RUNTIME_ENV_ID = "workerstest/order-cancel-v0"
+DYING_ENV_ID = "workerstest/dies-v0"
+
+
+def dying_env(**_: Any) -> gym.Env[Any, Any]:
+    """An env whose construction kills its process (stands in for a worker killed mid-run)."""
+    os._exit(3)
+
+
+def outcome(record: EpisodeRecord) -> tuple[Any, ...]:
+    return record.env_id, record.seed, record.success, record.reward, tuple(record.actions), record.num_steps
+
+
+def test_workers_play_the_same_episodes_once_each_and_resume(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    seen: list[EpisodeRecord] = []
+    jobs = make_jobs([ENV_ID, "trace/precondition-v0"], range(12))
+    with TrajectoryStore(path) as store:
+        summary = run_rollouts(jobs, "oracle", store=store, workers=2, concurrency=4, on_episode=seen.append)
+    assert summary.episodes == len(seen) == 24 and summary.failed == 0 and summary.pass_rate == 1.0
+    assert summary.steps == sum(r.num_steps for r in seen)
+    stored = load_episodes(path)
+    assert sorted(r.key for r in stored) == sorted(r.key for r in seen)  # one line per episode
+    alone = run_rollouts(jobs, "oracle", on_episode=seen.append)
+    assert sorted(map(outcome, stored)) == sorted(map(outcome, seen[24:]))  # same as in one process
+    assert alone.episodes == 24
+    with TrajectoryStore(path) as store:
+        again = run_rollouts(make_jobs([ENV_ID], range(16)), "oracle", store=store, workers=2)
+    assert again.skipped == 12 and again.episodes == 4
+    assert sorted(r.seed for r in load_episodes(path) if r.env_id == ENV_ID) == list(range(16))
+
+
+def test_an_env_registered_at_run_time_reaches_the_workers() -> None:
+    gym.register(
+        RUNTIME_ENV_ID, entry_point="generated_envs.order_cancel:OrderCancelEnv", kwargs={"distractor_orders": 0}
+    )
+    try:
+        summary = run_rollouts(make_jobs([RUNTIME_ENV_ID], range(4)), "oracle", workers=2)
+    finally:
+        del gym.registry[RUNTIME_ENV_ID]
+    assert summary.episodes == 4 and summary.pass_rate == 1.0
+    assert list(summary.per_env) == [RUNTIME_ENV_ID]
+
+
+def test_model_policy_in_workers(tmp_path: Path) -> None:
+    seen: list[EpisodeRecord] = []
+    with FakeModelServer(order_cancel_agent) as server:
+        summary = run_rollouts(
+            make_jobs([ENV_ID], range(8)), f"openai:{server.openai_url}#agent", workers=2, concurrency=8,
+            sampling={"temperature": 0.0}, on_episode=seen.append,
+        )  # fmt: skip
+        assert all(request.body["temperature"] == 0.0 for request in server.requests)
+    assert summary.episodes == 8 and summary.pass_rate == 1.0
+    assert summary.usage.input_tokens == sum(r.usage.input_tokens for r in seen) > 0
+
+
+def test_authentication_failure_in_a_worker_stops_the_run() -> None:
+    with FakeModelServer(order_cancel_agent, api_key="right") as server, pytest.raises(AuthenticationFailed):
+        run_rollouts(
+            make_jobs([ENV_ID], range(4)), f"openai:{server.openai_url}#agent", workers=2,
+            model_options={"api_key": "wrong"},
+        )  # fmt: skip
+
+
+def test_a_worker_that_dies_is_reported(tmp_path: Path) -> None:
+    gym.register(DYING_ENV_ID, entry_point=f"{__name__}:dying_env")
+    try:
+        with pytest.raises(RuntimeError, match=r"exited with code 3 without finishing.*rerunning"):
+            run_rollouts(make_jobs([DYING_ENV_ID], range(2)), "oracle", workers=2)
+    finally:
+        del gym.registry[DYING_ENV_ID]
+
+
+def test_workers_need_a_spec_string_and_a_positive_count() -> None:
+    from trace_envs.rollout import make_policy
+
+    with pytest.raises(ValueError, match="spec string"):
+        run_rollouts(make_jobs([ENV_ID], range(2)), lambda job: make_policy("oracle"), workers=2, policy_spec="oracle")
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        run_rollouts(make_jobs([ENV_ID], range(2)), "oracle", workers=0)

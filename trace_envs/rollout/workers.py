@@ -1,0 +1,181 @@
+"""Rollouts across worker processes: with hundreds of episodes in flight against a fast endpoint,
+one Python process is bound by its own CPU (the SDK's HTTP stack costs about a millisecond per
+request), so ``run_rollouts(..., workers=N)`` shards the pending jobs over N spawned processes, each
+running the asyncio loop with its share of the concurrency. Workers append to the same store (each
+append holds an exclusive ``flock``) and send every finished record back to the parent for the
+summary and ``on_episode``; resume works exactly as with one process.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import queue
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+from pydantic import BaseModel
+
+from trace_envs.llm.errors import AuthenticationFailed
+
+from .runner import EpisodeJob, RolloutSummary, run_rollouts
+from .store import EpisodeRecord, FsyncMode, TrajectoryStore
+
+POLL_S = 0.2
+_REGISTER_FIELDS = (
+    "id", "entry_point", "reward_threshold", "nondeterministic", "max_episode_steps", "order_enforce",
+    "disable_env_checker", "kwargs", "additional_wrappers", "vector_entry_point",
+)  # fmt: skip
+"""The ``EnvSpec`` fields ``gym.register`` takes: workers re-register envs the parent registered at
+run time (e.g. a user's own env), since a spawned process only has the built-in ones."""
+
+
+class WorkerPlan(BaseModel):
+    """What one worker process runs (everything crosses the process boundary as plain data)."""
+
+    index: int
+    jobs: list[EpisodeJob]
+    policy: str
+    concurrency: int
+    max_steps: int | None = None
+    model_options: dict[str, Any] | None = None
+    sampling: dict[str, Any] | None = None
+    user_model: dict[str, Any] | None = None
+    store_path: str | None = None
+    fsync: FsyncMode = "background"
+
+
+def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
+    """A worker's body: register the parent's env specs, run its shard, report each record."""
+    plan = WorkerPlan.model_validate_json(plan_json)
+    try:
+        import trace_envs  # noqa: F401  (registers the built-in envs)
+
+        for env_id, spec in env_specs.items():
+            if env_id not in gym.registry:
+                gym.register(**{k: v for k, v in vars(spec).items() if k in _REGISTER_FIELDS})
+        user_model = None
+        if plan.user_model is not None:
+            from trace_envs.llm import ModelConfig, make_chat_model
+
+            user_model = make_chat_model(ModelConfig.model_validate(plan.user_model))
+        store = TrajectoryStore(plan.store_path, fsync=plan.fsync) if plan.store_path else None
+        try:
+            run_rollouts(
+                plan.jobs, plan.policy, store=store, concurrency=plan.concurrency, max_steps=plan.max_steps,
+                model_options=plan.model_options, sampling=plan.sampling, user_model=user_model,
+                on_episode=lambda record: results.put(("record", record.model_dump_json())),
+            )  # fmt: skip
+        finally:
+            if store is not None:
+                store.close()
+    except AuthenticationFailed as exc:
+        results.put(("auth", str(exc)))
+    except BaseException as exc:  # reported to the parent, which stops the run with it
+        results.put(("failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"))
+    else:
+        results.put(("done", plan.index))
+
+
+def _user_model_config(user_model: Any) -> dict[str, Any] | None:
+    if user_model is None:
+        return None
+    config = getattr(user_model, "config", None)
+    if config is None or not hasattr(config, "model_dump"):
+        raise ValueError(
+            "workers > 1: the user model must be a client built by make_chat_model (it is rebuilt from its "
+            f"ModelConfig in every worker); got {type(user_model).__name__}"
+        )
+    return dict(config.model_dump())
+
+
+def run_rollouts_in_workers(
+    jobs: Sequence[EpisodeJob],
+    policy: str,
+    *,
+    workers: int,
+    store: TrajectoryStore | None = None,
+    concurrency: int = 16,
+    max_steps: int | None = None,
+    model_options: dict[str, Any] | None = None,
+    sampling: dict[str, Any] | None = None,
+    user_model: Any = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> RolloutSummary:
+    """:func:`~trace_envs.rollout.run_rollouts` over ``workers`` spawned processes (see the module
+    docstring). ``policy`` must be a spec string; ``user_model`` a client from ``make_chat_model``."""
+    from .runner import policy_factory
+
+    _, spec = policy_factory(policy, model_options=model_options, sampling=sampling)  # validates the spec
+    user_config = _user_model_config(user_model)
+    summary = RolloutSummary()
+    if store is not None:
+        store.open()  # repairs a torn last line before the finished episodes are read
+    done = store.finished_keys() if store is not None else set()
+    pending = [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
+    summary.skipped = len(jobs) - len(pending)
+    shards = [pending[index::workers] for index in range(workers)]
+    shards = [shard for shard in shards if shard]
+    start = time.perf_counter()
+    if not shards:
+        return summary
+    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending}
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    processes = []
+    for index, shard in enumerate(shards):
+        plan = WorkerPlan(
+            index=index, jobs=shard, policy=policy, concurrency=max(1, math.ceil(concurrency / len(shards))),
+            max_steps=max_steps, model_options=model_options, sampling=sampling, user_model=user_config,
+            store_path=str(store.path) if store is not None else None,
+            fsync=store.fsync if store is not None else "background",
+        )  # fmt: skip
+        process = context.Process(
+            target=_worker, args=(plan.model_dump_json(), env_specs, results), name=f"rollout-worker-{index}"
+        )
+        process.start()
+        processes.append(process)
+    try:
+        _collect(results, processes, summary, on_episode)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join(timeout=10)
+    summary.wall_s = time.perf_counter() - start
+    return summary
+
+
+def _collect(
+    results: Any,
+    processes: list[Any],
+    summary: RolloutSummary,
+    on_episode: Callable[[EpisodeRecord], None] | None,
+) -> None:
+    """Read the workers' messages until every worker is done; raise the first failure."""
+    finished: set[int] = set()
+    while len(finished) < len(processes):
+        try:
+            kind, payload = results.get(timeout=POLL_S)
+        except queue.Empty:
+            for index, process in enumerate(processes):
+                if index not in finished and not process.is_alive() and results.empty():
+                    raise RuntimeError(
+                        f"rollout worker {index} exited with code {process.exitcode} without finishing; the "
+                        "episodes it finished are in the store, and rerunning the same command resumes"
+                    ) from None
+            continue
+        if kind == "record":
+            record = EpisodeRecord.model_validate_json(payload)
+            summary.add(record)
+            if on_episode is not None:
+                on_episode(record)
+        elif kind == "done":
+            finished.add(int(payload))
+        elif kind == "auth":
+            raise AuthenticationFailed(payload)
+        else:
+            raise RuntimeError(f"a rollout worker failed: {payload}")
