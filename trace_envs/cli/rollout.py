@@ -84,6 +84,7 @@ def rollout_command(
         EpisodeRecord,
         RolloutSummary,
         TrajectoryStore,
+        checked_policy_spec,
         load_episodes,
         make_jobs,
         policy_factory,
@@ -109,7 +110,10 @@ def rollout_command(
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),
     }
     try:
-        factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
+        if workers > 1:  # each worker builds its own client from the spec
+            factory, spec = None, checked_policy_spec(policy, model_options)
+        else:
+            factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
         user = make_chat_model(user_model, **model_options) if user_model else None
     except (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--policy/--user-model") from None
@@ -142,7 +146,7 @@ def rollout_command(
                 "on_episode": on_episode,
             }  # fmt: skip
             try:
-                if workers > 1:  # each worker builds its own client from the spec
+                if factory is None:
                     summary = run_rollouts(
                         jobs, policy, workers=workers, model_options=model_options, sampling=sampling, **options
                     )

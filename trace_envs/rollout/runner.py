@@ -272,6 +272,19 @@ def policy_factory(
     return (lambda job: make_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
+def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
+    """The spec a policy's records carry, validated without building the model (an hf model would
+    load its weights for nothing in a process that only hands the spec to workers)."""
+    from trace_envs.llm.spec import ModelConfig, is_model_spec
+
+    from .policy import make_policy
+
+    if is_model_spec(policy):
+        return ModelConfig.parse(policy, **(model_options or {})).spec
+    make_policy(policy)
+    return policy
+
+
 async def arun_rollouts(
     jobs: Sequence[EpisodeJob],
     policy: str | PolicyFactory,

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
 
-from .runner import EpisodeJob, RolloutSummary, run_rollouts
+from .runner import EpisodeJob, RolloutSummary, checked_policy_spec, run_rollouts
 from .store import EpisodeRecord, FsyncMode, TrajectoryStore
 
 POLL_S = 0.2
@@ -107,9 +107,7 @@ def run_rollouts_in_workers(
 ) -> RolloutSummary:
     """:func:`~trace_envs.rollout.run_rollouts` over ``workers`` spawned processes (see the module
     docstring). ``policy`` must be a spec string; ``user_model`` a client from ``make_chat_model``."""
-    from .runner import policy_factory
-
-    _, spec = policy_factory(policy, model_options=model_options, sampling=sampling)  # validates the spec
+    spec = checked_policy_spec(policy, model_options)
     user_config = _user_model_config(user_model)
     summary = RolloutSummary()
     if store is not None:
