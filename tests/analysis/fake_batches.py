@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest, _messages_from_wire
+from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest, RouteResult, _messages_from_wire
 
 
 class FakeBatchServer(FakeModelServer):
@@ -55,41 +54,22 @@ class FakeBatchServer(FakeModelServer):
         self.batches[batch_id] = {"requests": body["requests"], "results": results, "polls": 0}
         return self._batch_body(batch_id)
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        base = super()._handler_class()
-        server = self
-
-        class Handler(base):  # type: ignore[valid-type,misc]
-            def do_POST(self) -> None:
-                if self.path.rstrip("/").endswith("/messages/batches"):
-                    length = int(self.headers.get("content-length") or 0)
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                    headers = {k.lower(): v for k, v in self.headers.items()}
-                    self._send(200, {}, server._create_batch(body, headers))
-                    return
-                super().do_POST()
-
-            def do_GET(self) -> None:
-                parts = self.path.split("?")[0].rstrip("/").split("/")
-                if "batches" not in parts:
-                    self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
-                    return
-                batch_id = parts[parts.index("batches") + 1]
-                if batch_id not in server.batches:
-                    self._send(404, {}, {"type": "error", "error": {"type": "not_found_error", "message": "no batch"}})
-                    return
-                if parts[-1] == "results":
-                    data = "".join(json.dumps(r) + "\n" for r in server.batches[batch_id]["results"]).encode()
-                    self.send_response(200)
-                    self.send_header("content-type", "application/binary")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
-                server.batches[batch_id]["polls"] += 1
-                self._send(200, {}, server._batch_body(batch_id))
-
-        return Handler
+    def route(self, method: str, path: str, headers: dict[str, str], raw_body: bytes) -> RouteResult | None:
+        """The batch routes; everything else falls back to the plain server's."""
+        parts = path.rstrip("/").split("/")
+        if "batches" not in parts:
+            return None
+        if method == "POST" and parts[-1] == "batches":
+            return 200, {}, self._create_batch(json.loads(raw_body or b"{}"), headers)
+        at = parts.index("batches") + 1
+        batch_id = parts[at] if at < len(parts) else ""
+        if method != "GET" or batch_id not in self.batches:
+            return 404, {}, {"type": "error", "error": {"type": "not_found_error", "message": "no batch"}}
+        if parts[-1] == "results":
+            data = "".join(json.dumps(r) + "\n" for r in self.batches[batch_id]["results"]).encode()
+            return 200, {"content-type": "application/binary"}, data
+        self.batches[batch_id]["polls"] += 1
+        return 200, {}, self._batch_body(batch_id)
 
 
 __all__ = ["FakeBatchServer", "FakeReply"]

@@ -5,25 +5,31 @@ HTTP error such as 429 with retry-after); queued replies take precedence.
 
     with FakeModelServer(responder) as server:
         model = make_chat_model(f"openai:{server.openai_url}#fake")
+
+It serves HTTP/1.1 keep-alive connections (:mod:`trace_envs.llm.fake_http`) on one asyncio event loop,
+in a daemon thread after ``start()`` or in the calling thread in ``serve_forever()``. Answer delays are
+loop timers, not sleeping threads, so hundreds of requests can wait at once for little CPU
+(``benchmarks/fake_server_cost.py``). Subclasses add routes by overriding :meth:`FakeModelServer.route`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import importlib
 import itertools
 import json
 import re
-import sys
+import socket
 import threading
-import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from trace_envs.core import ToolCall
+from trace_envs.llm.fake_http import HttpConnection
 
 Wire = Literal["anthropic", "openai"]
 
@@ -62,18 +68,9 @@ class FakeRequest(BaseModel):
 
 
 Responder = Callable[[FakeRequest], FakeReply]
-
-
-class _Server(ThreadingHTTPServer):
-    """A deep listen backlog (many clients connect at once) and quiet client disconnects."""
-
-    request_queue_size = 1024
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # a client closed its connection: not an error of the server
-        super().handle_error(request, client_address)
+RouteResult = tuple[int, dict[str, str], bytes | dict[str, Any] | list[Any]]
+"""What :meth:`FakeModelServer.route` answers: status, headers, and a body (JSON-encoded unless it is
+bytes; the content type is ``application/json`` unless the headers name one)."""
 
 
 _ORDER = re.compile(r"#W\d+")
@@ -145,13 +142,22 @@ def _messages_from_wire(wire: Wire, body: dict[str, Any]) -> list[dict[str, Any]
     return out
 
 
+_to_json = json.JSONEncoder(check_circular=False).encode  # json.dumps's output, a little cheaper
+
+
 def _count_tokens(value: Any) -> int:
-    return len(json.dumps(value).split())
+    return len(_to_json(value).split())
 
 
 class FakeModelServer:
-    """A threaded HTTP server on ``127.0.0.1:<free port>``; use as a context manager. ``requests``
-    records every :class:`FakeRequest`; ``api_key`` (if set) must be sent or the answer is 401."""
+    """An HTTP/1.1 keep-alive server on ``127.0.0.1:<free port>`` (bound at construction, so ``port`` is
+    known before serving); use as a context manager. ``requests`` records every :class:`FakeRequest`;
+    ``api_key`` (if set) must be sent or the answer is 401. A bad JSON body answers 400, a responder that
+    raises 500, an unknown route 404; a client that hangs up early is no error.
+
+    The responder (and :meth:`route`) run on the event loop itself, one request at a time: they must be
+    quick (every responder we have is), since a blocking one holds up all other connections meanwhile.
+    """
 
     def __init__(self, responder: Responder = echo_responder, *, api_key: str | None = None, delay_s: float = 0.0):
         self.responder = responder
@@ -161,12 +167,16 @@ class FakeModelServer:
         self._queue: list[FakeReply] = []
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._socket = socket.create_server(("127.0.0.1", 0), backlog=1024)  # many clients connect at once
+        self._port = int(self._socket.getsockname()[1])
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._stop_requested = False
 
     @property
     def port(self) -> int:
-        return int(self._server.server_address[1])
+        return self._port
 
     @property
     def url(self) -> str:
@@ -184,25 +194,106 @@ class FakeModelServer:
             self._queue.extend(replies)
 
     def start(self) -> FakeModelServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model-server", daemon=True)
+        """Serve on an event loop in a daemon thread; returns once the server accepts connections."""
+        if self._thread is not None:
+            raise RuntimeError("this FakeModelServer is already serving")
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="fake-model-server", daemon=True)
         self._thread.start()
+        ready.wait()
         return self
 
     def serve_forever(self) -> None:
-        """Serve in the calling thread until the process ends (for a server in its own process)."""
-        self._server.serve_forever()
+        """Serve in the calling thread until ``stop()`` or the process ends (for a server in its own process)."""
+        self._run(threading.Event())
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
+        """Stop serving: close the listening socket and every connection (requests in flight are dropped)."""
+        self._stop_requested = True
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(stopping.set)
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        if loop is None:
+            self._socket.close()  # never served: the event loop's server did not take the socket over
 
     def __enter__(self) -> FakeModelServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    # ----- extension hook ----------------------------------------------------------------------------
+    def route(self, method: str, path: str, headers: dict[str, str], raw_body: bytes) -> RouteResult | None:
+        """Override to serve extra routes: answer ``(status, headers, body)`` for a request this subclass
+        handles, or ``None`` to fall back to the built-in ones. ``path`` has no query string; ``headers``
+        have lower-case names. A ``bytes`` body goes out as it is (name its ``content-type`` in the
+        headers), anything else as JSON. It runs on the event loop, so keep it quick; no delay applies."""
+        return None
+
+    # ----- serving -----------------------------------------------------------------------------------
+    def _run(self, ready: threading.Event) -> None:
+        try:
+            asyncio.run(self._serve(ready))
+        finally:
+            ready.set()  # never leave start() waiting, even if serving failed
+
+    async def _serve(self, ready: threading.Event) -> None:
+        self._stopping = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        connections: set[HttpConnection] = set()
+        server = await self._loop.create_server(lambda: HttpConnection(self._answer, connections), sock=self._socket)
+        ready.set()
+        try:
+            if not self._stop_requested:
+                await self._stopping.wait()
+        finally:
+            server.close()
+            for connection in list(connections):
+                connection.abort()
+            await server.wait_closed()
+
+    def _answer(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[float, int, dict[str, str], bytes]:
+        """One HTTP request to ``(delay_s, status, headers, body)``: :meth:`route` first, then the wires."""
+        try:
+            routed = self.route(method, path, headers, raw)
+            delay = 0.0
+            if routed is None:
+                delay, routed = self._answer_wire(method, path, headers, raw)
+            status, out_headers, body = routed
+            out = {"content-type": "application/json"}
+            if out_headers:
+                out.update({name.lower(): value for name, value in out_headers.items()})
+            return delay, status, out, body if isinstance(body, bytes) else _to_json(body).encode()
+        except Exception as exc:  # a broken route or reply answers 500 instead of dropping the connection
+            message = f"fake server failed: {type(exc).__name__}: {exc}"
+            return 0.0, 500, {"content-type": "application/json"}, json.dumps({"error": {"message": message}}).encode()
+
+    def _answer_wire(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[float, RouteResult]:
+        route = path.rstrip("/")
+        wire: Wire | None = (
+            "anthropic" if route.endswith("/messages")
+            else "openai" if route.endswith("/chat/completions") else None
+        )  # fmt: skip
+        if wire is None or method != "POST":
+            return 0.0, (404, {}, {"error": {"message": f"no route {method} {path}"}})
+        if not self._authorized(wire, headers):
+            empty = FakeRequest(wire=wire, body={}, headers=headers, messages=[])
+            return 0.0, self._encode(wire, empty, FakeReply(status=401, error="invalid api key"))
+        try:
+            body = json.loads(raw.decode() if raw else "{}")  # JSON is UTF-8; bad bytes are a 400 too
+            # built from parsed JSON, so already valid: construct skips copying the body (less to allocate and keep)
+            messages = _messages_from_wire(wire, body)
+            request = FakeRequest.model_construct(wire=wire, body=body, headers=headers, messages=messages)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            empty = FakeRequest(wire=wire, body={}, headers=headers, messages=[])
+            return 0.0, self._encode(wire, empty, FakeReply(status=400, error=f"malformed request: {exc}"))
+        reply = self._reply_for(request)
+        return reply.delay_s or self.delay_s, self._encode(wire, request, reply)
 
     # ----- answering ---------------------------------------------------------------------------------
     def _reply_for(self, request: FakeRequest) -> FakeReply:
@@ -238,7 +329,9 @@ class FakeModelServer:
         n = next(self._ids)
         usage_in, usage_out = (
             _count_tokens(request.body.get("messages")),
-            _count_tokens([reply.content, *map(dict, reply.tool_calls)]),
+            _count_tokens(
+                [reply.content, *({"name": c.name, "arguments": c.arguments, "id": c.id} for c in reply.tool_calls)]
+            ),
         )
         model = request.body.get("model", "fake")
         if wire == "anthropic":
@@ -256,7 +349,7 @@ class FakeModelServer:
             return 200, reply.headers, body
         calls = [
             {"id": c.id or f"call_{n}_{i}", "type": "function",
-             "function": {"name": c.name, "arguments": reply.raw_arguments or json.dumps(c.arguments)}}
+             "function": {"name": c.name, "arguments": reply.raw_arguments or _to_json(c.arguments)}}
             for i, c in enumerate(reply.tool_calls)
         ]  # fmt: skip
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -268,58 +361,6 @@ class FakeModelServer:
             "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out, "total_tokens": usage_in + usage_out},
         }  # fmt: skip
         return 200, reply.headers, body
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stalls)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                wire: Wire | None = (
-                    "anthropic" if self.path.rstrip("/").endswith("/messages")
-                    else "openai" if self.path.rstrip("/").endswith("/chat/completions") else None
-                )  # fmt: skip
-                if wire is None:
-                    self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
-                    return
-                if not server._authorized(wire, headers):
-                    self._send(*server._encode(wire, FakeRequest(wire=wire, body={}, headers=headers, messages=[]),
-                                               FakeReply(status=401, error="invalid api key")))  # fmt: skip
-                    return
-                try:
-                    body = json.loads(raw or b"{}")
-                    request = FakeRequest(
-                        wire=wire, body=body, headers=headers, messages=_messages_from_wire(wire, body)
-                    )
-                except (ValueError, KeyError, TypeError) as exc:
-                    self._send(*server._encode(wire, FakeRequest(wire=wire, body={}, headers=headers, messages=[]),
-                                               FakeReply(status=400, error=f"malformed request: {exc}")))  # fmt: skip
-                    return
-                reply = server._reply_for(request)
-                delay = reply.delay_s or server.delay_s
-                if delay:
-                    time.sleep(delay)
-                self._send(*server._encode(wire, request, reply))
-
-            def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode("utf-8")
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
 
 
 def main() -> None:
