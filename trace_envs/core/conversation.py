@@ -21,6 +21,20 @@ from .user import User
 Message = dict[str, Any]
 
 
+def tool_calls_message(calls: list[ToolCall], content: str | None) -> Message:
+    """The transcript entry of an agent turn that calls tools (ids already assigned)."""
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+    }
+
+
+def tool_result_message(result: ToolResult) -> Message:
+    """The transcript entry of one tool call's result."""
+    return {"role": "tool", "id": result.call_id, "name": result.name, "content": result.content, "error": result.error}
+
+
 class ConversationEnv(gym.Env[str, str]):
     """Turns, messages, tool calls, the user, endings and rendering; scoring is the subclass's."""
 
@@ -101,24 +115,9 @@ class ConversationEnv(gym.Env[str, str]):
             c if c.id else ToolCall.model_construct(name=c.name, arguments=c.arguments, id=f"call_{self.turn}_{i}")
             for i, c in enumerate(calls)
         ]
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
+        self.messages.append(tool_calls_message(calls, content))
         results = [self.invoke_tool(call) for call in calls]
-        for result in results:
-            self.messages.append(
-                {
-                    "role": "tool",
-                    "id": result.call_id,
-                    "name": result.name,
-                    "content": result.content,
-                    "error": result.error,
-                }
-            )
+        self.messages.extend(tool_result_message(result) for result in results)
         if len(results) == 1:
             return results[0].content
         return "\n\n".join(f"[{r.name}] {r.content}" for r in results)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.core import STOP_TOKEN, Capability, CapabilityEnv, ScriptedUser, Task, ToolCall, User, Verdict
+from trace_envs.core.conversation import tool_calls_message, tool_result_message
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, DeviceToolset, call_code, dump_world
 
 from .builtin import builtin_pool
@@ -155,13 +156,7 @@ class DeviceEnv(CapabilityEnv):
 
     def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
         calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
-        self.messages.append(
-            {
-                "role": "assistant",
-                "content": content,
-                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-            }
-        )
+        self.messages.append(tool_calls_message(calls, content))
         toolset = self.toolset
         assert isinstance(toolset, DeviceToolset)
         for call in calls:
@@ -195,15 +190,7 @@ class DeviceEnv(CapabilityEnv):
                 changed=changed,
             )
             result = outcome.result
-            self.messages.append(
-                {
-                    "role": "tool",
-                    "id": result.call_id,
-                    "name": result.name,
-                    "content": result.content,
-                    "error": result.error,
-                }
-            )
+            self.messages.append(tool_result_message(result))
             contents.append(result)
         if len(contents) == 1:
             return contents[0].content
