@@ -15,6 +15,10 @@ from .app import app
 console = Console()
 
 BASIS_HELP = "Comma-separated reward basis (DB, ENV_ASSERTION, NL_ASSERTION, ACTION, COMMUNICATE) or 'task'."
+DomainDirArgument = Annotated[Path, typer.Argument(help="A tau2 domain folder with db.json, tasks.json and policy.md.")]
+DomainOption = Annotated[str | None, typer.Option(help="retail or airline (default: the folder's name).")]
+RewardBasisOption = Annotated[str, typer.Option("--reward-basis", help=BASIS_HELP)]
+JudgeOption = Annotated[str | None, typer.Option(help="Model spec of the NL-assertion judge, if the basis needs one.")]
 
 
 def _domain_name(domain_dir: Path, domain: str | None) -> str:
@@ -59,13 +63,11 @@ def _fmt(value: float | None) -> str:
 
 @app.command("tau2-replay")
 def tau2_replay(
-    domain_dir: Annotated[Path, typer.Argument(help="A tau2 domain folder with db.json, tasks.json and policy.md.")],
+    domain_dir: DomainDirArgument,
     out: Annotated[Path, typer.Option("--out", help="Where to write the JSON object keyed by task id.")],
-    domain: Annotated[str | None, typer.Option(help="retail or airline (default: the folder's name).")] = None,
-    reward_basis: Annotated[str, typer.Option("--reward-basis", help=BASIS_HELP)] = "DB,COMMUNICATE",
-    judge: Annotated[
-        str | None, typer.Option(help="Model spec of the NL-assertion judge, if the basis needs one.")
-    ] = None,
+    domain: DomainOption = None,
+    reward_basis: RewardBasisOption = "DB,COMMUNICATE",
+    judge: JudgeOption = None,
 ) -> None:
     """Replay every task's gold actions on a fresh database and write each final canonical hash.
 
@@ -108,14 +110,12 @@ def tau2_replay(
 
 @app.command("tau2-evaluate")
 def tau2_evaluate(
-    domain_dir: Annotated[Path, typer.Argument(help="A tau2 domain folder with db.json, tasks.json and policy.md.")],
+    domain_dir: DomainDirArgument,
     cases: Annotated[Path, typer.Argument(help='JSON file {"cases": [{"task_id", "messages": [...]}, ...]}.')],
     out: Annotated[Path, typer.Option("--out", help='Where to write {"results": [...]} (input order).')],
-    domain: Annotated[str | None, typer.Option(help="retail or airline (default: the folder's name).")] = None,
-    reward_basis: Annotated[str, typer.Option("--reward-basis", help=BASIS_HELP)] = "DB,COMMUNICATE",
-    judge: Annotated[
-        str | None, typer.Option(help="Model spec of the NL-assertion judge, if the basis needs one.")
-    ] = None,
+    domain: DomainOption = None,
+    reward_basis: RewardBasisOption = "DB,COMMUNICATE",
+    judge: JudgeOption = None,
 ) -> None:
     """Score trajectories recorded elsewhere with tau2's evaluator (write calls replayed on a fresh database).
 
