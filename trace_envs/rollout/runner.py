@@ -285,6 +285,16 @@ def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None
     return policy
 
 
+def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore | None) -> list[EpisodeJob]:
+    """The jobs ``store`` has no finished episode of (all of them without a store); opening the
+    store first repairs a torn last line."""
+    if store is None:
+        return list(jobs)
+    store.open()
+    done: set[EpisodeKey] = store.finished_keys()
+    return [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
+
+
 async def arun_rollouts(
     jobs: Sequence[EpisodeJob],
     policy: str | PolicyFactory,
@@ -313,10 +323,7 @@ async def arun_rollouts(
         factory, spec = policy, policy_spec
     owned.append(getattr(factory, "model", None))
     summary = RolloutSummary()
-    if store is not None:
-        store.open()  # repairs a torn last line before the finished episodes are read
-    done: set[EpisodeKey] = store.finished_keys() if store is not None else set()
-    pending = [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
+    pending = pending_jobs(jobs, spec, store)
     summary.skipped = len(jobs) - len(pending)
     idle_envs: dict[tuple[str, str], list[gym.Env[Any, Any]]] = {}
     queue: asyncio.Queue[EpisodeJob] = asyncio.Queue()
@@ -380,9 +387,9 @@ def run_rollouts(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers > 1:
-        from .workers import run_rollouts_in_workers
-
         if not isinstance(policy, str):
             raise ValueError("workers > 1: pass the policy as a spec string (a policy factory cannot cross processes)")
+        from .workers import run_rollouts_in_workers
+
         return run_rollouts_in_workers(jobs, policy, workers=workers, **options)
     return asyncio.run(arun_rollouts(jobs, policy, **options))

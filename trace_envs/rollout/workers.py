@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
 
-from .runner import EpisodeJob, RolloutSummary, checked_policy_spec, run_rollouts
+from .runner import EpisodeJob, RolloutSummary, checked_policy_spec, pending_jobs, run_rollouts
 from .store import EpisodeRecord, FsyncMode, TrajectoryStore
 
 POLL_S = 0.2
@@ -110,10 +110,7 @@ def run_rollouts_in_workers(
     spec = checked_policy_spec(policy, model_options)
     user_config = _user_model_config(user_model)
     summary = RolloutSummary()
-    if store is not None:
-        store.open()  # repairs a torn last line before the finished episodes are read
-    done = store.finished_keys() if store is not None else set()
-    pending = [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
+    pending = pending_jobs(jobs, spec, store)
     summary.skipped = len(jobs) - len(pending)
     shards = [pending[index::workers] for index in range(workers)]
     shards = [shard for shard in shards if shard]
