@@ -40,6 +40,16 @@ def test_rollout_in_worker_processes(tmp_path: Path) -> None:
     assert all(r.metadata["env_kwargs"] == {"distractor_orders": 1} for r in records)
 
 
+def test_a_failing_worker_stops_the_cli_with_its_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(tmp_path / "x.jsonl"), "-p", "hf:/no/such/model",
+                      "--workers", "2"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "rollout stopped" in result.output and "cannot load a model" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
 def test_model_policy_with_seeds_and_options(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     with FakeModelServer(order_cancel_agent) as server:

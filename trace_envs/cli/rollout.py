@@ -90,6 +90,7 @@ def rollout_command(
         policy_factory,
         run_rollouts,
     )
+    from trace_envs.rollout.workers import WorkerFailed
 
     from .envs import parse_options
 
@@ -152,7 +153,7 @@ def rollout_command(
                     )
                 else:
                     summary = run_rollouts(jobs, factory, policy_spec=spec, **options)
-            except LLMError as exc:
+            except (LLMError, WorkerFailed) as exc:  # finished episodes are in the store; a rerun resumes
                 console.print(f"[red]rollout stopped:[/red] {exc}")
                 raise typer.Exit(2) from None
     wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}

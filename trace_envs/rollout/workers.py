@@ -33,6 +33,14 @@ _REGISTER_FIELDS = (
 run time (e.g. a user's own env), since a spawned process only has the built-in ones."""
 
 
+class WorkerFailed(RuntimeError):
+    """A worker process failed or died; ``details`` holds its traceback (if it could send one)."""
+
+    def __init__(self, message: str, details: str = ""):
+        super().__init__(message)
+        self.details = details
+
+
 class WorkerPlan(BaseModel):
     """What one worker process runs (everything crosses the process boundary as plain data)."""
 
@@ -158,7 +166,7 @@ def _collect(
         except queue.Empty:
             for index, process in enumerate(processes):
                 if index not in finished and not process.is_alive() and results.empty():
-                    raise RuntimeError(
+                    raise WorkerFailed(
                         f"rollout worker {index} exited with code {process.exitcode} without finishing; the "
                         "episodes it finished are in the store, and rerunning the same command resumes"
                     ) from None
@@ -173,4 +181,4 @@ def _collect(
         elif kind == "auth":
             raise AuthenticationFailed(payload)
         else:
-            raise RuntimeError(f"a rollout worker failed: {payload}")
+            raise WorkerFailed(f"a rollout worker failed: {payload.splitlines()[0]}", details=payload)
