@@ -174,3 +174,11 @@ def test_fsync_modes_sync_every_line_before_close(tmp_path: Path, monkeypatch: p
 def test_negative_sync_interval_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="sync_interval_s"):
         TrajectoryStore(tmp_path / "x.jsonl", sync_interval_s=-1)
+
+
+def test_reading_a_missing_store_names_the_path_and_the_fix(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.jsonl"
+    for read in (load_episodes, iter_episodes, episodes_frame):
+        with pytest.raises(FileNotFoundError, match=r"typo\.jsonl does not exist.*trace-envs rollout"):
+            list(read(missing))  # type: ignore[operator]
+    assert finished_keys(missing) == set()  # resuming into a new store is not an error

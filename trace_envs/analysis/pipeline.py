@@ -49,11 +49,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def load_records(store: str | Path) -> list[EpisodeRecord]:
     """Finished episodes of a trajectory store; a missing or empty store is an error that says so."""
     path = Path(store)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"trajectory store {path} does not exist; run `trace-envs rollout … --out {path}` first"
-        )
-    records = load_episodes(path)
+    records = load_episodes(path)  # a missing store raises FileNotFoundError naming the fix
     if not records:
         raise ValueError(f"trajectory store {path} holds no finished episode; nothing to analyse")
     return records

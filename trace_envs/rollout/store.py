@@ -271,10 +271,14 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 
 def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:
     """Every parseable record in file order (streamed); a torn last line is skipped silently, any
-    other bad line with a warning naming it."""
+    other bad line with a warning naming it. A missing file is an error (a mistyped path must not
+    read as an empty store)."""
     file = Path(path)
-    if not file.exists():
-        return
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"trajectory store {file} does not exist; check the path, or write one first with "
+            f"`trace-envs rollout … --out {file}` or run_rollouts(..., store=TrajectoryStore({str(file)!r}))"
+        )
     for number, raw, torn in _lines(file):
         try:
             yield EpisodeRecord.model_validate_json(raw)
