@@ -17,7 +17,10 @@ Follows tau2's ``evaluate_simulation`` (reference section 7, with 7.7's observed
 
 Where upstream raises instead of scoring (a tool call without its tool message, a replayed write whose
 output differs from the recorded one, an env-assertion function that fails or returns a non-bool), we
-score and record the discrepancy in ``notes``.
+score and record the discrepancy in ``notes``. Export caveat: upstream's strict replay needs each
+recorded tool message verbatim; ours are upstream's text with pydantic error links pinned to its 2.12
+(``tau2_common.pin_pydantic_links``), while trajectories recorded before that pin carry the installed
+pydantic's link (docs/tau2.md, "Exporting trajectories to tau2-bench").
 Fresh databases come from journal restores of one loaded database (see ``Tau2DB``), never deep copies.
 """
 
