@@ -108,3 +108,5 @@ def test_the_environment_is_minimal_and_a_good_module_runs_clean() -> None:
     assert sorted(outcome.result.fingerprints) == [0, 1]
     assert outcome.stages == ["startup", "import", "reset", "fingerprint"]
     assert {"rlimits", "audit hook", "scratch directory", "empty environment"} <= set(outcome.isolation)
+    if "mount namespace" in outcome.isolation:
+        assert "read-only filesystem" in outcome.isolation

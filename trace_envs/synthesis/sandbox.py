@@ -9,8 +9,9 @@ The child is ``python -m trace_envs.synthesis._box_runner`` started:
   only: no API keys, no ``HOME``;
 - in its own process group, killed whole at the wall-clock limit (and any leftover found by its run
   id afterwards);
-- with rlimits (CPU, address space, file size, open files, processes) and the audit hook of
-  :mod:`trace_envs.synthesis.audit`, both set by the runner before the module is imported.
+- with rlimits (CPU, address space, file size, open files, processes), every mount but scratch
+  read-only (in its own mount namespace, :mod:`trace_envs.synthesis.mounts`) and the audit hook of
+  :mod:`trace_envs.synthesis.audit`, all set by the runner before the module is imported.
 
 Refusals, stage changes and the result come back as JSON lines on a pipe.
 """
@@ -33,6 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .mounts import mount_namespace
 from .protocol import BlockedEvent, BoxMode, BoxRequest, BoxResult, SandboxLimits, SandboxOutcome
 
 RUNNER_MODULE = "trace_envs.synthesis._box_runner"
@@ -139,6 +141,8 @@ def run_in_sandbox(
 def _launch(request: BoxRequest, run_id: str, private: str, hash_seed: int) -> SandboxOutcome:
     limits = request.limits
     prefix, isolation = namespace_prefix() if limits.namespaces else ((), ())
+    if "mount namespace" in isolation:
+        request = request.model_copy(update={"parent_mount_namespace": mount_namespace()})
     read_fd, write_fd = os.pipe()
     command = [*prefix, sys.executable, "-B", "-m", RUNNER_MODULE, str(write_fd), request.model_dump_json()]
     reader = _ChannelReader(read_fd)
@@ -173,7 +177,7 @@ def _launch(request: BoxRequest, run_id: str, private: str, hash_seed: int) -> S
     signal_name = reader.signals[0] if reader.signals else None  # the runner's own report of a limit signal
     if signal_name is None and code is not None and code < 0:
         signal_name = signal.Signals(-code).name
-    isolation_used = [*isolation, "rlimits", "audit hook", "scratch directory", "empty environment"]
+    isolation_used = [*isolation, *reader.isolation, "rlimits", "audit hook", "scratch directory", "empty environment"]
     return SandboxOutcome(
         run_id=run_id,
         result=reader.result,
@@ -237,6 +241,7 @@ class _ChannelReader(threading.Thread):
         self.blocked: list[BlockedEvent] = []
         self.stages: list[str] = []
         self.signals: list[str] = []
+        self.isolation: list[str] = []
         self.result: BoxResult | None = None
         self._kept = 0
 
@@ -267,6 +272,8 @@ class _ChannelReader(threading.Thread):
                 self.stages.append(message["stage"])
             elif kind == "signal" and isinstance(message.get("signal"), str):
                 self.signals.append(message["signal"])
+            elif kind == "isolation" and isinstance(message.get("name"), str) and not self.isolation:
+                self.isolation.append(message["name"])
             elif kind == "result" and self.result is None:
                 self.result = BoxResult.model_validate(message.get("result"))
         except ValidationError:
