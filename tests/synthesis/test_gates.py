@@ -97,3 +97,15 @@ def test_the_report_round_trips_as_json() -> None:
     again = type(report).model_validate_json(report.model_dump_json())
     assert again == report and again.stopped_by == "static_policy"
     assert "static_policy  failed" in report.table()
+
+
+def test_without_hypothesis_the_execution_gate_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_envs.synthesis import execution
+
+    real = execution.importlib.util.find_spec
+    monkeypatch.setattr(
+        execution.importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name, *a)
+    )
+    result = execution.execution_gate("x = 1\n", GateContext(target="retail"))
+    assert result.status == "failed"
+    assert "trace-envs[synthesis]" in result.findings[0].fix

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from trace_envs.synthesis import mounts
 from trace_envs.synthesis.mounts import mount_namespace, seal_filesystem
 from trace_envs.synthesis.sandbox import box_environment, namespace_prefix
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mount namespaces are Linux's")
 
-WRITE_BOTH = """
-import sys
-from trace_envs.synthesis.mounts import seal_filesystem
-scratch, parent, canary = sys.argv[1:4]
-print("left writable:", seal_filesystem(scratch, parent))
+ATTEMPT = """
+import os, subprocess, sys
+scratch, canary = sys.argv[1:3]
+print("seal:", os.environ.get("TRACE_BOX_SEAL"))
 with open(scratch + "/inside.txt", "w") as handle:
     handle.write("fine")
 try:
@@ -26,6 +26,8 @@ try:
         handle.write("owned")
 except OSError as exc:
     print("refused:", exc.strerror)
+undo = subprocess.run(["mount", "-o", "remount,bind,rw", "/"], capture_output=True, env={"PATH": "/usr/sbin:/sbin:/usr/bin:/bin"})
+print("remount rw:", undo.returncode)
 """
 
 
@@ -37,7 +39,8 @@ def test_in_the_same_namespace_nothing_is_remounted(tmp_path: Path) -> None:
     assert probe.read_text(encoding="utf-8") == "yes"
 
 
-def test_a_sealed_box_cannot_write_outside_scratch_even_without_the_hook(tmp_path: Path) -> None:
+def test_a_sealed_box_cannot_write_outside_scratch_nor_undo_the_seal(tmp_path: Path) -> None:
+    """Without any audit hook: the kernel refuses the write, and without capabilities the remount."""
     prefix, names = namespace_prefix()
     if "mount namespace" not in names:
         pytest.skip("this machine does not allow unprivileged mount namespaces")
@@ -45,8 +48,9 @@ def test_a_sealed_box_cannot_write_outside_scratch_even_without_the_hook(tmp_pat
     scratch.mkdir()
     canary = tmp_path / "canary.txt"
     canary.write_text("original", encoding="utf-8")
+    seal = [sys.executable, "-I", mounts.__file__, str(scratch), str(mount_namespace()), "--"]
     done = subprocess.run(
-        [*prefix, sys.executable, "-c", WRITE_BOTH, str(scratch), str(mount_namespace()), str(canary)],
+        [*prefix, *seal, sys.executable, "-c", ATTEMPT, str(scratch), str(canary)],
         capture_output=True,
         text=True,
         env=box_environment(str(scratch), 0),
@@ -54,7 +58,9 @@ def test_a_sealed_box_cannot_write_outside_scratch_even_without_the_hook(tmp_pat
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "left writable: []" in done.stdout
+    assert '"writable": []' in done.stdout
     assert "refused: Read-only file system" in done.stdout
     assert canary.read_text(encoding="utf-8") == "original"
     assert (scratch / "inside.txt").read_text(encoding="utf-8") == "fine"
+    if '"capabilities_dropped": true' in done.stdout:
+        assert "remount rw: 0" not in done.stdout

@@ -1,7 +1,8 @@
 """The program that runs inside the sandbox: ``python -m trace_envs.synthesis._box_runner FD REQUEST``.
 
-Order matters: rlimits first, then every trusted import, then (in a mount namespace of its own)
-every mount but scratch remounted read-only, then the audit hook, and only then the candidate module (loaded from its path into a fresh module namespace). It registers the module's
+Order matters: (in a mount namespace of its own, :mod:`trace_envs.synthesis.mounts` has already
+remounted everything but scratch read-only and dropped every capability) rlimits first, then every
+trusted import, then the audit hook, and only then the candidate module (loaded from its path into a fresh module namespace). It registers the module's
 ``CapabilityEnv`` subclass under a temporary id and runs trace_envs.testing's property checks, or
 only fingerprints seeds (the second process of the determinism check). Stage changes, refusals and
 the result go to the report channel ``FD``; the process then exits with ``os._exit`` so that no
@@ -69,6 +70,23 @@ def report_limit_signals(reporter: AuditReporter) -> None:
     signal.signal(signal.SIGXFSZ, on_signal)
 
 
+def report_seal(reporter: AuditReporter) -> None:
+    """Pass on what :mod:`trace_envs.synthesis.mounts` did before exec'ing us (read-only mounts, no capabilities)."""
+    from .mounts import SEAL_VARIABLE
+
+    try:
+        seal = json.loads(os.environ.pop(SEAL_VARIABLE, "null")) or {}
+    except ValueError:
+        return
+    writable = seal.get("writable", ["/"])
+    if not writable:
+        reporter.send({"type": "isolation", "name": "read-only filesystem"})
+    elif writable != ["/"]:
+        reporter.send({"type": "isolation", "name": f"read-only filesystem except {', '.join(writable)}"})
+    if seal.get("capabilities_dropped"):
+        reporter.send({"type": "isolation", "name": "no capabilities"})
+
+
 def main(argv: list[str]) -> None:
     channel_fd, raw = int(argv[0]), json.loads(argv[1])
     apply_limits(raw["limits"])
@@ -79,15 +97,10 @@ def main(argv: list[str]) -> None:
     report_limit_signals(reporter)
     reporter.set_stage("startup")
     from . import box_checks  # every trusted import happens here, before the hook
-    from .mounts import seal_filesystem
     from .protocol import BoxRequest
 
     request = BoxRequest.model_validate(raw)
-    writable = seal_filesystem(request.scratch, request.parent_mount_namespace)
-    if not writable:
-        reporter.send({"type": "isolation", "name": "read-only filesystem"})
-    elif writable != ["/"]:
-        reporter.send({"type": "isolation", "name": f"read-only filesystem except {', '.join(writable)}"})
+    report_seal(reporter)
     install(AuditPolicy(request.scratch, request.denied_read_roots, box_checks.trusted_roots()), reporter)
     result = box_checks.run(request, reporter.set_stage)
     reporter.send({"type": "result", "result": result.model_dump(mode="json")})

@@ -11,6 +11,7 @@ timeout, a crash or a limit hit rejects the module. The first run's outcome is l
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,6 +57,13 @@ def candidate_env_id(source: str) -> str:
 @named_gate("execution")
 def execution_gate(source: str, context: GateContext) -> GateResult:
     """Gate 4: the property suite in a sandbox, plus determinism across two sandboxed processes."""
+    if importlib.util.find_spec("hypothesis") is None:
+        missing = Finding(
+            rule="missing-dependency",
+            message="the property suite run in the sandbox needs Hypothesis, which is not installed.",
+            fix="pip install 'trace-envs[synthesis]' (this is not the module's fault).",
+        )
+        return GateResult(gate="execution", status="failed", findings=[missing])
     seeds = list(range(context.seeds))
     env_id = candidate_env_id(source)
     with ThreadPoolExecutor(max_workers=2) as pool:

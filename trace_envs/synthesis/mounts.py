@@ -1,16 +1,22 @@
-"""Inside the box's own mount namespace: remount every mount read-only except the scratch directory.
+"""Inside the box's own mount namespace: remount every mount read-only except the scratch directory,
+then drop every capability and exec the runner.
 
-This turns "no writes outside scratch" from an audit-hook rule into one the kernel enforces. It runs
-only when the process is in a mount namespace other than the parent's (the parent passes its own
-namespace id and the runner compares), so it can never touch the host's mounts.
+This turns "no writes outside scratch" from an audit-hook rule into one the kernel enforces, and
+without capabilities the box cannot remount anything back. It runs only in a mount namespace other
+than the parent's (the parent passes its own namespace id and this compares), so it can never touch
+the host's mounts. Run as a script, by path, before the runner (stdlib only, so it starts fast)::
+
+    python -I mounts.py SCRATCH PARENT_NAMESPACE -- RUNNER COMMAND...
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 SBIN_PATH = "/usr/sbin:/sbin:/usr/bin:/bin"
 OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
@@ -50,3 +56,26 @@ def seal_filesystem(scratch: str, parent_namespace: str | None) -> list[str]:
     if not run("--bind", scratch, scratch):
         return ["/"]
     return [point for point in mount_points() if point != scratch and not run("-o", "remount,bind,ro", point)]
+
+
+SEAL_VARIABLE = "TRACE_BOX_SEAL"
+"""Environment variable through which this tells the runner what it did (JSON)."""
+
+
+def main(argv: list[str]) -> None:
+    """Seal, drop capabilities (setpriv) and exec the command after ``--``; report both in $TRACE_BOX_SEAL."""
+    scratch, parent, separator, *command = argv
+    if separator != "--" or not command:
+        raise SystemExit("usage: mounts.py SCRATCH PARENT_NAMESPACE -- COMMAND...")
+    writable = seal_filesystem(scratch, parent)
+    setpriv = shutil.which("setpriv", path=SBIN_PATH)
+    environment = dict(os.environ)
+    environment[SEAL_VARIABLE] = json.dumps({"writable": writable, "capabilities_dropped": setpriv is not None})
+    if setpriv is not None:
+        drop = ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+        os.execve(setpriv, [setpriv, *drop, *command], environment)
+    os.execve(command[0], command, environment)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -50,9 +50,6 @@ class BoxRequest(BaseModel):
     scratch: str
     limits: SandboxLimits
     denied_read_roots: list[str] = Field(default_factory=list)
-    parent_mount_namespace: str | None = Field(
-        default=None, description="The parent's mount namespace: the runner seals mounts only in another one."
-    )
 
 
 class ModuleInfo(BaseModel):

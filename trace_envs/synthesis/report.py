@@ -90,7 +90,9 @@ class ValidationReport(BaseModel):
         rows = [(r.gate, r.status, f"{r.seconds:.2f}", r.summary()) for r in self.results]
         width = max(len("gate"), *(len(row[0]) for row in rows))
         lines = [f"{'gate':<{width}}  status   seconds  finding"]
-        lines += [f"{gate:<{width}}  {status:<7}  {secs:>7}  {summary}" for gate, status, secs, summary in rows]
+        lines += [
+            f"{gate:<{width}}  {status:<7}  {secs:>7}  {summary}".rstrip() for gate, status, secs, summary in rows
+        ]
         verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
         lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
         return "\n".join(lines)

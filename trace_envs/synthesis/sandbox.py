@@ -9,9 +9,10 @@ The child is ``python -m trace_envs.synthesis._box_runner`` started:
   only: no API keys, no ``HOME``;
 - in its own process group, killed whole at the wall-clock limit (and any leftover found by its run
   id afterwards);
-- with rlimits (CPU, address space, file size, open files, processes), every mount but scratch
-  read-only (in its own mount namespace, :mod:`trace_envs.synthesis.mounts`) and the audit hook of
-  :mod:`trace_envs.synthesis.audit`, all set by the runner before the module is imported.
+- in its own mount namespace, with every mount but scratch read-only and no capabilities left
+  (:mod:`trace_envs.synthesis.mounts` does this, then execs the runner);
+- with rlimits (CPU, address space, file size, open files, processes) and the audit hook of
+  :mod:`trace_envs.synthesis.audit`, both set by the runner before the module is imported.
 
 Refusals, stage changes and the result come back as JSON lines on a pipe.
 """
@@ -34,6 +35,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from . import mounts
 from .mounts import mount_namespace
 from .protocol import BlockedEvent, BoxMode, BoxRequest, BoxResult, SandboxLimits, SandboxOutcome
 
@@ -141,10 +143,13 @@ def run_in_sandbox(
 def _launch(request: BoxRequest, run_id: str, private: str, hash_seed: int) -> SandboxOutcome:
     limits = request.limits
     prefix, isolation = namespace_prefix() if limits.namespaces else ((), ())
-    if "mount namespace" in isolation:
-        request = request.model_copy(update={"parent_mount_namespace": mount_namespace()})
     read_fd, write_fd = os.pipe()
-    command = [*prefix, sys.executable, "-B", "-m", RUNNER_MODULE, str(write_fd), request.model_dump_json()]
+    command = [sys.executable, "-B", "-m", RUNNER_MODULE, str(write_fd), request.model_dump_json()]
+    parent_namespace = mount_namespace()
+    if "mount namespace" in isolation and parent_namespace is not None:
+        seal = [sys.executable, "-B", "-I", mounts.__file__, request.scratch, parent_namespace, "--"]
+        command = [*seal, *command]
+    command = [*prefix, *command]
     reader = _ChannelReader(read_fd)
     start = time.monotonic()
     with open(Path(private) / "stdout", "wb") as out, open(Path(private) / "stderr", "wb") as err:
@@ -272,8 +277,8 @@ class _ChannelReader(threading.Thread):
                 self.stages.append(message["stage"])
             elif kind == "signal" and isinstance(message.get("signal"), str):
                 self.signals.append(message["signal"])
-            elif kind == "isolation" and isinstance(message.get("name"), str) and not self.isolation:
-                self.isolation.append(message["name"])
+            elif kind == "isolation" and isinstance(message.get("name"), str) and "import" not in self.stages:
+                self.isolation.append(message["name"])  # only before the module runs: it cannot add claims
             elif kind == "result" and self.result is None:
                 self.result = BoxResult.model_validate(message.get("result"))
         except ValidationError:
