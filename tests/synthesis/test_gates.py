@@ -27,7 +27,9 @@ def test_gates_run_cheapest_first() -> None:
         "contract",
         "leakage",
         "execution",
+        "capability",
     ]
+    assert [gate.gate_name for gate in default_gates(calibrate=True)][-1] == "calibration"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")

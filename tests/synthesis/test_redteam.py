@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
 import pytest
 
-from trace_envs.synthesis import ValidationReport, validate_source
+from trace_envs.synthesis import validate_source
 
 from .conftest import REDTEAM, TAU2_DATA, make_context, redteam_source
 
@@ -47,14 +46,13 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "loop_at_import.py": ("execution", "timeout", "did not finish within 10 s (wall clock) during import"),
     "loop_in_generate.py": ("execution", "timeout", "during reset"),
     "loop_in_step.py": ("execution", "timeout", "during property"),
+    "flawed_is_junk.py": ("capability", "flawed-not-a-near-miss", "keeps no step of the reference"),
 }
-SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate == "execution"}
-LATER_GATES = {"flawed_is_junk.py": "capability"}
-"""Modules that only a gate not built yet can stop (issue 15's capability check)."""
+SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate in ("execution", "capability")}
 
 
 def test_the_suite_covers_every_fixture_and_at_least_25() -> None:
-    assert {p.name for p in REDTEAM.glob("*.py")} == set(EXPECTED) | set(LATER_GATES)
+    assert {p.name for p in REDTEAM.glob("*.py")} == set(EXPECTED)
     assert len(EXPECTED) >= 25
 
 
@@ -63,7 +61,7 @@ def test_each_module_is_stopped_by_the_right_gate(name: str, leaked: dict[str, s
     gate, rule, text = EXPECTED[name]
     if name in SANDBOXED and not sys.platform.startswith("linux"):
         pytest.skip("the sandbox needs Linux")
-    if gate in ("leakage", "execution") and not TAU2_DATA.is_dir():
+    if gate in ("leakage", "execution", "capability") and not TAU2_DATA.is_dir():
         pytest.skip(f"the leakage gate (run before execution) needs the tau2 data at {TAU2_DATA}")
     source = redteam_source(name, canary=str(tmp_path / "canary"), home=str(tmp_path), port="9", **leaked)
     report = validate_source(source, make_context(name, wall=10.0 if "loop" in name else 60.0))
@@ -74,23 +72,3 @@ def test_each_module_is_stopped_by_the_right_gate(name: str, leaked: dict[str, s
     # every finding says how to fix it, and the gates after the one that stopped it did not run
     assert all(f.fix for f in failed.findings)
     assert all(r.status == "skipped" for r in report.results[report.results.index(failed) + 1 :])
-
-
-@functools.cache
-def later_gate_report(name: str) -> ValidationReport:
-    """One validation per module, shared by the two tests below."""
-    if not sys.platform.startswith("linux") or not TAU2_DATA.is_dir():
-        pytest.skip(f"needs Linux and the tau2 data at {TAU2_DATA}")
-    return validate_source(redteam_source(name), make_context(name))
-
-
-@pytest.mark.parametrize("name", sorted(LATER_GATES))
-def test_modules_for_later_gates_pass_every_gate_built_so_far(name: str) -> None:
-    report = later_gate_report(name)
-    assert report.passed, report.table()
-
-
-@pytest.mark.xfail(strict=True, reason="the capability gate (issue 15, gate 5) is not built yet")
-@pytest.mark.parametrize("name", sorted(LATER_GATES))
-def test_modules_for_later_gates_are_stopped_by_them(name: str) -> None:
-    assert later_gate_report(name).stopped_by == LATER_GATES[name]

@@ -29,6 +29,7 @@ from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, make_env, property_checks
 
 from .protocol import BoxError, BoxRequest, BoxResult, FlawedEvidence, ModuleInfo
+from .steps import compare_steps
 
 _PRELOADED = (gymnasium.utils.env_checker, hypothesis, hypothesis.strategies, trace_envs.testing.strategies)
 
@@ -142,7 +143,7 @@ def _suite(request: BoxRequest, set_stage: Callable[[str], None], seconds: dict[
 
 
 def _flawed_evidence(request: BoxRequest) -> list[FlawedEvidence]:
-    """Per seed: is there a flawed solution, is it the reference itself, what it scores."""
+    """Per seed: is there a flawed solution, is it the reference itself, what it scores, how it differs."""
     env = make_env(request.env_id)
     evidence = []
     for seed in request.seeds:
@@ -151,10 +152,18 @@ def _flawed_evidence(request: BoxRequest) -> list[FlawedEvidence]:
         if flawed is None:
             evidence.append(FlawedEvidence(seed=seed, declared=False))
             continue
-        same = flawed == env.oracle_actions()
+        reference = env.oracle_actions()
         try:
             reward: float | None = play_actions(env, flawed, seed=seed)[0]
         except Exception:  # the suite reports the exception; here it is only missing evidence
             reward = None
-        evidence.append(FlawedEvidence(seed=seed, declared=True, reward=reward, same_as_oracle=same))
+        evidence.append(
+            FlawedEvidence(
+                seed=seed,
+                declared=True,
+                reward=reward,
+                same_as_oracle=flawed == reference,
+                steps=compare_steps(reference, flawed),
+            )
+        )
     return evidence

@@ -2,7 +2,9 @@
 requested capability and target domain, and tools that are the target domain's own.
 
 Declarations must be literals (``capability = Capability(name="...")``, ``tool_names = ("...",)``) so
-they can be checked here; the execution gate checks the same again on the live object, in the box.
+they can be checked here; the execution gate checks the same again on the live object, in the box. An
+env may subclass a ``CapabilityEnv`` of a package the caller trusts (``context.trusted_imports``: the
+catalogue's shipped envs); its own declarations are checked all the same.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import importlib
 import re
 from typing import Any
 
-from trace_envs.core import Domain, get_domain
+from trace_envs.core import CapabilityEnv, Domain, get_domain
 
 from .ast_names import import_aliases, qualified_name, snippet
 from .gates import GateContext, named_gate
@@ -108,7 +110,8 @@ class _ContractChecker:
         parents: dict[str, str | None] = {}
         for cls in classes:  # bases must be defined above a class, so one pass in order suffices
             for base in cls.bases:
-                if _core_name(qualified_name(base, self.aliases)) == BASE_CLASS:
+                qualified = qualified_name(base, self.aliases)
+                if _core_name(qualified) == BASE_CLASS or self._trusted_env(qualified):
                     env[cls.name], parents[cls.name] = cls, None
                 elif isinstance(base, ast.Name) and base.id in env:
                     env[cls.name], parents[cls.name] = cls, base.id
@@ -136,6 +139,19 @@ class _ContractChecker:
             chain.append(env[current])
             current = parents[current]
         return chain
+
+    def _trusted_env(self, qualified: str | None) -> bool:
+        """Whether ``qualified`` names a CapabilityEnv of a trusted package (the catalogue's shipped envs)."""
+        if qualified is None:
+            return False
+        module, _, attribute = qualified.rpartition(".")
+        if not any(module == root or module.startswith(root + ".") for root in self.context.trusted_imports):
+            return False
+        try:
+            value = getattr(importlib.import_module(module), attribute, None)
+        except ImportError:
+            return False
+        return isinstance(value, type) and issubclass(value, CapabilityEnv)
 
     def _class_attributes(self, chain: list[ast.ClassDef]) -> dict[str, ast.expr]:
         """Class-body assignments, the nearest class's winning."""

@@ -1,8 +1,9 @@
 """The validation pipeline: gates run cheapest first and the first failure stops the module.
 
-A gate is a function ``(module_source, context) -> GateResult`` with a ``gate_name``. Later gates
-(the capability check, calibration) plug in by being added to the list; a gate may read what an
-earlier one left in ``context.evidence`` (the execution gate leaves the sandbox outcome there).
+A gate is a function ``(module_source, context) -> GateResult`` with a ``gate_name``; a gate may read
+what an earlier one left in ``context.evidence`` (the execution gate leaves the sandbox outcome there,
+which the capability check reads). Calibration, which needs a policy, runs last and only when
+``context.calibration`` asks for it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .protocol import SandboxLimits
 from .report import Finding, GateResult, ValidationReport
+
+if TYPE_CHECKING:
+    from .calibration import CalibrationSettings
 
 TARGETS = ("airline", "retail", "device")
 """Target domains a synthesised module may be written for (each has a ``trace_envs.domains.<target>``)."""
@@ -32,6 +36,12 @@ class GateContext:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     tau2_data: Path | None = None
     filename: str = "<module>"
+    flawed_failure_share: float = 0.2
+    """Capability gate: the flawed solution must fail, as a near miss, on at least this share of seeds."""
+    trusted_imports: tuple[str, ...] = ()
+    """Packages the module may import besides the allow-list (the catalogue's shipped envs: generated_envs)."""
+    calibration: CalibrationSettings | None = None
+    """Calibration gate settings (the policy to play, seeds, samples, band); None: no calibration."""
     evidence: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -41,6 +51,8 @@ class GateContext:
             raise ValueError(f"seeds: need at least 1 seed, got {self.seeds}")
         if self.fuzz_examples < 1:
             raise ValueError(f"fuzz_examples: need at least 1 example, got {self.fuzz_examples}")
+        if not 0.0 < self.flawed_failure_share <= 1.0:
+            raise ValueError(f"flawed_failure_share: a share in (0, 1] is needed, got {self.flawed_failure_share}")
 
 
 class Gate(Protocol):
@@ -62,19 +74,27 @@ def named_gate(name: str) -> Callable[[GateFunction], Gate]:
     return mark
 
 
-def default_gates() -> list[Gate]:
-    """Every gate built so far, cheapest first (imported here so each module stays independent)."""
+def default_gates(calibrate: bool = False) -> list[Gate]:
+    """Every gate, cheapest first, with calibration last when ``calibrate`` (imported here so each
+    module stays independent)."""
+    from .capability import capability_gate
     from .contract import contract_gate
     from .execution import execution_gate
     from .leakage import leakage_gate
     from .static_policy import parse_gate, static_policy_gate
 
-    return [parse_gate, static_policy_gate, contract_gate, leakage_gate, execution_gate]
+    gates = [parse_gate, static_policy_gate, contract_gate, leakage_gate, execution_gate, capability_gate]
+    if calibrate:
+        from .calibration import calibration_gate
+
+        gates.append(calibration_gate)
+    return gates
 
 
 def validate_source(source: str, context: GateContext, gates: Sequence[Gate] | None = None) -> ValidationReport:
-    """Run ``gates`` (default: :func:`default_gates`) in order until one fails; the rest are skipped."""
-    gates = list(gates) if gates is not None else default_gates()
+    """Run ``gates`` (default: :func:`default_gates`, with calibration when ``context.calibration`` is
+    set) in order until one fails; the rest are skipped."""
+    gates = list(gates) if gates is not None else default_gates(calibrate=context.calibration is not None)
     start = time.perf_counter()
     results: list[GateResult] = []
     stopped: str | None = None

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.testing.suite import SuiteReport
 
+from .steps import StepDiff
+
 GIB = 1024**3
 MIB = 1024**2
 
@@ -72,12 +74,14 @@ class BoxError(BaseModel):
 
 
 class FlawedEvidence(BaseModel):
-    """Per seed: what the flawed solution scores (evidence for the capability gate)."""
+    """Per seed: what the flawed solution scores and how it differs from the reference (evidence for
+    the capability gate)."""
 
     seed: int
     declared: bool
     reward: float | None = None
     same_as_oracle: bool = False
+    steps: StepDiff | None = None
 
 
 class BoxResult(BaseModel):

@@ -108,18 +108,18 @@ FORMAT_DUNDER = re.compile(r"\{[^{}]*__\w+__[^{}]*\}")
 NO_DUNDER_FIX = "Use the object's public API; capability envs never need dunder attributes."
 
 
-def allowed_module(name: str, target: str) -> bool:
-    """Whether ``import name`` is on the allow-list for a module that targets ``target``."""
+def allowed_module(name: str, target: str, trusted: tuple[str, ...] = ()) -> bool:
+    """Whether ``import name`` is on the allow-list for a module that targets ``target`` (``trusted``:
+    packages the caller allows besides, such as the catalogue's ``generated_envs``)."""
     top = name.split(".")[0]
     if top in ALLOWED_STDLIB:
         return True
-    return any(
-        name == root or name.startswith(root + ".") for root in ("trace_envs.core", f"trace_envs.domains.{target}")
-    )
+    roots = ("trace_envs.core", f"trace_envs.domains.{target}", *trusted)
+    return any(name == root or name.startswith(root + ".") for root in roots)
 
 
-def allowed_summary(target: str) -> str:
-    return f"trace_envs.core, trace_envs.domains.{target}, " + ", ".join(sorted(ALLOWED_STDLIB))
+def allowed_summary(target: str, trusted: tuple[str, ...] = ()) -> str:
+    return ", ".join([f"trace_envs.core, trace_envs.domains.{target}", *trusted, *sorted(ALLOWED_STDLIB)])
 
 
 @named_gate("parse")
@@ -156,18 +156,18 @@ def parse_gate(source: str, context: GateContext) -> GateResult:
 @named_gate("static_policy")
 def static_policy_gate(source: str, context: GateContext) -> GateResult:
     """Gate 2: imports on the allow-list; no forbidden names, dunder access, clock reads or global RNG."""
-    findings = check_policy(ast.parse(source), source, context.target)
+    findings = check_policy(ast.parse(source), source, context.target, context.trusted_imports)
     return GateResult(
         gate="static_policy",
         status="failed" if findings else "passed",
         findings=findings,
-        details={"note": f"imports limited to {allowed_summary(context.target)}"},
+        details={"note": f"imports limited to {allowed_summary(context.target, context.trusted_imports)}"},
     )
 
 
-def check_policy(tree: ast.AST, source: str, target: str) -> list[Finding]:
+def check_policy(tree: ast.AST, source: str, target: str, trusted: tuple[str, ...] = ()) -> list[Finding]:
     """Every policy finding in ``tree``, one per (line, subject, rule), in line order."""
-    visitor = _PolicyVisitor(source, target, import_aliases(tree), _defined_names(tree))
+    visitor = _PolicyVisitor(source, target, import_aliases(tree), _defined_names(tree), trusted)
     visitor.visit(tree)
     unique = {(f.line, f.rule, f.subject): f for f in visitor.findings}
     return sorted(unique.values(), key=lambda f: (f.line or 0, f.rule))
@@ -187,9 +187,12 @@ def _defined_names(tree: ast.AST) -> set[str]:
 
 
 class _PolicyVisitor(ast.NodeVisitor):
-    def __init__(self, source: str, target: str, aliases: dict[str, str], defined: set[str]):
+    def __init__(
+        self, source: str, target: str, aliases: dict[str, str], defined: set[str], trusted: tuple[str, ...] = ()
+    ):
         self.source = source
         self.target = target
+        self.trusted = trusted
         self.aliases = aliases
         self.defined = defined
         self.findings: list[Finding] = []
@@ -208,7 +211,7 @@ class _PolicyVisitor(ast.NodeVisitor):
 
     # ----- imports ----------------------------------------------------------------------------
     def _check_module(self, node: ast.AST, name: str) -> None:
-        if allowed_module(name, self.target):
+        if allowed_module(name, self.target, self.trusted):
             return
         top = name.split(".")[0]
         if top == "trace_envs" or top == "generated_envs":
@@ -219,7 +222,7 @@ class _PolicyVisitor(ast.NodeVisitor):
             node,
             "forbidden-import",
             f"import of {name}: it {why}.",
-            f"Remove it. A capability env may import only {allowed_summary(self.target)}.",
+            f"Remove it. A capability env may import only {allowed_summary(self.target, self.trusted)}.",
         )
 
     def visit_Import(self, node: ast.Import) -> None:

@@ -1,5 +1,5 @@
 """Its 'flawed' solution is an empty message: it fails on every seed without touching the capability.
-Passes every gate built so far; the capability check (not built yet) must stop it."""
+It passes every gate up to the execution gate; the capability check stops it."""
 
 from __future__ import annotations
 

@@ -1,0 +1,96 @@
+"""Gate 5, the capability check, on hand-made sandbox evidence; and the step comparison it reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trace_envs.core import ToolCall, format_tool_call
+from trace_envs.synthesis import GateContext, SandboxLimits, SandboxOutcome
+from trace_envs.synthesis.capability import capability_gate
+from trace_envs.synthesis.protocol import BoxResult, FlawedEvidence
+from trace_envs.synthesis.steps import compare_steps, step_key
+
+LOOKUP = format_tool_call(ToolCall(name="get_order_details", arguments={"order_id": "#W1"}))
+CANCEL = format_tool_call(ToolCall(name="cancel_pending_order", arguments={"order_id": "#W1", "reason": "x"}))
+REFERENCE = [LOOKUP, CANCEL, "Order #W1 is cancelled."]
+
+
+def outcome(*evidence: FlawedEvidence) -> SandboxOutcome:
+    return SandboxOutcome(run_id="t", result=BoxResult(mode="suite", flawed=list(evidence)), limits=SandboxLimits())
+
+
+def seed(number: int, flawed: list[str] | None, reward: float) -> FlawedEvidence:
+    if flawed is None:
+        return FlawedEvidence(seed=number, declared=False)
+    return FlawedEvidence(
+        seed=number,
+        declared=True,
+        reward=reward,
+        same_as_oracle=flawed == REFERENCE,
+        steps=compare_steps(REFERENCE, flawed),
+    )
+
+
+def run_gate(*evidence: FlawedEvidence, share: float = 0.2):  # type: ignore[no-untyped-def]
+    context = GateContext(target="retail", flawed_failure_share=share)
+    context.evidence["execution"] = outcome(*evidence)
+    return capability_gate("", context)
+
+
+def test_step_keys_ignore_formatting_of_calls_and_whitespace_of_messages() -> None:
+    hermes = '<tool_call>{"arguments": {"order_id": "#W1"}, "name": "get_order_details"}</tool_call>'
+    assert step_key(hermes) == step_key(LOOKUP)
+    assert step_key("Order  #W1\nis cancelled.") == step_key("Order #W1 is cancelled.")
+    assert step_key(LOOKUP) != step_key(CANCEL)
+
+
+def test_compare_steps_names_what_the_flawed_solution_leaves_out_and_adds() -> None:
+    diff = compare_steps(REFERENCE, [CANCEL, "Order #W1 is cancelled."])
+    assert diff.shared == 2 and diff.flawed_tool_calls == 1 and diff.near_miss
+    assert diff.reference_only == [step_key(LOOKUP)] and diff.flawed_only == []
+    junk = compare_steps(REFERENCE, [""])
+    assert junk.shared == 0 and junk.flawed_tool_calls == 0 and not junk.near_miss
+    assert json.loads(junk.reference_only[0].removeprefix("call get_order_details ")) == {"order_id": "#W1"}
+
+
+def test_a_near_miss_that_fails_often_enough_passes() -> None:
+    skip_check = [CANCEL, "Order #W1 is cancelled."]
+    result = run_gate(seed(0, skip_check, 0.0), seed(1, skip_check, 1.0), seed(2, skip_check, 0.0))
+    assert result.status == "passed", result.findings
+    assert result.details["near_miss_fails"] == 2 and result.details["example"]["seed"] == 0
+
+
+def test_a_junk_flawed_solution_is_stopped_with_the_seed_and_the_difference() -> None:
+    result = run_gate(*(seed(n, [""], 0.0) for n in range(4)))
+    assert result.status == "failed"
+    (finding,) = result.findings
+    assert finding.rule == "flawed-not-a-near-miss" and finding.seed == 0
+    assert "keeps no step of the reference and calls no tool" in finding.message
+    assert "get_order_details" in finding.message and "follow the reference solution" in finding.fix
+
+
+def test_a_flawed_solution_that_rarely_fails_is_stopped_at_the_configured_share() -> None:
+    skip_check = [CANCEL, "Order #W1 is cancelled."]
+    evidence = [seed(0, skip_check, 0.0), *(seed(n, skip_check, 1.0) for n in range(1, 10))]
+    assert run_gate(*evidence, share=0.1).status == "passed"
+    result = run_gate(*evidence, share=0.2)
+    assert result.status == "failed" and result.findings[0].rule == "flawed-rarely-fails"
+    assert "only 1 of 10 seeds" in result.findings[0].message
+
+
+def test_no_flawed_solution_at_all_is_stopped() -> None:
+    result = run_gate(seed(0, None, 0.0), seed(1, None, 0.0))
+    assert result.status == "failed" and result.findings[0].rule == "no-flawed-solution"
+
+
+def test_without_execution_evidence_the_gate_says_so() -> None:
+    result = capability_gate("", GateContext(target="retail"))
+    assert result.status == "failed" and result.findings[0].rule == "no-evidence"
+
+
+@pytest.mark.parametrize("share", [0.0, 1.5])
+def test_the_share_must_be_a_share(share: float) -> None:
+    with pytest.raises(ValueError, match=r"^flawed_failure_share: "):
+        GateContext(target="retail", flawed_failure_share=share)

@@ -1,0 +1,71 @@
+"""Compare a flawed solution with the reference step by step (evidence for the capability check).
+
+A step is one action string: a tool call (compared by name and arguments, whatever its formatting) or a
+message to the user (compared after collapsing whitespace). The steps the two solutions do not share
+are the ones that exercise the capability; the steps they share show that the flawed solution still
+does the rest of the task.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from trace_envs.core import parse_action
+
+SHOWN_STEPS = 4
+STEP_CHARS = 160
+
+
+class StepDiff(BaseModel):
+    """How one seed's flawed solution differs from its reference solution."""
+
+    shared: int = Field(description="Reference steps the flawed solution keeps, in order.")
+    reference_steps: int
+    flawed_steps: int
+    flawed_tool_calls: int = Field(description="Tool calls the flawed solution makes.")
+    reference_only: list[str] = Field(default_factory=list, description="Reference steps it leaves out (clipped).")
+    flawed_only: list[str] = Field(default_factory=list, description="Steps only it takes (clipped).")
+
+    @property
+    def near_miss(self) -> bool:
+        """Whether it attempts the task: keeps a reference step or calls a tool (junk does neither)."""
+        return self.shared > 0 or self.flawed_tool_calls > 0
+
+
+def step_key(action: str) -> str:
+    """A canonical form of one action: ``call name {arguments}`` or ``say <text>``."""
+    parsed = parse_action(action)
+    if parsed.tool_calls:
+        calls = [f"{c.name} {json.dumps(c.arguments, sort_keys=True, ensure_ascii=False)}" for c in parsed.tool_calls]
+        return "call " + "; ".join(calls)
+    return "say " + " ".join(str(action).split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= STEP_CHARS else text[: STEP_CHARS - 1] + "…"
+
+
+def compare_steps(reference: Sequence[str], flawed: Sequence[str]) -> StepDiff:
+    """The longest in-order match of the two step lists, and what each does that the other does not."""
+    ours, theirs = [step_key(a) for a in reference], [step_key(a) for a in flawed]
+    matcher = difflib.SequenceMatcher(a=ours, b=theirs, autojunk=False)
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    reference_only: list[str] = []
+    flawed_only: list[str] = []
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag in ("delete", "replace"):
+            reference_only += ours[a0:a1]
+        if tag in ("insert", "replace"):
+            flawed_only += theirs[b0:b1]
+    return StepDiff(
+        shared=shared,
+        reference_steps=len(ours),
+        flawed_steps=len(theirs),
+        flawed_tool_calls=sum(len(parse_action(a).tool_calls) for a in flawed),
+        reference_only=[_clip(s) for s in reference_only[:SHOWN_STEPS]],
+        flawed_only=[_clip(s) for s in flawed_only[:SHOWN_STEPS]],
+    )
