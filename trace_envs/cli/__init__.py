@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.train",
     "trace_envs.cli.analyze",
     "trace_envs.cli.rollout",
+    "trace_envs.cli.synthesis",
 ]
 
 

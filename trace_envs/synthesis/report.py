@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 GateStatus = Literal["passed", "failed", "skipped"]
 
@@ -67,10 +67,13 @@ class ValidationReport(BaseModel):
     results: list[GateResult]
     seconds: float = 0.0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
+        """Whether every gate passed (the JSON form carries it too)."""
         return all(r.status == "passed" for r in self.results)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def stopped_by(self) -> str | None:
         """The first gate that failed (``None`` when every gate passed)."""

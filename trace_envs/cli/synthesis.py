@@ -1,0 +1,325 @@
+"""``trace-envs synthesize | validate``: write capability envs from an analysis, and run every gate on a module."""
+
+from __future__ import annotations
+
+import ast
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .app import app
+
+if TYPE_CHECKING:
+    from trace_envs.synthesis import CalibrationSettings, GateContext, ValidationReport
+
+console = Console()
+TARGET_HELP = "Target domain: airline, retail or device."
+
+
+def _fail(message: str) -> typer.Exit:
+    """One line on the console, exit code 2 (bad input)."""
+    console.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    return typer.Exit(2)
+
+
+def _check_target(target: str) -> None:
+    from trace_envs.synthesis import TARGETS
+
+    if target not in TARGETS:
+        raise _fail(f"--target: unknown target {target!r}; use one of {', '.join(TARGETS)}")
+
+
+def _check_tau2_data(target: str, tau2_data: Path | None) -> None:
+    """tau2 targets need the evaluation tasks (for the leakage guard) before anything is generated."""
+    if target == "device":
+        return
+    from trace_envs.targets.tau2.data import Tau2DataError, resolve_domain_dir
+
+    try:
+        directory = resolve_domain_dir(tau2_data, target)
+    except Tau2DataError as exc:
+        raise _fail(f"--tau2-data: {exc}") from None
+    if not (directory / "tasks.json").exists():
+        raise _fail(f"--tau2-data: {directory} holds no tasks.json of the {target} domain; pass the tau2 data folder")
+
+
+def _calibration(
+    policy: str | None, seeds: int, samples: int, base_url: str | None, temperature: float | None
+) -> CalibrationSettings | None:
+    if policy is None:
+        return None
+    from trace_envs.rollout import checked_policy_spec
+    from trace_envs.synthesis import CalibrationSettings
+
+    options: dict[str, Any] = {"base_url": base_url} if base_url else {}
+    try:
+        checked_policy_spec(policy, options or None)
+    except ValueError as exc:
+        raise _fail(f"--calibrate: {exc}") from None
+    sampling = {"temperature": temperature} if temperature is not None else {}
+    return CalibrationSettings(policy=policy, seeds=seeds, samples=samples, model_options=options, sampling=sampling)
+
+
+def _calibration_line(report: ValidationReport) -> str | None:
+    calibration = next((r for r in report.results if r.gate == "calibration" and r.details.get("episodes")), None)
+    if calibration is None:
+        return None
+    d = calibration.details
+    at = "  ".join(f"pass@{k} {v:.2f}" for k, v in d["pass_at"].items() if v is not None)
+    return (
+        f"calibration ({d['policy']}): success {d['mean_success']:.2f}, reward std {d['reward_std']:.3f}, "
+        f"informative groups {d['informative_share']:.0%}  {at}"
+    )
+
+
+@app.command("synthesize")
+def synthesize_command(
+    analysis: Annotated[Path, typer.Argument(help="analysis.json written by `trace-envs analyze` (or its folder).")],
+    target: Annotated[str, typer.Option("--target", "-t", help=TARGET_HELP)],
+    generator: Annotated[
+        str,
+        typer.Option(
+            "--generator", "-g", metavar="SPEC", help="catalogue, anthropic:<model>, openai:<url>#<model> or hf:<path>."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output folder (modules, manifest.json).")],
+    capability: Annotated[
+        list[str] | None,
+        typer.Option("--capability", "-c", help="Capability to synthesise (repeat); default: every kept one."),
+    ] = None,
+    rounds: Annotated[int, typer.Option(min=1, max=20, help="Attempts per capability (the first plus repairs).")] = 3,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")] = 50,
+    fuzz_examples: Annotated[int, typer.Option(min=1, help="Hypothesis examples of the any-action check.")] = 50,
+    flawed_share: Annotated[
+        float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
+    ] = 0.2,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Capabilities synthesised in parallel.")] = 2,
+    calibrate: Annotated[
+        str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
+    ] = None,
+    calibration_seeds: Annotated[int, typer.Option(min=1, help="Calibration seeds N.")] = 16,
+    samples: Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")] = 8,
+    tau2_data: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Trajectory store for excerpts (default: the analysis's).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Generator endpoint override (a proxy or a local server).")
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="On-disk response cache of the generator.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Generator sampling temperature.")] = None,
+    max_tokens: Annotated[int, typer.Option(min=256, help="Token cap of one generator reply.")] = 16_000,
+) -> None:
+    """Write one capability env per kept capability of an analysis, each through every gate.
+
+    Failed attempts go back to the generator with their gate report, for --rounds attempts at most;
+    modules that pass are written to --out with manifest.json, the rest are reported as rejected. Every
+    attempt is kept under OUT/attempts/; rerun the same command to resume without paying twice.
+    Exit code 0: all passed; 1: some rejected or stopped; 2: bad input.
+
+    Example: trace-envs synthesize analysis/analysis.json -t retail -g anthropic:claude-sonnet-4-6 -o envs/
+
+    Offline: trace-envs synthesize analysis/analysis.json -t retail -g catalogue -o envs/
+    """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from trace_envs.analysis.pipeline import load_analysis
+    from trace_envs.synthesis import (
+        SynthesisError,
+        SynthesisResult,
+        SynthesisSettings,
+        make_generator,
+        synthesize_analysis,
+    )
+
+    _check_target(target)
+    _check_tau2_data(target, tau2_data)
+    try:
+        result = load_analysis(analysis)
+    except (OSError, ValueError) as exc:
+        raise _fail(f"ANALYSIS: {analysis} is not a readable analysis.json: {str(exc).splitlines()[0]}") from None
+    names = list(capability) if capability else list(result.kept)
+    unknown = [name for name in names if result.dictionary.get(name) is None]
+    if unknown:
+        raise _fail(f"--capability: {', '.join(unknown)} not in the analysis ({', '.join(result.dictionary.names)})")
+    if not names:
+        console.print("nothing to synthesise: the analysis kept no capability (pass --capability NAME to pick one)")
+        return
+    overrides: dict[str, Any] = {}
+    if base_url is not None:
+        overrides["base_url"] = base_url
+    if cache_dir is not None:
+        overrides["cache_dir"] = str(cache_dir)
+    sampling: dict[str, Any] = {"max_tokens": max_tokens}
+    if temperature is not None:
+        sampling["temperature"] = temperature
+    try:
+        gen = make_generator(generator, sampling=sampling, **overrides)
+    except ValueError as exc:
+        raise _fail(f"--generator: {exc}") from None
+    settings = SynthesisSettings(
+        rounds=rounds, seeds=seeds, fuzz_examples=fuzz_examples, flawed_failure_share=flawed_share,
+        tau2_data=tau2_data, calibration=_calibration(calibrate, calibration_seeds, samples, None, None),
+    )  # fmt: skip
+    base = analysis.parent if analysis.is_file() else analysis
+    with Progress(
+        SpinnerColumn(), TextColumn("[bold]{task.description}"), TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(), console=console,
+    ) as progress:  # fmt: skip
+        rows = {name: progress.add_task(name, total=None, status="waiting") for name in names}
+
+        def on_progress(name: str, status: str) -> None:
+            progress.update(rows[name], status=status)
+
+        try:
+            outcomes = synthesize_analysis(
+                result, target, gen, out=out, capabilities=names, jobs=jobs, settings=settings, store=store,
+                base=base, progress=on_progress,
+            )  # fmt: skip
+        except ValueError as exc:  # an --out folder of another generator or prompt
+            raise _fail(str(exc)) from None
+        for outcome in outcomes:
+            done = "passed" if isinstance(outcome, SynthesisResult) and outcome.status == "passed" else "stopped"
+            progress.update(rows[outcome.capability], status=done, total=1, completed=1)
+    table = Table(title=f"synthesis for {target} with {gen.spec}")
+    for column in ("capability", "status", "attempts", "module / reason", "cost"):
+        table.add_column(column)
+    failed = 0
+    for outcome in outcomes:
+        if isinstance(outcome, SynthesisError):
+            failed += 1
+            table.add_row(outcome.capability, "[red]error[/red]", "-", outcome.error, "-")
+            continue
+        ok = outcome.status == "passed"
+        failed += not ok
+        where = f"{outcome.module} ({outcome.env_id})" if ok else outcome.reason
+        status = "[green]passed[/green]" if ok else "[red]rejected[/red]"
+        table.add_row(outcome.capability, status, str(outcome.attempts), where, f"${outcome.cost_usd:.4f}")
+    console.print(table)
+    for outcome in outcomes:
+        if isinstance(outcome, SynthesisResult):
+            for note in outcome.notes:
+                console.print(f"{outcome.capability}: {note}", highlight=False)
+    if gen.spec == "catalogue":
+        console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
+    console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _infer_target(path: Path, source: str) -> str | None:
+    """The one target domain a module imports (``trace_envs.domains.<target>``), else None."""
+    from trace_envs.synthesis import TARGETS
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = set()
+    for node in ast.walk(tree):
+        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if parts[:2] == ["trace_envs", "domains"] and len(parts) > 2 and parts[2] in TARGETS:
+                found.add(parts[2])
+    return found.pop() if len(found) == 1 else None
+
+
+def _validate_one(path: Path, source: str, context: GateContext) -> tuple[ValidationReport, bool]:
+    """The module's report, and whether it was recorded in its folder's manifest."""
+    from trace_envs.synthesis import validate_source
+    from trace_envs.synthesis.manifest import record_validated
+
+    report = validate_source(source, context)
+    return report, report.passed and record_validated(path, report, context)
+
+
+@app.command("validate")
+def validate_command(
+    modules: Annotated[list[Path], typer.Argument(metavar="MODULE.py...", help="Env modules to validate.")],
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help=TARGET_HELP + " Default: the domain the module imports.")
+    ] = None,
+    capability: Annotated[
+        str | None, typer.Option("--capability", "-c", help="Capability the module must declare (default: any).")
+    ] = None,
+    calibrate: Annotated[
+        str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
+    ] = None,
+    calibration_seeds: Annotated[int, typer.Option(min=1, help="Calibration seeds N.")] = 16,
+    samples: Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")] = 8,
+    policy_base_url: Annotated[str | None, typer.Option(help="Endpoint override of the calibration policy.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Calibration sampling temperature.")] = None,
+    as_json: Annotated[
+        Path | None, typer.Option("--json", metavar="FILE", help="Write the report(s) as JSON to FILE.")
+    ] = None,
+    tau2_data: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
+    ] = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")] = 50,
+    fuzz_examples: Annotated[int, typer.Option(min=1, help="Hypothesis examples of the any-action check.")] = 50,
+    flawed_share: Annotated[
+        float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
+    ] = 0.2,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Modules validated in parallel.")] = 2,
+) -> None:
+    """Run every gate on env modules written by anyone, and print the gate table of each.
+
+    A module that passes and sits in a synthesis output folder is recorded in its manifest.json (so an
+    edited module loads again once validated). Exit code 0: all passed; 1: some rejected; 2: bad input.
+
+    Example: trace-envs validate envs/precondition_verification.py --tau2-data ../shared/data/tau2 --json report.json
+    """
+    from trace_envs.synthesis import GateContext
+
+    sources: list[tuple[Path, str, str]] = []
+    for path in modules:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise _fail(f"MODULE: {path} does not exist; pass the path of a Python file") from None
+        except (UnicodeDecodeError, IsADirectoryError):
+            raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
+        module_target = target or _infer_target(path, source)
+        if module_target is None:
+            raise _fail(
+                f"--target: cannot tell which target {path} is for (it imports no single target domain); "
+                "pass --target airline|retail|device"
+            )
+        _check_target(module_target)
+        _check_tau2_data(module_target, tau2_data)
+        sources.append((path, source, module_target))
+    calibration = _calibration(calibrate, calibration_seeds, samples, policy_base_url, temperature)
+    settings: dict[str, Any] = {
+        "capability": capability, "seeds": seeds, "fuzz_examples": fuzz_examples, "tau2_data": tau2_data,
+        "flawed_failure_share": flawed_share, "calibration": calibration,
+    }  # fmt: skip
+    contexts = [GateContext(target=t, filename=path.name, **settings) for path, _, t in sources]
+    with (
+        console.status(f"validating {len(sources)} module(s), {jobs} at a time…"),
+        ThreadPoolExecutor(max_workers=jobs) as pool,
+    ):
+        done = list(pool.map(_validate_one, [p for p, _, _ in sources], [s for _, s, _ in sources], contexts))
+    reports = [report for report, _ in done]
+    for (path, _, _), (report, recorded) in zip(sources, done, strict=True):
+        console.print(report.table(), markup=False, highlight=False)
+        line = _calibration_line(report)
+        if line:
+            console.print(line, highlight=False)
+        if recorded:
+            console.print(f"recorded {path.name} in {path.parent / 'manifest.json'}", highlight=False)
+    if as_json is not None:
+        data: Any = [r.model_dump(mode="json") for r in reports]
+        as_json.write_text(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {as_json}")
+    if not all(report.passed for report in reports):
+        raise typer.Exit(1)
