@@ -106,6 +106,7 @@ def shift_timestamp(
     Returns:
         Shifted POSIX timestamp
     """
+    check_timestamp("timestamp", timestamp)
     delta = dt.timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
     return (to_local(state, timestamp) + delta).timestamp()
 
@@ -122,6 +123,8 @@ def timestamp_diff(state: DeviceState, timestamp_0: float, timestamp_1: float) -
     Returns:
         A dictionary with keys days and seconds
     """
+    check_timestamp("timestamp_0", timestamp_0)
+    check_timestamp("timestamp_1", timestamp_1)
     delta = to_local(state, timestamp_1) - to_local(state, timestamp_0)
     return {"days": delta.days, "seconds": delta.seconds}
 
@@ -172,9 +175,9 @@ def calculate_lat_lon_distance(
     Returns:
         Distance in kilometers
     """
-    check_latitude("latitude_0", latitude_0)
-    check_longitude("longitude_0", longitude_0)
+    check_latitude("latitude_0", latitude_0)  # upstream's order: both latitudes, then both longitudes
     check_latitude("latitude_1", latitude_1)
+    check_longitude("longitude_0", longitude_0)
     check_longitude("longitude_1", longitude_1)
     distance = require("geopy.distance", "calculate_lat_lon_distance")
     return float(distance.distance((latitude_0, longitude_0), (latitude_1, longitude_1)).kilometers)
