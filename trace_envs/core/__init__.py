@@ -1,4 +1,4 @@
-"""The Gymnasium contract of trace-envs: envs, tools, actions, state hashing, users.
+"""The Gymnasium contract of trace-envs: envs, tools, actions, state hashing, users, env ids.
 
 Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast.
 """
@@ -8,6 +8,7 @@ from .canonical import canonical_hash, canonical_json
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
+from .registry import list_envs, register_env
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
@@ -40,10 +41,12 @@ __all__ = [
     "fact_pattern",
     "format_tool_call",
     "get_domain",
+    "list_envs",
     "normalize_fact_text",
     "parse_action",
     "parse_docstring",
     "register_domain",
+    "register_env",
     "registered_domains",
     "render_system_prompt",
     "render_transcript",
