@@ -5,20 +5,12 @@ with TrajectoryStore("runs/x.jsonl") as store:
     run_rollouts(make_jobs(["trace/order-cancel-v0"], range(8)), "oracle", store=store)
 """
 
+from .batch import run_rollouts
 from .chat_policy import ChatPolicy
+from .jobs import EpisodeJob, RolloutSummary, make_jobs
 from .llm_user import LLMUser, scenario_from_task, use_llm_user
 from .policy import AsyncPolicy, Policy, make_policy
-from .runner import (
-    EpisodeJob,
-    RolloutSummary,
-    arun_episode,
-    arun_rollouts,
-    checked_policy_spec,
-    make_jobs,
-    policy_factory,
-    run_episode,
-    run_rollouts,
-)
+from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
 from .scripted import NoopPolicy, OraclePolicy, RandomPolicy, play_actions
 from .store import (
     FORMAT,

@@ -1,6 +1,6 @@
 """The agent loop: play a policy (scripted or model-backed) on any env of ours and record the episode;
-run many episodes concurrently (asyncio, bounded) against one endpoint, appending each finished
-episode to a :class:`TrajectoryStore` and skipping the ones a previous run finished.
+run many episodes concurrently in one process (asyncio, bounded) against one endpoint, appending each
+finished episode to a :class:`TrajectoryStore` and skipping the ones a previous run finished.
 
 Envs are cheap pure Python, so env steps run in the event loop; model calls are awaited. Envs whose
 user is an :class:`LLMUser` (blocking model calls inside ``step``) are stepped in worker threads.
@@ -11,35 +11,20 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import gymnasium as gym
-from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
 
+from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .llm_user import LLMUser, episode_user, use_llm_user
 from .policy import Policy
-from .store import EpisodeKey, EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
-
-
-class EpisodeJob(BaseModel):
-    """One episode to run: which env (and its constructor options), which seed, which repeat."""
-
-    env_id: str
-    seed: int
-    sample: int = 0
-    env_kwargs: dict[str, Any] = Field(default_factory=dict)
-
-
-def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) -> list[EpisodeJob]:
-    """Every (env, seed, sample) combination, env-major."""
-    seed_list = list(seeds)
-    return [EpisodeJob(env_id=e, seed=s, sample=k) for e in env_ids for s in seed_list for k in range(samples)]
+from .store import EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
 
 
 def has_model_user(env: gym.Env[Any, Any]) -> bool:
@@ -197,48 +182,6 @@ def run_episode(env: gym.Env[Any, Any], policy: Policy, **options: Any) -> Episo
     return asyncio.run(run())
 
 
-class RolloutSummary(BaseModel):
-    """Totals of one rollout run (the episodes it ran, not the ones it skipped)."""
-
-    episodes: int = 0
-    skipped: int = 0
-    failed: int = 0
-    successes: int = 0
-    reward_sum: float = 0.0
-    steps: int = 0
-    usage: Usage = Field(default_factory=Usage)
-    wall_s: float = 0.0
-    per_env: dict[str, dict[str, float]] = Field(default_factory=dict)
-
-    @property
-    def pass_rate(self) -> float:
-        finished = self.episodes - self.failed
-        return self.successes / finished if finished else 0.0
-
-    @property
-    def mean_reward(self) -> float:
-        finished = self.episodes - self.failed
-        return self.reward_sum / finished if finished else 0.0
-
-    def add(self, record: EpisodeRecord) -> None:
-        self.episodes += 1
-        self.steps += record.num_steps
-        self.usage = self.usage + record.usage + record.user_usage
-        row = self.per_env.setdefault(
-            record.env_id, {"episodes": 0, "failed": 0, "successes": 0, "reward_sum": 0.0, "tokens": 0}
-        )
-        row["episodes"] += 1
-        row["tokens"] += record.usage.input_tokens + record.usage.output_tokens
-        if record.error is not None:
-            self.failed += 1
-            row["failed"] += 1
-            return
-        self.successes += int(record.success)
-        self.reward_sum += record.reward
-        row["successes"] += int(record.success)
-        row["reward_sum"] += record.reward
-
-
 PolicyFactory = Callable[[EpisodeJob], Policy]
 
 
@@ -283,16 +226,6 @@ def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None
         return ModelConfig.parse(policy, **(model_options or {})).spec
     make_policy(policy)
     return policy
-
-
-def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore | None) -> list[EpisodeJob]:
-    """The jobs ``store`` has no finished episode of (all of them without a store); opening the
-    store first repairs a torn last line."""
-    if store is None:
-        return list(jobs)
-    store.open()
-    done: set[EpisodeKey] = store.finished_keys()
-    return [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
 
 
 async def arun_rollouts(
@@ -377,19 +310,3 @@ async def arun_rollouts(
         await aclose_models(*owned)  # this loop's HTTP connections die with it
     summary.wall_s = time.perf_counter() - start
     return summary
-
-
-def run_rollouts(
-    jobs: Sequence[EpisodeJob], policy: str | PolicyFactory, *, workers: int = 1, **options: Any
-) -> RolloutSummary:
-    """Synchronous :func:`arun_rollouts`; ``workers > 1`` shards the jobs over that many processes
-    (:mod:`trace_envs.rollout.workers`: for when one process's CPU, not the endpoint, is the bound)."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if workers > 1:
-        if not isinstance(policy, str):
-            raise ValueError("workers > 1: pass the policy as a spec string (a policy factory cannot cross processes)")
-        from .workers import run_rollouts_in_workers
-
-        return run_rollouts_in_workers(jobs, policy, workers=workers, **options)
-    return asyncio.run(arun_rollouts(jobs, policy, **options))

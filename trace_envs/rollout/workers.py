@@ -8,6 +8,7 @@ summary and ``on_episode``; resume works exactly as with one process.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import multiprocessing
 import queue
@@ -22,7 +23,8 @@ from pydantic import BaseModel
 from trace_envs.llm.errors import AuthenticationFailed
 from trace_envs.plugins import loaded_folders
 
-from .runner import EpisodeJob, RolloutSummary, checked_policy_spec, pending_jobs, run_rollouts
+from .jobs import EpisodeJob, RolloutSummary, pending_jobs
+from .runner import arun_rollouts, checked_policy_spec
 from .store import EpisodeRecord, FsyncMode, TrajectoryStore
 
 POLL_S = 0.2
@@ -78,11 +80,11 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
             user_model = make_chat_model(ModelConfig.model_validate(plan.user_model))
         store = TrajectoryStore(plan.store_path, fsync=plan.fsync) if plan.store_path else None
         try:
-            run_rollouts(
+            asyncio.run(arun_rollouts(
                 plan.jobs, plan.policy, store=store, concurrency=plan.concurrency, max_steps=plan.max_steps,
                 model_options=plan.model_options, sampling=plan.sampling, user_model=user_model,
                 on_episode=lambda record: results.put(("record", record.model_dump_json())),
-            )  # fmt: skip
+            ))  # fmt: skip
         finally:
             if store is not None:
                 store.close()
