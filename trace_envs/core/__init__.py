@@ -8,6 +8,7 @@ from .canonical import canonical_hash, canonical_json
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
+from .llm_user import AGENT_GREETING, LLMUser, UserModel, scenario_from_task
 from .registry import list_envs, register_env
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
@@ -15,6 +16,7 @@ from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstri
 from .user import ScriptedUser, User
 
 __all__ = [
+    "AGENT_GREETING",
     "AGENT_INSTRUCTION",
     "MAX_TEXT_LENGTH",
     "STOP_TOKEN",
@@ -22,6 +24,7 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
+    "LLMUser",
     "NoKnobs",
     "ParsedAction",
     "ScriptedUser",
@@ -34,6 +37,7 @@ __all__ = [
     "UnicodeText",
     "User",
     "UserFact",
+    "UserModel",
     "UserScript",
     "Verdict",
     "canonical_hash",
@@ -50,5 +54,6 @@ __all__ = [
     "registered_domains",
     "render_system_prompt",
     "render_transcript",
+    "scenario_from_task",
     "tool",
 ]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .actions import format_tool_call
 from .conversation import ConversationEnv
 from .domain import Domain
+from .llm_user import LLMUser, UserModel
 from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
@@ -90,8 +91,12 @@ class CapabilityEnv(ConversationEnv):
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
 
-    def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
+    def __init__(
+        self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
+    ):
         super().__init__(render_mode=render_mode)
+        self.user_model = user_model
+        """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
         try:
             self.knobs = self.Knobs(**knobs)
         except ValidationError as exc:
@@ -122,7 +127,10 @@ class CapabilityEnv(ConversationEnv):
         return self.domain
 
     def make_user(self, task: Task) -> User:
-        """The simulated user of a task (scripted and deterministic by default)."""
+        """The simulated user of a task: played by ``user_model`` if the env was given one, else scripted
+        and deterministic."""
+        if self.user_model is not None:
+            return LLMUser.from_task(self.user_model, task)
         return ScriptedUser(task.user)
 
     # ----- the Gymnasium API -----------------------------------------------------------------

@@ -8,7 +8,6 @@ with TrajectoryStore("runs/x.jsonl") as store:
 from .batch import run_rollouts
 from .chat_policy import ChatPolicy
 from .jobs import EpisodeJob, RolloutSummary, make_jobs
-from .llm_user import LLMUser, scenario_from_task, use_llm_user
 from .policy import AsyncPolicy, Policy, make_policy
 from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
 from .scripted import NoopPolicy, OraclePolicy, RandomPolicy, play_actions
@@ -31,7 +30,6 @@ __all__ = [
     "ChatPolicy",
     "EpisodeJob",
     "EpisodeRecord",
-    "LLMUser",
     "NoopPolicy",
     "OraclePolicy",
     "Policy",
@@ -54,6 +52,4 @@ __all__ = [
     "policy_factory",
     "run_episode",
     "run_rollouts",
-    "scenario_from_task",
-    "use_llm_user",
 ]

@@ -17,26 +17,28 @@ from typing import Any
 
 import gymnasium as gym
 
+from trace_envs.core import CapabilityEnv, LLMUser
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
-from .llm_user import LLMUser, episode_user, use_llm_user
 from .policy import Policy
 from .store import EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
 
 
+def episode_user(env: gym.Env[Any, Any]) -> Any:
+    """The current user object of an env (``None`` if it has none)."""
+    return getattr(env.unwrapped, "user", None)
+
+
 def has_model_user(env: gym.Env[Any, Any]) -> bool:
     """Whether the env's user is played by a model (its steps then block on requests)."""
-    inner = env.unwrapped
-    if getattr(inner, "user_model", None) is not None or getattr(inner, "llm_user_model", None) is not None:
-        return True
-    return isinstance(episode_user(env), LLMUser)
+    return getattr(env.unwrapped, "user_model", None) is not None or isinstance(episode_user(env), LLMUser)
 
 
 def accepts_user_model(env_id: str) -> bool:
-    """Whether the env's constructor takes ``user_model`` (target envs with an LLM user do)."""
+    """Whether the env's constructor takes ``user_model`` (every ``CapabilityEnv`` and target env does)."""
     import importlib
     import inspect
 
@@ -44,6 +46,8 @@ def accepts_user_model(env_id: str) -> bool:
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
         entry = getattr(importlib.import_module(module), attr)
+    if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
+        return True
     try:
         return "user_model" in inspect.signature(entry).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -268,13 +272,12 @@ async def arun_rollouts(
         pool = idle_envs.setdefault((job.env_id, repr(sorted(job.env_kwargs.items()))), [])
         if pool:
             return pool.pop()
-        if user_model is not None and accepts_user_model(job.env_id):
-            metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
-            return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
-        env = gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
-        if user_model is not None:
-            use_llm_user(env, user_model)
-        return env
+        if user_model is None:
+            return gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
+        if not accepts_user_model(job.env_id):
+            raise ValueError(f"{job.env_id} takes no user_model, so a model cannot play its user; drop user_model")
+        metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
+        return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
 
     async def worker() -> None:
         while True:
