@@ -6,8 +6,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from trace_envs.core import ToolCall
-
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .spec import ModelConfig
@@ -103,7 +101,7 @@ def from_anthropic(response: Any) -> ChatResponse:
         if block.type == "text":
             texts.append(block.text)
         elif block.type == "tool_use":
-            calls.append(ToolCall(name=block.name, arguments=dict(block.input or {}), id=block.id))
+            calls.append({"id": block.id, "name": block.name, "arguments": dict(block.input or {})})
     usage = response.usage
     return ChatResponse(
         content="".join(texts) or None,

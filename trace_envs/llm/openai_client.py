@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trace_envs.core import ToolCall, parse_action
-
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .errors import ServerError
@@ -68,29 +66,20 @@ def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def from_openai(completion: dict[str, Any]) -> ChatResponse:
-    """The first choice of a chat-completions response (wire JSON) as a ChatResponse. A tool call with
-    malformed JSON arguments is kept as a ``<tool_call>`` text block so the env reports the error to
-    the agent (never a crash here)."""
+    """The first choice of a chat-completions response (wire JSON) as a ChatResponse. Tool calls are kept
+    raw (``arguments`` as the JSON string sent, maybe malformed: the rollout layer reports that to the
+    agent), so nothing here can crash on a model's output."""
     choices = completion.get("choices") or []
     if not choices:
         raise ValueError(f"chat completion without choices: {json.dumps(completion)[:200]}")
     choice = choices[0]
     message = choice.get("message") or {}
     content: str | None = message.get("content")
-    calls: list[ToolCall] = []
-    broken: list[str] = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function")
-        if not isinstance(function, dict):
-            continue
-        arguments = function.get("arguments") or "{}"
-        parsed = parse_action({"id": call.get("id", ""), "name": function.get("name"), "arguments": arguments})
-        if parsed.errors:
-            raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            broken.append(f'<tool_call>{{"name": {json.dumps(function.get("name"))}, "arguments": {raw}}}</tool_call>')
-        calls.extend(parsed.tool_calls)
-    if broken:
-        calls, content = [], "\n".join([*(c for c in [content] if c), *broken])
+    calls = [
+        {"id": call.get("id", ""), "name": function.get("name"), "arguments": function.get("arguments") or "{}"}
+        for call in message.get("tool_calls") or []
+        if isinstance(function := call.get("function"), dict)
+    ]
     usage = completion.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
     return ChatResponse(
