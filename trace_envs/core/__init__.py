@@ -9,6 +9,7 @@ from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
 from .llm_user import AGENT_GREETING, LLMUser, UserModel, scenario_from_task
+from .messages import Message, Role, ToolCallEntry
 from .registry import list_envs, register_env
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
@@ -25,12 +26,15 @@ __all__ = [
     "ConversationEnv",
     "Domain",
     "LLMUser",
+    "Message",
     "NoKnobs",
     "ParsedAction",
+    "Role",
     "ScriptedUser",
     "Task",
     "Tool",
     "ToolCall",
+    "ToolCallEntry",
     "ToolError",
     "ToolResult",
     "Toolset",

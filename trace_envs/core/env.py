@@ -201,7 +201,7 @@ class CapabilityEnv(ConversationEnv):
         """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
         task = self._require_task()
         said = " ".join(
-            normalize_fact_text(m["content"])
+            normalize_fact_text(m["content"] or "")
             for m in self.messages
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .actions import STOP_TOKEN
+from .messages import Message
 from .task import Task
 from .templates import render_template
 
@@ -30,7 +31,7 @@ class ChatReply(Protocol):
 class UserModel(Protocol):
     """A chat model that can play a user: ``chat(messages, **sampling)`` with chat-form messages."""
 
-    def chat(self, messages: list[dict[str, Any]], **sampling: Any) -> ChatReply: ...
+    def chat(self, messages: list[Message], **sampling: Any) -> ChatReply: ...
 
 
 def scenario_from_task(task: Task) -> str:
@@ -66,7 +67,7 @@ class LLMUser:
         self.sampling = dict(sampling or {})
         self.usage: Any = None
         """The sum of the replies' ``usage`` (what the model reports, e.g. ``trace_envs.llm.Usage``)."""
-        self.history: list[dict[str, Any]] = []
+        self.history: list[Message] = []
         self.stop_token: str | None = None
 
     @classmethod

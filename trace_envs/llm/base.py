@@ -16,6 +16,7 @@ text) is the rollout layer's job (:mod:`trace_envs.rollout.chat_policy`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -63,14 +64,14 @@ class ChatModel(Protocol):
 
     def chat(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         **sampling: Any,
     ) -> ChatResponse: ...
 
     async def achat(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         **sampling: Any,
     ) -> ChatResponse: ...

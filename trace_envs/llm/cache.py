@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ CACHE_FORMAT = 1
 
 
 def cache_key(
-    model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    model: str, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
 ) -> str:
     """sha256 of the canonical JSON (sorted keys, compact separators, UTF-8 kept) of everything that
     determines a response."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
@@ -20,7 +21,7 @@ DEFAULT_MAX_NEW_TOKENS = 256
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
-def to_hf(messages: list[Message]) -> list[dict[str, Any]]:
+def to_hf(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our chat messages in the form transformers chat templates expect."""
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -81,7 +82,7 @@ class HFChatModel(BaseChatModel):
         self._generate_lock = threading.Lock()
 
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
@@ -125,6 +126,6 @@ class HFChatModel(BaseChatModel):
         )
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         return await asyncio.to_thread(self._request, messages, tools, sampling)

@@ -9,6 +9,7 @@ costs about twice the CPU per request, which matters with hundreds of episodes i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
@@ -33,7 +34,7 @@ def _sdk() -> Any:
     return openai
 
 
-def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
+def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our chat messages in chat-completions form."""
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -120,7 +121,7 @@ class OpenAIChatModel(BaseChatModel):
         )
 
     def _params(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> dict[str, Any]:
         """The request body: standard fields, then any extra (vLLM) sampling params, sent as they are."""
         params: dict[str, Any] = {"model": self.config.model, "messages": to_openai(messages)}
@@ -136,7 +137,7 @@ class OpenAIChatModel(BaseChatModel):
             raise ServerError(f"{self.spec}: the endpoint answered with a malformed chat completion: {exc}") from exc
 
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:
@@ -146,7 +147,7 @@ class OpenAIChatModel(BaseChatModel):
         return self._decode(raw)
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:

@@ -13,7 +13,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from trace_envs.core import ToolCall, format_tool_call, parse_action
+from trace_envs.core import Message, ToolCall, format_tool_call, parse_action
 from trace_envs.llm.base import ChatModel, ChatResponse, Usage
 
 
@@ -32,9 +32,9 @@ class ModelTurn:
         return self.content or ""
 
     @property
-    def message(self) -> dict[str, Any]:
-        """This turn as a chat message dict."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+    def message(self) -> Message:
+        """This turn as a chat message."""
+        message: Message = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
         return message
@@ -68,6 +68,12 @@ def model_turn(response: ChatResponse) -> ModelTurn:
     return ModelTurn(content=response.content)
 
 
+def _messages(info: dict[str, Any]) -> list[Message] | None:
+    """The env's transcript entries in ``info`` (``None``: the env records none)."""
+    messages: list[Message] | None = info.get("messages")
+    return messages
+
+
 class ChatPolicy:
     """One episode's conversation with a (shared) model client. Make one per concurrent episode."""
 
@@ -75,7 +81,7 @@ class ChatPolicy:
         self.model = model
         self.spec = model.spec
         self.sampling = dict(sampling or {})
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
         self.tools: list[dict[str, Any]] | None = None
         self.usage = Usage()
         self.calls = 0
@@ -83,16 +89,17 @@ class ChatPolicy:
 
     def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
         self.tools = list(info.get("tools") or []) or None
-        self.messages = [dict(m) for m in info.get("messages") or [{"role": "user", "content": observation}]]
+        opening: list[Message] = [{"role": "user", "content": observation}]
+        self.messages = [m.copy() for m in _messages(info) or opening]
         self.usage, self.calls, self._last = Usage(), 0, None
 
     def _absorb(self, observation: str, info: dict[str, Any]) -> None:
         """Add the last step's messages (the env's record of our turn and its answer)."""
         if self._last is None:
             return
-        step = info.get("messages")
+        step = _messages(info)
         if step is not None:
-            self.messages.extend(dict(m) for m in step)
+            self.messages.extend(m.copy() for m in step)
             return
         self.messages.append(self._last.message)
         if self._last.tool_calls:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 import gymnasium as gym
 from pydantic import BaseModel
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, Tool, ToolCall, render_transcript
+from trace_envs.core import STOP_TOKEN, CapabilityEnv, Message, Tool, ToolCall, render_transcript
 
 SEND_MESSAGE_TOOL = "send_message_to_user"
 ENDED_NOTE = "[The conversation has ended. Reply with a short closing message and no tool call.]"
@@ -184,7 +184,7 @@ class TRLEnvironment:
         return render_transcript(self._env.messages)
 
     @property
-    def _messages(self) -> list[dict[str, Any]]:
+    def _messages(self) -> list[Message]:
         return list(self._env.messages)
 
 

@@ -18,7 +18,7 @@ import importlib
 import random
 from typing import Any, ClassVar
 
-from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, render_system_prompt
+from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, Message, render_system_prompt
 from trace_envs.core.spaces import clip_text
 from trace_envs.domains.tau2_common import Tau2DB, Tau2Domain
 from trace_envs.llm.base import ChatModel
@@ -151,7 +151,7 @@ class Tau2TargetEnv(ConversationEnv):
         }
         return clip_text(opening), info
 
-    def after_step(self, new_messages: list[dict[str, Any]]) -> None:
+    def after_step(self, new_messages: list[Message]) -> None:
         """tau2 counts every error (tool errors and unparseable actions) and stops at ``max_errors``."""
         self.num_errors += sum(1 for m in new_messages if m.get("error"))
         if self.ended is None and self.num_errors >= self.max_errors:
