@@ -207,14 +207,14 @@ class CapabilityEnv(ConversationEnv):
         )
         return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
-    def verify(self) -> Verdict:
+    def verify(self) -> Verdict[Any]:
         """Success iff the state hash equals the gold hash and every required fact was told."""
         state_hash = self.domain.state_hash(self.state)
         gold = self.gold_hash()
         facts = self.facts_told()
         hash_match = state_hash == gold
         success = hash_match and all(facts.values())
-        return Verdict(
+        return Verdict[None](
             reward=1.0 if success else 0.0,
             success=success,
             hash_match=hash_match,

@@ -142,7 +142,7 @@ async def arun_episode(
         ended = "error"
     finally:
         SAMPLE_INDEX.reset(sample_token)
-    verdict = info.get("verdict") or info.get("evaluation") or {}
+    verdict = info.get("verdict") or {}
     user = episode_user(env)
     usage = getattr(policy, "usage", None)
     model = getattr(policy, "model", None)

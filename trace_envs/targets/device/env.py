@@ -272,7 +272,7 @@ class DeviceEnv(CapabilityEnv):
             self._gold_hash = self.domain.state_hash(gold)
         return self._gold_hash
 
-    def verify(self) -> Verdict:
+    def verify(self) -> Verdict[EvaluationResult]:
         """``reward`` = milestone similarity x [no minefield] (x [no unknown tool], by default)."""
         scenario = self.scenario
         if scenario is None:
@@ -294,7 +294,7 @@ class DeviceEnv(CapabilityEnv):
                 components[f"{label}_{node}"] = value
                 components[f"{label}_{node}_message"] = float(index)
         state_hash, gold = self.domain.state_hash(self.state), self.gold_hash()
-        return Verdict(
+        return Verdict[EvaluationResult](
             reward=similarity,
             success=similarity == 1.0,
             hash_match=state_hash == gold,
@@ -302,6 +302,7 @@ class DeviceEnv(CapabilityEnv):
             gold_hash=gold,
             facts_told={},
             components=components,
+            details=result,
         )
 
     def turn_count(self) -> int:
