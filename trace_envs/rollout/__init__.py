@@ -9,8 +9,9 @@ from .batch import run_rollouts
 from .chat_policy import ChatPolicy
 from .jobs import EpisodeJob, RolloutSummary, make_jobs
 from .policy import AsyncPolicy, Policy, make_policy
+from .policy_spec import POLICY_SPEC_FORMS, PolicySpec
 from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
-from .scripted import NoopPolicy, OraclePolicy, RandomPolicy, play_actions
+from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy, ScriptedPolicy, play_actions
 from .store import (
     FORMAT,
     EpisodeRecord,
@@ -26,15 +27,19 @@ from .store import (
 
 __all__ = [
     "FORMAT",
+    "POLICY_SPEC_FORMS",
     "AsyncPolicy",
     "ChatPolicy",
     "EpisodeJob",
     "EpisodeRecord",
+    "FlawedPolicy",
     "NoopPolicy",
     "OraclePolicy",
     "Policy",
+    "PolicySpec",
     "RandomPolicy",
     "RolloutSummary",
+    "ScriptedPolicy",
     "Timings",
     "ToolCallRecord",
     "TrajectoryStore",

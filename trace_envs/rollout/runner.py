@@ -24,6 +24,7 @@ from trace_envs.llm.errors import AuthenticationFailed
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .policy import Policy
+from .policy_spec import PolicySpec
 from .store import EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
 
 
@@ -75,6 +76,15 @@ def _tool_call_records(messages: list[dict[str, Any]]) -> list[ToolCallRecord]:
     return records
 
 
+def check_policy(policy: object) -> None:
+    """Refuse, before any episode starts, an object that does not implement the ``Policy`` protocol."""
+    if not isinstance(policy, Policy):
+        raise TypeError(
+            f"{type(policy).__name__} is not a Policy: it needs spec, model, usage, reset() and act() "
+            "(subclass trace_envs.rollout.ScriptedPolicy for a policy that no model plays)"
+        )
+
+
 async def arun_episode(
     env: gym.Env[Any, Any],
     policy: Policy,
@@ -91,6 +101,7 @@ async def arun_episode(
     set (it is run again on resume); an authentication failure is raised, since no episode can
     succeed without credentials.
     """
+    check_policy(policy)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     start = time.perf_counter()
     policy_s = env_s = 0.0
@@ -144,8 +155,8 @@ async def arun_episode(
         SAMPLE_INDEX.reset(sample_token)
     verdict = info.get("verdict") or {}
     user = episode_user(env)
-    usage = getattr(policy, "usage", None)
-    model = getattr(policy, "model", None)
+    usage = policy.usage
+    model = policy.model
     user_model = getattr(user, "model", None)
     user_usage = meter.usage if isinstance(meter, MeteredModel) else getattr(user, "usage", None)
     return EpisodeRecord(
@@ -168,7 +179,7 @@ async def arun_episode(
         num_steps=len(actions),
         components={k: float(v) for k, v in (verdict.get("components") or {}).items()},
         verdict=verdict,
-        usage=usage if isinstance(usage, Usage) else Usage(),
+        usage=usage,
         user_usage=user_usage if isinstance(user_usage, Usage) else Usage(),
         timings=Timings(started_at=started_at, wall_s=time.perf_counter() - start, policy_s=policy_s, env_s=env_s),
         error=error,
@@ -179,8 +190,10 @@ def run_episode(env: gym.Env[Any, Any], policy: Policy, **options: Any) -> Episo
     """Synchronous :func:`arun_episode` (runs its own event loop, and closes the policy model's
     connections of that loop when the episode ends)."""
 
+    check_policy(policy)
+
     async def run() -> EpisodeRecord:
-        async with closing_connections(getattr(policy, "model", None)):
+        async with closing_connections(policy.model):
             return await arun_episode(env, policy, **options)
 
     return asyncio.run(run())
@@ -198,16 +211,16 @@ def policy_factory(
 ) -> tuple[PolicyFactory, str]:
     """A per-episode policy factory for a spec, sharing one model client across episodes; returns
     (factory, recorded policy spec)."""
-    from trace_envs.llm.spec import is_model_spec
-
     from .chat_policy import ChatPolicy
     from .policy import make_policy
 
-    if model is not None or is_model_spec(spec):
+    parsed = PolicySpec.parse(spec, **(model_options or {})) if model is None else None
+    if parsed is None or parsed.model is not None:
         if model is None:
             from trace_envs.llm.factory import make_chat_model
 
-            model = make_chat_model(spec, **(model_options or {}))
+            assert parsed is not None and parsed.model is not None
+            model = make_chat_model(parsed.model)
         shared = model
 
         def chat_policy(job: EpisodeJob) -> Policy:
@@ -215,21 +228,14 @@ def policy_factory(
 
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
-    make_policy(spec)  # validate the spec now, not in the first episode
-    return (lambda job: make_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
+    return (lambda job: make_policy(parsed, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
 def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
     """The spec a policy's records carry, validated without building the model (an hf model would
     load its weights for nothing in a process that only hands the spec to workers)."""
-    from trace_envs.llm.spec import ModelConfig, is_model_spec
-
-    from .policy import make_policy
-
-    if is_model_spec(policy):
-        return ModelConfig.parse(policy, **(model_options or {})).spec
-    make_policy(policy)
-    return policy
+    parsed = PolicySpec.parse(policy, **(model_options or {}))
+    return parsed.spec if parsed.is_model else policy
 
 
 async def arun_rollouts(
