@@ -79,9 +79,10 @@ def rollout_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     import trace_envs
-    from trace_envs.llm import LLMError, is_model_spec, make_chat_model
+    from trace_envs.llm import LLMError, make_chat_model
     from trace_envs.rollout import (
         EpisodeRecord,
+        PolicySpec,
         RolloutSummary,
         TrajectoryStore,
         checked_policy_spec,
@@ -163,10 +164,11 @@ def rollout_command(
             overall.add(record)
     for record in errored:
         overall.add(record)
-    print_summary(console, overall, out, spec, is_model_spec(spec))
+    model_backed = PolicySpec.parse(spec).is_model
+    print_summary(console, overall, out, spec, model_backed)
     console.print(
         f"this run: {summary.episodes} episodes ({summary.failed} failed, rerun on resume) in {summary.wall_s:.1f}s; "
-        f"{summary.skipped} finished earlier" + (f"; cost ${summary.usage.cost_usd:.4f}" if is_model_spec(spec) else "")
+        f"{summary.skipped} finished earlier" + (f"; cost ${summary.usage.cost_usd:.4f}" if model_backed else "")
     )
 
 

@@ -18,10 +18,11 @@ from .errors import (
 )
 from .factory import make_chat_model
 from .pricing import DEFAULT_PRICES, Price, PriceTable
-from .spec import ModelConfig, RetryConfig, is_model_spec
+from .spec import MODEL_SPEC_FORMS, ModelConfig, RetryConfig
 
 __all__ = [
     "DEFAULT_PRICES",
+    "MODEL_SPEC_FORMS",
     "AuthenticationFailed",
     "BadRequest",
     "BaseChatModel",
@@ -40,6 +41,5 @@ __all__ = [
     "ServerError",
     "Usage",
     "cache_key",
-    "is_model_spec",
     "make_chat_model",
 ]

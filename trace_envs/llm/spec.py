@@ -120,8 +120,3 @@ class ModelConfig(BaseModel):
             f"adapter {self.adapter!r} not found: neither {direct} nor {named} is a directory; pass a PEFT adapter "
             "directory or set adapter_root / $TRACE_ENVS_ADAPTERS to the folder holding named adapters"
         )
-
-
-def is_model_spec(spec: str) -> bool:
-    """Whether a policy spec names a model (rather than a scripted policy)."""
-    return spec.split(":", 1)[0] in ("anthropic", "openai", "hf") and ":" in spec

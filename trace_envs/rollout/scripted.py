@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
+from trace_envs.llm.base import ChatModel, Usage
 
 
 def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
@@ -20,7 +21,19 @@ def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
     return inner
 
 
-class ScriptPolicy:
+class ScriptedPolicy:
+    """A policy that no model plays: ``model`` is ``None`` and ``usage`` zero (the ``Policy`` protocol's
+    members; subclass it for a policy of your own)."""
+
+    spec = "scripted"
+    model: ChatModel | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage()
+
+
+class ScriptPolicy(ScriptedPolicy):
     """Plays a fixed list of actions, then ends the conversation with the stop token."""
 
     spec = "script"
@@ -74,7 +87,7 @@ class FlawedPolicy(ScriptPolicy):
         return inner.oracle_actions()
 
 
-class NoopPolicy:
+class NoopPolicy(ScriptedPolicy):
     """Sends an empty message every turn."""
 
     spec = "noop"
@@ -86,7 +99,7 @@ class NoopPolicy:
         return ""
 
 
-class RandomPolicy:
+class RandomPolicy(ScriptedPolicy):
     """Seeded random actions: random text, or a random tool with made-up arguments."""
 
     spec = "random"

@@ -89,7 +89,7 @@ class GroupTracker:
                 log_metric("trace/identical_reward_groups_frac", identical / groups)
         lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [0] * len(finals)
         return [
-            float(text is not None and length < self.max_completion_length and env._env.ended != "max_turns")
+            float(text is not None and length < self.max_completion_length and env._end != "max_turns")
             for text, length, env in zip(finals, lengths, environments, strict=True)
         ]
 
