@@ -81,3 +81,20 @@ def test_bad_options_are_named(tmp_path: Path, args: list[str], needle: str) -> 
 
 def test_parse_seeds() -> None:
     assert parse_seeds("0-2,5,1") == [0, 1, 2, 5]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_missing_api_key_is_one_usage_error_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    pytest.importorskip("anthropic")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    out = tmp_path / "x.jsonl"
+    result = CliRunner().invoke(
+        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(out), "-p", "anthropic:claude-sonnet-4-6",
+                      "--workers", workers],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "$ANTHROPIC_API_KEY" in result.output and "Traceback" not in result.output
+    assert not out.exists()

@@ -274,13 +274,15 @@ def policy_factory(
 
 def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
     """The spec a policy's records carry, validated without building the model (an hf model would
-    load its weights for nothing in a process that only hands the spec to workers)."""
+    load its weights for nothing in a process that only hands the spec to workers), API key included."""
     from trace_envs.llm.spec import ModelConfig, is_model_spec
 
     from .policy import make_policy
 
     if is_model_spec(policy):
-        return ModelConfig.parse(policy, **(model_options or {})).spec
+        config = ModelConfig.parse(policy, **(model_options or {}))
+        config.check_api_key()
+        return config.spec
     make_policy(policy)
     return policy
 
