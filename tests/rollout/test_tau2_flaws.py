@@ -120,3 +120,15 @@ def test_oracle_and_flawed_policies_on_retail_tasks(shared_data: Path) -> None:
     # a capability without a rule on tau2 plays the oracle
     other = rollout(shared_data, "flawed:datetime_reasoning", ["11"])["11"]
     assert other.actions == oracle["11"].actions
+
+
+def test_plain_flawed_on_a_target_task_names_the_deficits_to_pick(shared_data: Path) -> None:
+    """A tau2 task has no capability of its own, so plain ``flawed`` fails the episode and says why."""
+    pytest.importorskip("trace_envs.domains.retail")
+    job = EpisodeJob(
+        env_id="trace/tau2-retail-v0", seed=0, env_kwargs={"data_dir": str(shared_data / "tau2"), "task_id": "0"}
+    )
+    records: list[EpisodeRecord] = []
+    summary = run_rollouts([job], "flawed", user_model=CustomerModel(), on_episode=records.append)  # type: ignore[arg-type]
+    assert summary.failed == 1
+    assert records[0].error is not None and "flawed:<capability>" in records[0].error.splitlines()[0]

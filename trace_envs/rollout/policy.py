@@ -1,4 +1,4 @@
-"""The policy interface and policy spec strings (``oracle``, ``noop``, ``random``, ``flawed:<cap>``)."""
+"""The policy interface and policy spec strings (``oracle``, ``noop``, ``random``, ``flawed[:<cap>]``)."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ class AsyncPolicy(Policy, Protocol):
 
 def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
     """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
-    ``flawed:<capability>[,<capability>…]``; model specs (``anthropic:<model>``,
+    ``flawed`` (each env's own capability), ``flawed:<capability>[,<capability>…]`` (known names only); model specs (``anthropic:<model>``,
     ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
     client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
     the policy's sampling params). To share one client across episodes, use
     ``ChatPolicy(make_chat_model(spec))``."""
-    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
+    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy, check_capabilities
 
     kind, _, rest = spec.partition(":")
     if kind in ("anthropic", "openai", "hf") and rest:
@@ -52,14 +52,18 @@ def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
         return NoopPolicy()
     if spec == "random":
         return RandomPolicy(seed=seed)
+    if spec == "flawed":
+        return FlawedPolicy()
     if kind == "flawed":
         capabilities = [c.strip() for c in rest.split(",") if c.strip()]
         if not capabilities:
             raise ValueError(
-                "policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification'"
+                "policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification' "
+                "(or plain 'flawed' for each env's own capability)"
             )
+        check_capabilities(capabilities)
         return FlawedPolicy(capabilities)
     raise ValueError(
-        f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed:<capability>[,…], "
+        f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed, flawed:<capability>[,…], "
         "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
     )
