@@ -365,6 +365,7 @@ async def arun_rollouts(
             summary.add(record)
             if on_episode is not None:
                 on_episode(record)
+            await asyncio.sleep(0)  # scripted episodes never wait: let Ctrl-C's cancellation in between them
 
     try:
         async with asyncio.TaskGroup() as group:
