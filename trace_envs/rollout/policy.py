@@ -31,12 +31,12 @@ class AsyncPolicy(Policy, Protocol):
 
 def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
     """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
-    ``flawed`` (each env's own capability), ``flawed:<capability>[,<capability>…]`` (known names only); model specs (``anthropic:<model>``,
-    ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
-    client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
-    the policy's sampling params). To share one client across episodes, use
+    ``flawed`` (each env's own capability), ``flawed:<capability>[,<capability>…]`` (known names
+    only); model specs (``anthropic:<model>``, ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``)
+    give a :class:`ChatPolicy` with a new client (``model_options`` set :class:`~trace_envs.llm.ModelConfig`
+    fields; ``sampling=`` sets the policy's sampling params). To share one client across episodes, use
     ``ChatPolicy(make_chat_model(spec))``."""
-    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy, check_capabilities
+    from .scripted import check_capabilities
 
     kind, _, rest = spec.partition(":")
     if kind in ("anthropic", "openai", "hf") and rest:
@@ -46,6 +46,18 @@ def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
 
         sampling = model_options.pop("sampling", None)
         return ChatPolicy(make_chat_model(spec, **model_options), sampling=sampling)
+    policy = scripted_policy(spec, seed)
+    if kind == "flawed" and rest:
+        check_capabilities(getattr(policy, "capabilities", []))
+    return policy
+
+
+def scripted_policy(spec: str, seed: int = 0) -> Policy:
+    """A scripted policy from its spec, capability names not checked (:func:`make_policy` checks them;
+    rollouts check once, then build one policy per episode with this)."""
+    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
+
+    kind, _, rest = spec.partition(":")
     if spec == "oracle":
         return OraclePolicy()
     if spec == "noop":
@@ -61,7 +73,6 @@ def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
                 "policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification' "
                 "(or plain 'flawed' for each env's own capability)"
             )
-        check_capabilities(capabilities)
         return FlawedPolicy(capabilities)
     raise ValueError(
         f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed, flawed:<capability>[,…], "

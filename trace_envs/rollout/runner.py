@@ -254,7 +254,7 @@ def policy_factory(
     from trace_envs.llm.spec import is_model_spec
 
     from .chat_policy import ChatPolicy
-    from .policy import make_policy
+    from .policy import make_policy, scripted_policy
 
     if model is not None or is_model_spec(spec):
         if model is None:
@@ -268,8 +268,8 @@ def policy_factory(
 
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
-    make_policy(spec)  # validate the spec now, not in the first episode
-    return (lambda job: make_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
+    make_policy(spec)  # validate the spec (and its capability names) now, not in every episode
+    return (lambda job: scripted_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
 def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
