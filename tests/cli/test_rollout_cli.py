@@ -80,6 +80,8 @@ def test_model_policy_with_seeds_and_options(tmp_path: Path) -> None:
         (["-e", "trace/nope-v0"], "not a registered env"),
         (["-e", ENV_ID, "-p", "oracel"], "unknown policy spec"),
         (["-e", ENV_ID, "--seeds", "a-b"], "expected seeds"),
+        (["-e", ENV_ID, "-p", "flawed:bogus"], "Invalid value for --policy: unknown capability 'bogus'"),
+        (["-e", ENV_ID, "--user-model", "vertex:x"], "Invalid value for --user-model: model spec 'vertex:x'"),
     ],
 )
 def test_bad_options_are_named(tmp_path: Path, args: list[str], needle: str) -> None:

@@ -112,14 +112,18 @@ def rollout_command(
         "timeout_s": timeout,
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),
     }
+    bad_spec = (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError)
     try:
         if workers > 1:  # each worker builds its own client from the spec
             factory, spec = None, checked_policy_spec(policy, model_options)
         else:
             factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
+    except bad_spec as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+    try:
         user = make_chat_model(user_model, **model_options) if user_model else None
-    except (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy/--user-model") from None
+    except bad_spec as exc:
+        raise typer.BadParameter(str(exc), param_hint="--user-model") from None
     jobs = make_jobs(env_ids, seed_list, samples)
     for job in jobs:
         job.env_kwargs = dict(env_kwargs)
