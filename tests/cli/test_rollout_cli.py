@@ -107,7 +107,7 @@ def test_a_missing_api_key_is_one_usage_error_naming_the_variable(
                       "--workers", workers],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
-    assert "$ANTHROPIC_API_KEY" in result.output and "Traceback" not in result.output
+    assert "$ANTHROPIC_API_KEY" in one_line(result.output) and "Traceback" not in result.output
     assert not out.exists()
 
 
@@ -212,7 +212,7 @@ def test_ctrl_c_stops_a_scripted_rollout_and_a_rerun_finishes_the_rest(tmp_path:
             process.wait()
     text = output.decode()
     assert process.returncode == 130, text
-    assert "interrupted:" in text and "rerun the same command" in text and "Traceback" not in text
+    assert "interrupted:" in text and "rerun the same command" in one_line(text) and "Traceback" not in text
     lines = out.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(line)["env_id"] == ECHO_ID for line in lines[:-1])
     stopped_at = len(lines) - 1
@@ -220,6 +220,6 @@ def test_ctrl_c_stops_a_scripted_rollout_and_a_rerun_finishes_the_rest(tmp_path:
 
     rerun = invoke(*args)
     assert rerun.exit_code == 0, rerun.output
-    assert f"{stopped_at} finished earlier" in rerun.output
+    assert f"{stopped_at} finished earlier" in one_line(rerun.output)
     seeds = [r.seed for r in load_episodes(out)]
     assert sorted(seeds) == list(range(total))  # each episode exactly once
