@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .registration import list_envs, load_envs, register_env, register_envs
 
 if TYPE_CHECKING:
-    from .describe import EnvDescription
+    from .description import EnvDescription
 
 __version__ = "0.1.0"
 
@@ -21,7 +21,7 @@ register_envs()
 
 def describe(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
     """Capability, domain, tools, knobs and an example task of a registered env."""
-    from .describe import describe_env
+    from .description import describe_env
 
     return describe_env(env_id, seed=seed, **knobs)
 

@@ -50,6 +50,13 @@ def load_plugins() -> list[str]:
     return loaded
 
 
+def plugin_packages() -> list[ModuleType]:
+    """The top-level packages of the loaded ``trace_envs.envs`` entry points (``generated_envs`` for the
+    shipped envs): where plugin code lives, e.g. for a sandbox's import path."""
+    names = {point.value.split(":")[0].split(".")[0] for point in entry_points(group=ENTRY_POINT_GROUP)}
+    return [sys.modules[name] for name in sorted(names) if name in sys.modules]
+
+
 def load_envs(path: str | os.PathLike[str]) -> list[str]:
     """Import every ``*.py`` module of the folder ``path`` (names starting with ``_`` are skipped) and
     register each ``CapabilityEnv`` subclass a module defines; returns their ids, in file order.

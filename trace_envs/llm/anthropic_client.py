@@ -9,7 +9,7 @@ from typing import Any
 
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
-from .spec import ModelConfig
+from .spec import API_KEY_ENV, ModelConfig
 
 SAMPLING_KEYS = (
     "max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "thinking", "tool_choice",
@@ -119,13 +119,15 @@ def from_anthropic(response: Any) -> ChatResponse:
 
 
 class AnthropicChatModel(BaseChatModel):
-    """``anthropic:<model>``. The key comes from ``ModelConfig.api_key`` or ``$ANTHROPIC_API_KEY``;
-    ``base_url`` (or ``$ANTHROPIC_BASE_URL``) points it at a proxy or a local test server."""
+    """``anthropic:<model>``. The key comes from ``ModelConfig.api_key`` or ``$ANTHROPIC_API_KEY`` (the hosted
+    API without one raises :class:`MissingAPIKey` here); ``base_url`` (or ``$ANTHROPIC_BASE_URL``) points it
+    at a proxy or a local test server."""
 
     provider = "anthropic"
-    api_key_env = "ANTHROPIC_API_KEY"
+    api_key_env = API_KEY_ENV["anthropic"]
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_api_key()
         super().__init__(config, **kwargs)
         self._sdk = _sdk()
         self._client_kwargs: dict[str, Any] = {

@@ -15,7 +15,7 @@ from typing import Any
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .errors import ServerError
-from .spec import ModelConfig
+from .spec import API_KEY_ENV, ModelConfig
 
 CHAT_PATH = "/chat/completions"
 SAMPLING_KEYS = (
@@ -97,13 +97,14 @@ def from_openai(completion: dict[str, Any]) -> ChatResponse:
 
 
 class OpenAIChatModel(BaseChatModel):
-    """``openai:<base_url>#<model>``. The key comes from ``ModelConfig.api_key``, ``$OPENAI_API_KEY``,
-    or is a placeholder (a local vLLM server needs none)."""
+    """``openai:<base_url>#<model>``. The key comes from ``ModelConfig.api_key`` or ``$OPENAI_API_KEY``; the
+    hosted API without one raises :class:`MissingAPIKey` here, other endpoints (a vLLM server) get a placeholder."""
 
     provider = "openai"
-    api_key_env = "OPENAI_API_KEY"
+    api_key_env = API_KEY_ENV["openai"]
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_api_key()
         super().__init__(config, **kwargs)
         self._sdk = _sdk()
         self._client_kwargs: dict[str, Any] = {

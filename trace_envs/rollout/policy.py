@@ -44,13 +44,12 @@ class AsyncPolicy(Policy, Protocol):
 
 def make_policy(spec: str | PolicySpec, seed: int = 0, **model_options: Any) -> Policy:
     """Build a policy from its spec (see :class:`PolicySpec`). Scripted specs: ``oracle``, ``noop``,
-    ``random``, ``flawed:<capability>[,<capability>…]``; model specs (``anthropic:<model>``,
+    ``random``, ``flawed`` (each env's own capability), ``flawed:<capability>[,<capability>…]`` (known
+    names only, see :func:`~trace_envs.rollout.scripted.check_capabilities`); model specs (``anthropic:<model>``,
     ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
     client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
     the policy's sampling params). To share one client across episodes, use
     ``ChatPolicy(make_chat_model(spec))``."""
-    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
-
     sampling = model_options.pop("sampling", None)
     parsed = spec if isinstance(spec, PolicySpec) else PolicySpec.parse(spec, **model_options)
     if parsed.model is not None:
@@ -59,6 +58,17 @@ def make_policy(spec: str | PolicySpec, seed: int = 0, **model_options: Any) -> 
         from .chat_policy import ChatPolicy
 
         return ChatPolicy(make_chat_model(parsed.model, **model_options), sampling=sampling)
+    from .scripted import check_capabilities
+
+    check_capabilities(parsed.capabilities)
+    return scripted_policy(parsed, seed)
+
+
+def scripted_policy(parsed: PolicySpec, seed: int = 0) -> Policy:
+    """The scripted policy of a parsed spec, capability names not checked (:func:`make_policy` checks
+    them; rollouts check once, then build one policy per episode with this)."""
+    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
+
     if parsed.kind == "oracle":
         return OraclePolicy()
     if parsed.kind == "noop":

@@ -1,4 +1,4 @@
-"""Policy spec strings, parsed in one place: ``oracle``, ``noop``, ``random``, ``flawed:<capability>[,…]``
+"""Policy spec strings, parsed in one place: ``oracle``, ``noop``, ``random``, ``flawed[:<capability>,…]``
 and the model specs (``anthropic:<model>``, ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``,
 whose grammar is :meth:`trace_envs.llm.ModelConfig.parse`'s)."""
 
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from trace_envs.llm.spec import ModelConfig
 
 POLICY_SPEC_FORMS = (
-    "oracle, noop, random, flawed:<capability>[,<capability>…], anthropic:<model>, openai:<base_url>#<model>, "
+    "oracle, noop, random, flawed, flawed:<capability>[,<capability>…], anthropic:<model>, openai:<base_url>#<model>, "
     "hf:<path>[@<adapter>]"
 )
 SCRIPTED_KINDS = ("oracle", "noop", "random")
@@ -20,7 +20,7 @@ MODEL_PROVIDERS = ("anthropic", "openai", "hf")
 
 class PolicySpec(BaseModel):
     """A parsed policy spec: a scripted kind, the capabilities a ``flawed`` policy lacks, or a model's
-    config. :attr:`spec` writes the canonical string back (what trajectory records carry)."""
+    config (a ``flawed`` spec without capabilities plays each env's own). :attr:`spec` writes the canonical string back (what trajectory records carry)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -37,11 +37,14 @@ class PolicySpec(BaseModel):
             return cls(kind="model", model=ModelConfig.parse(spec, **model_options))
         if spec in SCRIPTED_KINDS:
             return cls.model_validate({"kind": spec})
+        if spec == "flawed":
+            return cls(kind="flawed")
         if kind == "flawed":
             capabilities = tuple(c.strip() for c in rest.split(",") if c.strip())
             if not capabilities:
                 raise ValueError(
-                    f"policy spec {spec!r} names no capability; write e.g. 'flawed:precondition_verification'"
+                    f"policy spec {spec!r} names no capability; write e.g. 'flawed:precondition_verification' "
+                    "(or plain 'flawed' for each env's own capability)"
                 )
             return cls(kind="flawed", capabilities=capabilities)
         raise ValueError(f"unknown policy spec {spec!r}; expected one of: {POLICY_SPEC_FORMS}")
@@ -56,6 +59,6 @@ class PolicySpec(BaseModel):
         """The canonical spec string."""
         if self.model is not None:
             return self.model.spec
-        if self.kind == "flawed":
+        if self.kind == "flawed" and self.capabilities:
             return "flawed:" + ",".join(self.capabilities)
         return self.kind

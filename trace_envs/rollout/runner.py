@@ -212,7 +212,8 @@ def policy_factory(
     """A per-episode policy factory for a spec, sharing one model client across episodes; returns
     (factory, recorded policy spec)."""
     from .chat_policy import ChatPolicy
-    from .policy import make_policy
+    from .policy import scripted_policy
+    from .scripted import check_capabilities
 
     parsed = PolicySpec.parse(spec, **(model_options or {})) if model is None else None
     if parsed is None or parsed.model is not None:
@@ -228,14 +229,22 @@ def policy_factory(
 
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
-    return (lambda job: make_policy(parsed, seed=job.seed + 1_000_003 * job.sample)), spec
+    check_capabilities(parsed.capabilities)  # once here, not in every episode
+    return (lambda job: scripted_policy(parsed, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
 def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
     """The spec a policy's records carry, validated without building the model (an hf model would
-    load its weights for nothing in a process that only hands the spec to workers)."""
+    load its weights for nothing in a process that only hands the spec to workers), API key and
+    ``flawed:<capability>`` names included."""
+    from .scripted import check_capabilities
+
     parsed = PolicySpec.parse(policy, **(model_options or {}))
-    return parsed.spec if parsed.is_model else policy
+    if parsed.model is not None:
+        parsed.model.check_api_key()
+        return parsed.spec
+    check_capabilities(parsed.capabilities)
+    return policy
 
 
 async def arun_rollouts(
@@ -305,6 +314,7 @@ async def arun_rollouts(
             summary.add(record)
             if on_episode is not None:
                 on_episode(record)
+            await asyncio.sleep(0)  # scripted episodes never wait: let Ctrl-C's cancellation in between them
 
     try:
         async with asyncio.TaskGroup() as group:

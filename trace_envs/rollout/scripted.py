@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import string
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,22 +66,63 @@ class OraclePolicy(ScriptPolicy):
         return _capability_env(env).oracle_actions()
 
 
-class FlawedPolicy(ScriptPolicy):
-    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere.
-    On tau2 target tasks the named deficits are applied to the gold actions (see ``tau2_flaws``)."""
+def known_capabilities() -> list[str]:
+    """The names ``flawed:<capability>`` accepts, sorted: the capabilities of the registered ``trace/``
+    envs, of other registered CapabilityEnvs whose module is imported (a user's own, after ``--import``),
+    and of the tau2 deficit rules."""
+    from trace_envs.registration import env_class
 
-    def __init__(self, capabilities: Sequence[str]):
+    from .tau2_flaws import TAU2_DEFICITS
+
+    names = set(TAU2_DEFICITS)
+    for env_id, spec in list(gym.registry.items()):
+        entry: Any = spec.entry_point
+        if env_id.startswith("trace/"):
+            entry = env_class(env_id)
+        elif isinstance(entry, str):
+            module, _, attr = entry.partition(":")
+            entry = getattr(sys.modules[module], attr, None) if module in sys.modules else None
+        if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
+            names.add(entry.capability.name)
+    return sorted(names)
+
+
+def check_capabilities(capabilities: Sequence[str]) -> None:
+    """Raise ``ValueError`` listing the valid names when one of ``capabilities`` is not known (a typo
+    would otherwise play the reference solution everywhere); none named (plain ``flawed``) is valid."""
+    if not capabilities:
+        return
+    known = known_capabilities()
+    unknown = [c for c in capabilities if c not in known]
+    if unknown:
+        raise ValueError(
+            f"unknown capability {', '.join(map(repr, unknown))} in policy spec 'flawed:{','.join(capabilities)}'; "
+            f"known capabilities: {', '.join(known)} (plain 'flawed' plays each env's own capability)"
+        )
+
+
+class FlawedPolicy(ScriptPolicy):
+    """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
+    capability); the reference solution elsewhere. On tau2 target tasks the named deficits are applied
+    to the gold actions (see ``tau2_flaws``)."""
+
+    def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
         self.capabilities = list(capabilities)
-        self.spec = "flawed:" + ",".join(self.capabilities)
+        self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
         from .tau2_flaws import is_tau2_target, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
+            if not self.capabilities:
+                raise ValueError(
+                    "plain 'flawed' plays an env's own capability, and a tau2 target task has none: name the "
+                    "deficits, e.g. --policy flawed:<capability> with precondition_verification"
+                )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
-        if inner.capability.name in self.capabilities:
+        if not self.capabilities or inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()
             if flawed is not None:
                 return flawed

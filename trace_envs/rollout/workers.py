@@ -67,12 +67,14 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
     plan = WorkerPlan.model_validate_json(plan_json)
     try:
         import trace_envs  # registers the built-in envs, the plugins' and $TRACE_ENVS_PATH's
+        from trace_envs.registration import env_class
 
         for folder in plan.env_folders:
             trace_envs.load_envs(folder)
         for env_id, spec in env_specs.items():
             if env_id not in gym.registry:
                 gym.register(**{k: v for k, v in vars(spec).items() if k in _REGISTER_FIELDS})
+            env_class(env_id)  # import its module now, as the parent had (a user's flawed:<capability> needs it)
         user_model = None
         if plan.user_model is not None:
             from trace_envs.llm import ModelConfig, make_chat_model

@@ -8,10 +8,11 @@ Gates run cheapest first (parse, static policy, contract, leakage, execution in 
 first failure stops the module. Not imported by ``import trace_envs``.
 """
 
-from .gates import TARGETS, Gate, GateContext, default_gates, named_gate, validate_file, validate_source
+from .gates import TARGETS, Gate, GateContext, named_gate
 from .protocol import BlockedEvent, BoxResult, SandboxLimits, SandboxOutcome
 from .report import Finding, GateResult, ValidationReport
 from .sandbox import run_in_sandbox
+from .validation import default_gates, validate_file, validate_source
 
 __all__ = [
     "TARGETS",
