@@ -22,9 +22,9 @@ from trace_envs.core import (
     UserScript,
     format_tool_call,
     register_domain,
+    register_env,
     tool,
 )
-from trace_envs.registration import register_env
 
 
 class Book(BaseModel):

@@ -142,7 +142,9 @@ def test_every_flaw_rule_plays_every_task(shared_data: Path, domain: str) -> Non
             record = run_episode(env, make_policy(f"flawed:{capability}"), env_id=domain, seed=0)
             assert record.error is None, (task.id, capability, record.error)
             assert record.task_id == task.id and record.ended in ("user_stop", "agent_stop")
-            assert record.verdict["task_id"] == task.id and record.messages[-1]["content"].endswith("###STOP###")
+            assert record.verdict["details"]["task_id"] == task.id and record.messages[-1]["content"].endswith(
+                "###STOP###"
+            )
             assert len(record.tool_calls) <= len(task.gold_actions)
             failing[capability] += not record.success
     env.close()
@@ -212,3 +214,15 @@ def test_oracle_and_flawed_policies_on_retail_tasks(shared_data: Path) -> None:
     # a capability without a rule on tau2 plays the oracle
     other = rollout(shared_data, "flawed:datetime_reasoning", ["11"])["11"]
     assert other.actions == oracle["11"].actions
+
+
+def test_plain_flawed_on_a_target_task_names_the_deficits_to_pick(shared_data: Path) -> None:
+    """A tau2 task has no capability of its own, so plain ``flawed`` fails the episode and says why."""
+    pytest.importorskip("trace_envs.domains.retail")
+    job = EpisodeJob(
+        env_id="trace/tau2-retail-v0", seed=0, env_kwargs={"data_dir": str(shared_data / "tau2"), "task_id": "0"}
+    )
+    records: list[EpisodeRecord] = []
+    summary = run_rollouts([job], "flawed", user_model=CustomerModel(), on_episode=records.append)  # type: ignore[arg-type]
+    assert summary.failed == 1
+    assert records[0].error is not None and "flawed:<capability>" in records[0].error.splitlines()[0]

@@ -55,12 +55,23 @@ def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_
     assert meta.example is not None and meta.example.reward == 1.0 and "user:" in meta.example.transcript
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(tiny_model)), str(out))
     assert any("lora_" in name for name, _ in model.named_parameters())
+    assert [e["step"] for e in meta.curve] == [1, 2]  # one row per step (the run's summary joins step 2)
+    assert "train_runtime" in meta.curve[-1] and "loss" in meta.curve[-1]
+
+    # the same command again: --max-steps is a total and the run is finished, so nothing changes
+    saved = (out / "trace_adapter.json").read_bytes(), (out / "adapter_model.safetensors").read_bytes()
+    again = CliRunner().invoke(cli, [*args, "--max-steps", "2"])
+    assert again.exit_code == 0, again.output
+    assert "nothing to train" in " ".join(again.output.split())
+    assert ((out / "trace_adapter.json").read_bytes(), (out / "adapter_model.safetensors").read_bytes()) == saved
+    assert sorted(p.name for p in (out / "checkpoints").glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
 
     # a longer run in the same directory resumes from checkpoint-2 and keeps one curve
     result = CliRunner().invoke(cli, [*args, "--max-steps", "3"])
     assert result.exit_code == 0, result.output
     meta = load_metadata(out)
     assert meta.steps_done == 3
+    assert [e["step"] for e in meta.curve] == [1, 2, 3]
     assert [e["step"] for e in meta.curve if "loss" in e] == [1, 2, 3]
 
     routed = CliRunner().invoke(
@@ -115,3 +126,22 @@ def test_make_tiny_model_with_warmup(cli, tmp_path: Path) -> None:  # type: igno
     tokenizer = AutoTokenizer.from_pretrained(str(directory))
     model = AutoModelForCausalLM.from_pretrained(str(directory))
     assert model.config.model_type == "qwen3" and "<tool_call>" in tokenizer.get_vocab()
+
+
+def test_another_env_in_a_finished_adapter_directory_is_refused(cli, tiny_model: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from trace_envs.training import AdapterMetadata, save_metadata
+
+    out = tmp_path / "adapter"
+    save_metadata(
+        out,
+        AdapterMetadata(
+            capability="precondition_verification", description="d", env_ids=["trace/order-cancel-v0"],
+            base_model=str(tiny_model), config={}, status="complete", steps_done=2,
+        ),
+    )  # fmt: skip
+    args = ["train", "-e", "trace/precondition-v0", "--model", str(tiny_model), "-o", str(out), "--max-steps", "2"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "holds an adapter of trace/order-cancel-v0" in " ".join(result.output.replace("│", " ").split())
+    same = CliRunner().invoke(cli, [*args[:2], "trace/order-cancel-v0", *args[3:]])
+    assert same.exit_code == 0 and "nothing to train" in " ".join(same.output.split()), same.output

@@ -26,9 +26,9 @@ def analyze_command(
         typer.Option(help="Analyst: a model spec (anthropic:<model>, openai:<url>#<model>, hf:<path>) or 'probes'."),
     ] = "probes",
     runs: Annotated[int, typer.Option(min=1, help="Labelling runs R (discovery runs once).")] = 10,
-    out: Annotated[Path, typer.Option(help="Output folder (analysis.json, report.md, plots, labels.jsonl).")] = Path(
-        "analysis"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder (analysis.json, report.md, plots, labels.jsonl).")
+    ] = Path("analysis"),
     delta: Annotated[float, typer.Option(help="Keep when gap = ER- - ER+ >= delta.")] = 0.20,
     rho: Annotated[float, typer.Option(help="Keep when coverage of failures >= rho.")] = 0.10,
     min_selection: Annotated[float, typer.Option(help="Keep when selected in at least this share of runs.")] = 0.5,

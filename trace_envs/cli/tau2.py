@@ -64,7 +64,7 @@ def _fmt(value: float | None) -> str:
 @app.command("tau2-replay")
 def tau2_replay(
     domain_dir: DomainDirArgument,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the JSON object keyed by task id.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the JSON object keyed by task id.")],
     domain: DomainOption = None,
     reward_basis: RewardBasisOption = "DB,COMMUNICATE",
     judge: JudgeOption = None,
@@ -112,7 +112,7 @@ def tau2_replay(
 def tau2_evaluate(
     domain_dir: DomainDirArgument,
     cases: Annotated[Path, typer.Argument(help='JSON file {"cases": [{"task_id", "messages": [...]}, ...]}.')],
-    out: Annotated[Path, typer.Option("--out", help='Where to write {"results": [...]} (input order).')],
+    out: Annotated[Path, typer.Option("--out", "-o", help='Where to write {"results": [...]} (input order).')],
     domain: DomainOption = None,
     reward_basis: RewardBasisOption = "DB,COMMUNICATE",
     judge: JudgeOption = None,

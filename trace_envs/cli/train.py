@@ -11,6 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .env_args import (
+    EnvOptionOption,
+    ImportOption,
+    check_env_options,
+    import_modules,
+    parse_options,
+    resolve_env_id,
+    resolve_env_ids,
+)
 
 console = Console()
 
@@ -27,10 +36,17 @@ def _cpu_threads() -> None:
 
 @app.command("train")
 def train_command(
-    env: Annotated[list[str], typer.Option("--env", help="Env id to train on; repeat for a uniform mixture.")],
+    env: Annotated[
+        list[str], typer.Option("--env", "-e", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture.")
+    ],
     model: Annotated[str, typer.Option(help="Base model: a local directory or a hub id.")],
-    out: Annotated[Path, typer.Option(help="Adapter directory (adapter, trace_adapter.json, checkpoints/).")],
-    max_steps: Annotated[int | None, typer.Option(help="GRPO iterations (default 40, the paper's).")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Adapter directory (adapter, trace_adapter.json, checkpoints/).")
+    ],
+    max_steps: Annotated[
+        int | None,
+        typer.Option(help="GRPO iterations in all, counting those already in OUT (default 40, the paper's)."),
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="YAML training config (fields of TrainConfig).")] = None,
     num_generations: Annotated[int | None, typer.Option(help="K rollouts per group (same seed).")] = None,
     batch_size: Annotated[int | None, typer.Option(help="per_device_train_batch_size (multiple of K).")] = None,
@@ -40,22 +56,24 @@ def train_command(
         str | None, typer.Option(help="Rollout backend: transformers, vllm-server or vllm-colocate.")
     ] = None,
     vllm_server_url: Annotated[str | None, typer.Option(help="vLLM server base URL (vllm-server mode).")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="Env knob KEY=VALUE (JSON value), for every --env.")
-    ] = None,
+    option: EnvOptionOption = None,
+    imports: ImportOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
+
+    Rerunning it continues up to --max-steps in all: a finished run is left as it is.
 
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from trace_envs.training import load_config, train
+    from trace_envs.training import finished_run, load_config, train
 
-    from .envs import parse_options
-
+    env = resolve_env_ids(env, imports)
     knobs = parse_options(option)
+    for env_id in dict.fromkeys(env):
+        check_env_options(env_id, knobs)
     overrides: dict[str, Any] = {
         "env_ids": list(env),
         "max_steps": max_steps,
@@ -72,6 +90,16 @@ def train_command(
             cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--config") from None
+    try:
+        done = finished_run(cfg, model, out) if resume else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
+    if done is not None:
+        console.print(
+            f"{out} already has {done.steps_done} training steps (--max-steps {cfg.max_steps} counts them): "
+            "nothing to train; pass a larger --max-steps to continue"
+        )
+        return
     _cpu_threads()
     console.print(f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {cfg.max_steps} steps → {out}")
     with Progress(
@@ -105,8 +133,11 @@ def route_command(
         list[Path], typer.Option("--adapter", help="Adapter directory (repeat); labels A, B, … in order.")
     ],
     task: Annotated[str | None, typer.Option(help="The task's opening message.")] = None,
-    env: Annotated[str | None, typer.Option(help="Take the task from this env's reset instead.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the env task.")] = 0,
+    env: Annotated[
+        str | None, typer.Option("--env", "-e", help="Take the task from this env's reset instead (or MODULE:ENV_ID).")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the env task (0 or more).")] = 0,
+    imports: ImportOption = None,
     show_prompt: Annotated[bool, typer.Option(help="Print the routing prompt.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
@@ -120,7 +151,8 @@ def route_command(
     if env is not None:
         from trace_envs.training import make_capability_env
 
-        task, _ = make_capability_env(env).reset(seed=seed)
+        import_modules(imports)
+        task, _ = make_capability_env(resolve_env_id(env, "--env")).reset(seed=seed)
     assert task is not None
     try:
         cards = [CapabilityCard.from_adapter(a) for a in adapter]

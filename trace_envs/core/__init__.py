@@ -1,4 +1,4 @@
-"""The Gymnasium contract of trace-envs: envs, tools, actions, state hashing, users.
+"""The Gymnasium contract of trace-envs: envs, tools, actions, state hashing, users, env ids.
 
 Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast.
 """
@@ -8,12 +8,16 @@ from .canonical import canonical_hash, canonical_json
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
+from .llm_user import AGENT_GREETING, LLMUser, UserModel, scenario_from_task
+from .messages import Message, Role, ToolCallEntry
+from .registry import list_envs, register_env
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Capability, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
 from .user import ScriptedUser, User
 
 __all__ = [
+    "AGENT_GREETING",
     "AGENT_INSTRUCTION",
     "MAX_TEXT_LENGTH",
     "STOP_TOKEN",
@@ -21,18 +25,23 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
+    "LLMUser",
+    "Message",
     "NoKnobs",
     "ParsedAction",
+    "Role",
     "ScriptedUser",
     "Task",
     "Tool",
     "ToolCall",
+    "ToolCallEntry",
     "ToolError",
     "ToolResult",
     "Toolset",
     "UnicodeText",
     "User",
     "UserFact",
+    "UserModel",
     "UserScript",
     "Verdict",
     "canonical_hash",
@@ -40,12 +49,15 @@ __all__ = [
     "fact_pattern",
     "format_tool_call",
     "get_domain",
+    "list_envs",
     "normalize_fact_text",
     "parse_action",
     "parse_docstring",
     "register_domain",
+    "register_env",
     "registered_domains",
     "render_system_prompt",
     "render_transcript",
+    "scenario_from_task",
     "tool",
 ]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .actions import format_tool_call
 from .conversation import ConversationEnv
 from .domain import Domain
+from .llm_user import LLMUser, UserModel
 from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
@@ -90,8 +91,12 @@ class CapabilityEnv(ConversationEnv):
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
 
-    def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
+    def __init__(
+        self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
+    ):
         super().__init__(render_mode=render_mode)
+        self.user_model = user_model
+        """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
         try:
             self.knobs = self.Knobs(**knobs)
         except ValidationError as exc:
@@ -122,7 +127,10 @@ class CapabilityEnv(ConversationEnv):
         return self.domain
 
     def make_user(self, task: Task) -> User:
-        """The simulated user of a task (scripted and deterministic by default)."""
+        """The simulated user of a task: played by ``user_model`` if the env was given one, else scripted
+        and deterministic."""
+        if self.user_model is not None:
+            return LLMUser.from_task(self.user_model, task)
         return ScriptedUser(task.user)
 
     # ----- the Gymnasium API -----------------------------------------------------------------
@@ -193,20 +201,20 @@ class CapabilityEnv(ConversationEnv):
         """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
         task = self._require_task()
         said = " ".join(
-            normalize_fact_text(m["content"])
+            normalize_fact_text(m["content"] or "")
             for m in self.messages
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )
         return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
-    def verify(self) -> Verdict:
+    def verify(self) -> Verdict[Any]:
         """Success iff the state hash equals the gold hash and every required fact was told."""
         state_hash = self.domain.state_hash(self.state)
         gold = self.gold_hash()
         facts = self.facts_told()
         hash_match = state_hash == gold
         success = hash_match and all(facts.values())
-        return Verdict(
+        return Verdict[None](
             reward=1.0 if success else 0.0,
             success=success,
             hash_match=hash_match,

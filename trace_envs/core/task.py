@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,13 +53,24 @@ class Task(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class Verdict(BaseModel):
-    """The verifier's decision and the components that made it."""
+DetailsT = TypeVar("DetailsT")
+
+
+class Verdict(BaseModel, Generic[DetailsT]):
+    """The verifier's decision, one shape for every env (``info["verdict"]`` when an episode ends).
+
+    ``details`` holds what only one kind of env knows, as its own typed model (``Verdict[Tau2Evaluation]``
+    for the tau2 targets, ``Verdict[EvaluationResult]`` for the device target, ``None`` for capability
+    envs); ``Verdict.model_validate(info["verdict"])`` reads any env's verdict with the details as data."""
 
     reward: float = Field(ge=0.0, le=1.0)
     success: bool
-    hash_match: bool
+    hash_match: bool | None
+    """Whether the final state equals the gold state (``None``: the env's scoring compares no states)."""
     state_hash: str
-    gold_hash: str
+    gold_hash: str | None
     facts_told: dict[str, bool]
+    """Each fact the agent had to tell the user, and whether it did."""
     components: dict[str, float]
+    """The named parts of the reward (e.g. ``db`` and ``communicate``)."""
+    details: DetailsT | None = None

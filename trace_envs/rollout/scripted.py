@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import random
 import string
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
+from trace_envs.llm.base import ChatModel, Usage
 
 
 def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
@@ -20,7 +22,19 @@ def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
     return inner
 
 
-class ScriptPolicy:
+class ScriptedPolicy:
+    """A policy that no model plays: ``model`` is ``None`` and ``usage`` zero (the ``Policy`` protocol's
+    members; subclass it for a policy of your own)."""
+
+    spec = "scripted"
+    model: ChatModel | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage()
+
+
+class ScriptPolicy(ScriptedPolicy):
     """Plays a fixed list of actions, then ends the conversation with the stop token."""
 
     spec = "script"
@@ -52,29 +66,70 @@ class OraclePolicy(ScriptPolicy):
         return _capability_env(env).oracle_actions()
 
 
-class FlawedPolicy(ScriptPolicy):
-    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere.
-    On tau2 target tasks the named deficits are applied to the gold actions (see ``tau2_flaws``)."""
+def known_capabilities() -> list[str]:
+    """The names ``flawed:<capability>`` accepts, sorted: the capabilities of the registered ``trace/``
+    envs, of other registered CapabilityEnvs whose module is imported (a user's own, after ``--import``),
+    and of the tau2 deficit rules."""
+    from trace_envs.registration import env_class
 
-    def __init__(self, capabilities: Sequence[str]):
+    from .tau2_flaws import TAU2_DEFICITS
+
+    names = set(TAU2_DEFICITS)
+    for env_id, spec in list(gym.registry.items()):
+        entry: Any = spec.entry_point
+        if env_id.startswith("trace/"):
+            entry = env_class(env_id)
+        elif isinstance(entry, str):
+            module, _, attr = entry.partition(":")
+            entry = getattr(sys.modules[module], attr, None) if module in sys.modules else None
+        if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
+            names.add(entry.capability.name)
+    return sorted(names)
+
+
+def check_capabilities(capabilities: Sequence[str]) -> None:
+    """Raise ``ValueError`` listing the valid names when one of ``capabilities`` is not known (a typo
+    would otherwise play the reference solution everywhere); none named (plain ``flawed``) is valid."""
+    if not capabilities:
+        return
+    known = known_capabilities()
+    unknown = [c for c in capabilities if c not in known]
+    if unknown:
+        raise ValueError(
+            f"unknown capability {', '.join(map(repr, unknown))} in policy spec 'flawed:{','.join(capabilities)}'; "
+            f"known capabilities: {', '.join(known)} (plain 'flawed' plays each env's own capability)"
+        )
+
+
+class FlawedPolicy(ScriptPolicy):
+    """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
+    capability); the reference solution elsewhere. On tau2 target tasks the named deficits are applied
+    to the gold actions (see ``tau2_flaws``)."""
+
+    def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
         self.capabilities = list(capabilities)
-        self.spec = "flawed:" + ",".join(self.capabilities)
+        self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
         from .tau2_flaws import is_tau2_target, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
+            if not self.capabilities:
+                raise ValueError(
+                    "plain 'flawed' plays an env's own capability, and a tau2 target task has none: name the "
+                    "deficits, e.g. --policy flawed:<capability> with precondition_verification"
+                )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
-        if inner.capability.name in self.capabilities:
+        if not self.capabilities or inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()
             if flawed is not None:
                 return flawed
         return inner.oracle_actions()
 
 
-class NoopPolicy:
+class NoopPolicy(ScriptedPolicy):
     """Sends an empty message every turn."""
 
     spec = "noop"
@@ -86,7 +141,7 @@ class NoopPolicy:
         return ""
 
 
-class RandomPolicy:
+class RandomPolicy(ScriptedPolicy):
     """Seeded random actions: random text, or a random tool with made-up arguments."""
 
     spec = "random"

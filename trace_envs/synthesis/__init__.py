@@ -16,14 +16,16 @@ Not imported by ``import trace_envs``.
 from .batch import SynthesisError, synthesize_analysis
 from .calibration import CalibrationSettings, CalibrationStats, calibration_stats
 from .catalogue import CatalogueGenerator, NoCatalogueEnv
-from .gates import TARGETS, Gate, GateContext, default_gates, named_gate, validate_file, validate_source
-from .generators import Generation, Generator, ModelGenerator, make_generator
+from .factory import make_generator
+from .gates import TARGETS, Gate, GateContext, named_gate
+from .generators import Generation, Generator, ModelGenerator
 from .manifest import Manifest, ModuleChanged, read_manifest, verify_folder
 from .prompt import PromptBudget, SynthesisRequest, generation_prompt
 from .protocol import BlockedEvent, BoxResult, SandboxLimits, SandboxOutcome
 from .report import Finding, GateResult, ValidationReport
 from .sandbox import run_in_sandbox
 from .synthesize import SynthesisResult, SynthesisSettings, synthesize
+from .validation import default_gates, validate_file, validate_source
 
 __all__ = [
     "TARGETS",

@@ -21,10 +21,10 @@ import gymnasium.utils.env_checker
 import hypothesis
 import hypothesis.strategies
 
-import generated_envs
 import trace_envs
 import trace_envs.testing.strategies
 from trace_envs.core import CapabilityEnv
+from trace_envs.plugins import plugin_packages
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, make_env, property_checks
 
@@ -37,7 +37,7 @@ _PRELOADED = (gymnasium.utils.env_checker, hypothesis, hypothesis.strategies, tr
 def trusted_roots() -> list[str]:
     """Where trusted code is read from: the interpreter's prefixes and our packages (not the repo root)."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for package in (trace_envs, generated_envs, hypothesis, gym):
+    for package in (trace_envs, *plugin_packages(), hypothesis, gym):
         roots.add(str(Path(package.__file__ or "").resolve().parent))
     return sorted(roots)
 

@@ -2,8 +2,9 @@
 
 It writes a small module that subclasses the shipped env, declares the capability and the target
 domain literally, and pins a ``variant`` knob to the target where the env has one. That module goes
-through the same gates as any other (with ``generated_envs`` as a trusted import). A capability no
-shipped env trains on the target gets a clear "no catalogue env for X".
+through the same gates as any other (with the env's package, ``generated_envs`` for the shipped envs,
+as a trusted import). A capability no shipped env trains on the target gets a clear "no catalogue env
+for X".
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .generators import CATALOGUE, Generation
-from .prompt import SynthesisRequest, shipped_envs
-
-TRUSTED_IMPORTS = ("generated_envs",)
-"""What a catalogue module imports besides the allow-list: the shipped envs it reuses."""
+from .prompt import SynthesisRequest, plugin_package_names, shipped_envs
 
 
 class NoCatalogueEnv(LookupError):
@@ -88,7 +86,11 @@ class CatalogueGenerator:
 
     spec = CATALOGUE
     repairable = False
-    trusted_imports = TRUSTED_IMPORTS
+
+    @property
+    def trusted_imports(self) -> tuple[str, ...]:
+        """What a catalogue module imports besides the allow-list: the packages of the envs it reuses."""
+        return plugin_package_names()
 
     def generate(self, messages: list[dict[str, Any]], request: SynthesisRequest) -> Generation:
         source = catalogue_source(request.capability, request.target)

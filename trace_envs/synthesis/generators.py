@@ -8,8 +8,8 @@ answer (``repairable``), and turns the conversation so far into a reply holding 
 - :class:`~trace_envs.synthesis.catalogue.CatalogueGenerator` (``catalogue``): a shipped env whose
   capability matches by name, no model asked (the offline path).
 
-To add one, implement the :class:`Generator` protocol and pass an instance to
-:func:`~trace_envs.synthesis.synthesize`.
+:func:`~trace_envs.synthesis.factory.make_generator` builds one from its spec. To add one, implement the
+:class:`Generator` protocol and pass an instance to :func:`~trace_envs.synthesis.synthesize`.
 """
 
 from __future__ import annotations
@@ -63,19 +63,3 @@ class ModelGenerator:
     def generate(self, messages: list[dict[str, Any]], request: SynthesisRequest) -> Generation:
         response = self.model.chat(messages, **self.sampling)
         return Generation(text=response.content or "", usage=response.usage, model=response.model)
-
-
-def make_generator(spec: str, *, sampling: dict[str, Any] | None = None, **model_options: Any) -> Generator:
-    """``catalogue`` or a model spec; ``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields
-    (``base_url``, ``api_key``, ``cache_dir``, ...). Raises ValueError naming the valid forms."""
-    if spec == CATALOGUE:
-        from .catalogue import CatalogueGenerator
-
-        return CatalogueGenerator()
-    from trace_envs.llm.spec import is_model_spec
-
-    if not is_model_spec(spec):
-        raise ValueError(f"generator: {spec!r} is not a generator; use one of: {GENERATOR_FORMS}")
-    from trace_envs.llm.factory import make_chat_model
-
-    return ModelGenerator(make_chat_model(spec, **model_options), sampling)

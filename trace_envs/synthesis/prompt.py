@@ -76,15 +76,24 @@ def _supports(cls: Any, target: str) -> bool:
     return field is not None and target in get_args(field.annotation)
 
 
+def plugin_package_names() -> tuple[str, ...]:
+    """The packages installed envs come from (``generated_envs`` for the shipped ones)."""
+    import trace_envs  # noqa: F401  (loads the plugins)
+    from trace_envs.plugins import plugin_packages
+
+    return tuple(package.__name__ for package in plugin_packages())
+
+
 def shipped_envs(target: str) -> list[tuple[str, type]]:
-    """``(env id, class)`` of every shipped env (from ``generated_envs``) that runs on ``target``."""
-    import trace_envs  # noqa: F401  (registers the shipped envs)
+    """``(env id, class)`` of every installed env (a plugin package's: the shipped ``generated_envs`` and
+    third-party ones, not folders of loaded modules) that runs on ``target``."""
     from trace_envs.registration import env_class, list_capability_envs
 
+    packages = plugin_package_names()
     found = []
     for env_id in list_capability_envs():
         cls = env_class(env_id)
-        if isinstance(cls, type) and cls.__module__.startswith("generated_envs.") and _supports(cls, target):
+        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and _supports(cls, target):
             found.append((env_id, cls))
     return found
 

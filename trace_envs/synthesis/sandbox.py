@@ -83,10 +83,10 @@ def denied_read_roots() -> list[str]:
 
 def package_roots() -> list[str]:
     """Directories that hold our packages (what the child's PYTHONPATH must contain)."""
-    import generated_envs
     import trace_envs
+    from trace_envs.plugins import plugin_packages
 
-    roots = {str(Path(p.__file__ or "").resolve().parent.parent) for p in (trace_envs, generated_envs)}
+    roots = {str(Path(p.__file__ or "").resolve().parent.parent) for p in (trace_envs, *plugin_packages())}
     return sorted(roots)
 
 

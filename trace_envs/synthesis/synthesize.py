@@ -16,14 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.llm.base import Usage
 
 from .attempts import AttemptStore, SynthesisHeader
-from .calibration import CalibrationSettings
+from .calibration_settings import CalibrationSettings
 from .extract import extract_module
-from .gates import GateContext, default_gates, validate_source
-from .generators import CATALOGUE, Generator, make_generator
+from .factory import make_generator
+from .gates import GateContext
+from .generators import CATALOGUE, Generator
 from .manifest import ModuleEntry, Rejection, env_id_for, gate_summaries, record_module, record_rejection
 from .prompt import PromptBudget, SynthesisRequest, generation_prompt, prompt_hash, repair_prompt
 from .protocol import SandboxLimits
 from .report import GateResult, ValidationReport
+from .validation import default_gates, validate_source
 
 Progress = Callable[[str, str], None]
 """Called with (capability, what is happening), e.g. ``("precondition_verification", "round 2: validating")``."""

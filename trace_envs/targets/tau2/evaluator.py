@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -40,7 +40,8 @@ from trace_envs.llm.base import ChatModel
 
 from .tasks import PAPER_REWARD_BASIS, Action, RewardType, Tau2Task
 
-Message = dict[str, Any]
+Message = Mapping[str, Any]
+"""A chat message as the evaluator reads it (any env's transcript entry, core's ``Message`` included)."""
 STOP_TERMINATIONS = ("user_stop", "agent_stop")
 
 
