@@ -135,3 +135,43 @@ def test_the_path_variable_is_loaded_on_import(tmp_path: Path) -> None:
     assert run_python(code, **{PATH_VARIABLE: f"{tmp_path}{os.pathsep}"}).stdout.strip() == "True"
     missing = run_python(code, **{PATH_VARIABLE: str(tmp_path / "missing")})
     assert missing.returncode != 0 and f"${PATH_VARIABLE}: " in missing.stderr and "is not a folder" in missing.stderr
+
+
+def synthesis_folder(folder: Path, source: str) -> Path:
+    """A folder as ``trace-envs synthesize`` writes it: one module and a manifest vouching for it."""
+    import hashlib
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "renamed.py").write_text(source, encoding="utf-8")
+    entry = {"source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(), "target": "retail"}
+    manifest = {"format": "trace-envs/synthesis@1", "modules": {"renamed.py": entry}, "rejected": {}}
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_a_synthesis_folder_loads_only_the_modules_its_manifest_vouches_for(tmp_path: Path) -> None:
+    from trace_envs.plugins import UnvalidatedModule
+
+    vouched = synthesis_folder(tmp_path / "vouched", RENAMED_ENV)
+    assert trace_envs.load_envs(vouched) == ["trace/plugin-order-cancel-v0"]
+    edited = synthesis_folder(tmp_path / "edited", RENAMED_ENV)
+    (edited / "renamed.py").write_text(RENAMED_ENV + "\nSNEAKY = 1\n", encoding="utf-8")
+    with pytest.raises(UnvalidatedModule, match=r"renamed\.py was edited since it was validated") as refused:
+        trace_envs.load_envs(edited)
+    assert "trace-envs validate" in str(refused.value)
+    extra = synthesis_folder(tmp_path / "extra", RENAMED_ENV)
+    (extra / "unlisted.py").write_text(RENAMED_ENV, encoding="utf-8")
+    with pytest.raises(UnvalidatedModule, match=r"unlisted\.py is not in .*manifest\.json"):
+        trace_envs.load_envs(extra)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text('{"name": "another tool"}', encoding="utf-8")
+    assert trace_envs.load_envs(other) == []  # not a synthesis manifest: no check
+
+
+def test_the_path_variable_refuses_an_edited_module_too(tmp_path: Path) -> None:
+    folder = synthesis_folder(tmp_path / "envs", RENAMED_ENV)
+    (folder / "renamed.py").write_text(RENAMED_ENV.replace("Cancel the order", "Cancel any order"), encoding="utf-8")
+    refused = run_python("import trace_envs", **{PATH_VARIABLE: str(folder)})
+    assert refused.returncode != 0 and "was edited since it was validated" in refused.stderr

@@ -7,6 +7,9 @@
 - :func:`load_envs` imports every module of a folder and registers each ``CapabilityEnv`` it defines.
 - ``$TRACE_ENVS_PATH`` (folders separated by ``os.pathsep``) is loaded by ``import trace_envs``, so
   worker processes (TRL/accelerate, rollout workers) see the same envs as the process that started them.
+- A folder written by ``trace-envs synthesize`` holds a ``manifest.json`` with each validated module's
+  sha256; such a folder loads only if every module is the one validated (an edited module is refused
+  until ``trace-envs validate`` records it again).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import json
 import os
 import sys
 import warnings
@@ -26,7 +30,13 @@ from .core.registry import NAMESPACE, register_env
 
 ENTRY_POINT_GROUP = "trace_envs.envs"
 PATH_VARIABLE = "TRACE_ENVS_PATH"
+SYNTHESIS_MANIFEST = "manifest.json"
+SYNTHESIS_FORMAT = "trace-envs/synthesis@1"
 _LOADED_FOLDERS: list[Path] = []
+
+
+class UnvalidatedModule(ValueError):
+    """A module of a synthesis output folder is not the one its ``manifest.json`` vouches for."""
 
 
 def load_plugins() -> list[str]:
@@ -68,6 +78,9 @@ def load_envs(path: str | os.PathLike[str]) -> list[str]:
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
         raise NotADirectoryError(f"load_envs: {folder} is not a folder; pass the folder that holds the env modules")
+    problems = unvalidated_modules(folder)
+    if problems:
+        raise UnvalidatedModule("load_envs: refusing to load " + "; ".join(problems))
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
     ids: list[str] = []
     for file in sorted(folder.glob("*.py")):
@@ -78,6 +91,41 @@ def load_envs(path: str | os.PathLike[str]) -> list[str]:
     if folder not in _LOADED_FOLDERS:
         _LOADED_FOLDERS.append(folder)
     return ids
+
+
+def unvalidated_modules(folder: str | os.PathLike[str]) -> list[str]:
+    """One line per module of a synthesis output folder that its manifest does not vouch for (edited since
+    it was validated, or never validated); empty for a folder without a synthesis manifest."""
+    folder = Path(folder)
+    path = folder / SYNTHESIS_MANIFEST
+    if not path.exists():
+        return []
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return [f"{path} is not valid JSON ({exc}); write the folder again with trace-envs synthesize"]
+    if not isinstance(manifest, dict) or manifest.get("format") != SYNTHESIS_FORMAT:
+        return []  # some other tool's manifest
+    entries = manifest.get("modules") or {}
+    problems = []
+    for file in sorted(folder.glob("*.py")):
+        if file.name.startswith("_"):
+            continue
+        entry = entries.get(file.name)
+        if not isinstance(entry, dict):
+            problems.append(
+                f"{file} is not in {path}: it was never validated; run `trace-envs validate {file}` to validate "
+                "and record it"
+            )
+            continue
+        actual = hashlib.sha256(file.read_bytes()).hexdigest()
+        recorded = str(entry.get("source_sha256", ""))
+        if actual != recorded:
+            problems.append(
+                f"{file} was edited since it was validated (sha256 {actual[:12]}…, manifest {recorded[:12]}…); "
+                f"validate it again: `trace-envs validate {file}`"
+            )
+    return problems
 
 
 def loaded_folders() -> list[str]:

@@ -3,12 +3,11 @@ what every gate said and its source's sha256; per rejected capability, why.
 
 Loading a folder that holds a manifest (``trace_envs.load_envs``, ``$TRACE_ENVS_PATH``) checks every
 module against it, so a module edited since it was validated is refused until it is validated again
-(``trace-envs validate`` records the new hash).
+(``trace-envs validate`` records the new hash); the check itself lives in :mod:`trace_envs.plugins`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from pathlib import Path
@@ -17,14 +16,17 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import Usage
+from trace_envs.plugins import SYNTHESIS_FORMAT, SYNTHESIS_MANIFEST, UnvalidatedModule, unvalidated_modules
 
 from .report import ValidationReport
 
 if TYPE_CHECKING:
     from .gates import GateContext
 
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = "trace-envs/synthesis@1"
+MANIFEST = SYNTHESIS_MANIFEST
+MANIFEST_FORMAT = SYNTHESIS_FORMAT
+ModuleChanged = UnvalidatedModule
+"""A module of a synthesis folder differs from what was validated (or was never validated)."""
 _LOCK = threading.Lock()
 
 
@@ -76,17 +78,9 @@ class Manifest(BaseModel):
     rejected: dict[str, Rejection] = Field(default_factory=dict)
 
 
-class ModuleChanged(ValueError):
-    """A module of a synthesis folder differs from what was validated (or was never validated)."""
-
-
 def env_id_for(capability: str) -> str:
     """The id ``load_envs`` registers a module's env as: ``trace/<capability with dashes>-v0``."""
     return f"trace/{capability.replace('_', '-')}-v0"
-
-
-def source_sha256(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def gate_summaries(report: ValidationReport) -> list[GateSummary]:
@@ -139,35 +133,10 @@ def record_rejection(folder: str | Path, rejection: Rejection) -> None:
         _write(folder, manifest)
 
 
-def changed_modules(folder: str | Path) -> list[str]:
-    """One line per module of ``folder`` that its manifest does not vouch for (edited, or not listed)."""
-    folder = Path(folder)
-    manifest = read_manifest(folder)
-    if manifest is None:
-        return []
-    problems = []
-    for file in sorted(folder.glob("*.py")):
-        if file.name.startswith("_"):
-            continue
-        entry = manifest.modules.get(file.name)
-        if entry is None:
-            problems.append(
-                f"{file} is not in {folder / MANIFEST}: it was never validated; run "
-                f"`trace-envs validate {file} --target <target>` to validate and record it"
-            )
-            continue
-        actual = source_sha256(file.read_text(encoding="utf-8"))
-        if actual != entry.source_sha256:
-            problems.append(
-                f"{file} was edited since it was validated (sha256 {actual[:12]}…, manifest {entry.source_sha256[:12]}…); "
-                f"validate it again: `trace-envs validate {file} --target {entry.target}`"
-            )
-    return problems
-
-
 def verify_folder(folder: str | Path) -> None:
-    """Raise :class:`ModuleChanged` naming every module the manifest does not vouch for (no-op without one)."""
-    problems = changed_modules(folder)
+    """Raise :class:`ModuleChanged` naming every module the manifest does not vouch for (no-op without
+    one): what :func:`trace_envs.load_envs` checks before importing anything of the folder."""
+    problems = unvalidated_modules(folder)
     if problems:
         raise ModuleChanged("refusing to load " + "; ".join(problems))
 
