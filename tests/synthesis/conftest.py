@@ -18,6 +18,8 @@ from ..conftest import shared_dir
 HERE = Path(__file__).parent
 REDTEAM = HERE / "redteam"
 GOOD_MODULE = HERE / "modules" / "retail_cancel.py"
+REPLIES = HERE / "data" / "replies"
+"""Recorded generator replies: a correct module, and the same with a defect (global RNG) to repair."""
 CAPABILITY = "precondition_verification"
 TAU2_DATA = shared_dir() / "data" / "tau2"
 
@@ -43,6 +45,23 @@ def make_context(name: str = "<module>", *, wall: float = 60.0, **overrides: obj
     }
     settings.update(overrides)
     return GateContext(**settings)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def analysis_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """analysis.json of an offline (probes) analysis that keeps precondition_verification, with its store."""
+    from trace_envs.analysis import AnalysisConfig, run_analysis
+    from trace_envs.rollout.store import TrajectoryStore
+
+    from ..analysis.recorded import store_records
+
+    folder = tmp_path_factory.mktemp("analysis")
+    with TrajectoryStore(folder / "runs.jsonl", fsync=False) as store:
+        for record in store_records():
+            store.append(record)
+    result = run_analysis(folder / "runs.jsonl", AnalysisConfig(analyst="probes", runs=2), folder, report=False)
+    assert result.kept == [CAPABILITY]
+    return folder / "analysis.json"
 
 
 @pytest.fixture

@@ -234,6 +234,23 @@ def _infer_target(path: Path, source: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _trusted(path: Path, trust: list[str] | None) -> tuple[str, ...]:
+    """Packages a module may import besides the allow-list: ``--trust``, and for a module the catalogue
+    wrote (its folder's manifest says so) the packages of the installed envs, as when it was synthesised."""
+    from trace_envs.synthesis import CatalogueGenerator, read_manifest
+    from trace_envs.synthesis.generators import CATALOGUE
+
+    packages = list(trust or [])
+    try:
+        manifest = read_manifest(path.parent)
+    except ValueError:
+        manifest = None
+    entry = manifest.modules.get(path.name) if manifest is not None else None
+    if entry is not None and entry.generator == CATALOGUE:
+        packages += CatalogueGenerator().trusted_imports
+    return tuple(dict.fromkeys(packages))
+
+
 def _validate_one(path: Path, source: str, context: GateContext) -> tuple[ValidationReport, bool]:
     """The module's report, and whether it was recorded in its folder's manifest."""
     from trace_envs.synthesis import validate_source
@@ -271,6 +288,13 @@ def validate_command(
         float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
     ] = 0.2,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Modules validated in parallel.")] = 2,
+    trust: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="PACKAGE",
+            help="Also allow imports of this installed package (repeat); catalogue modules get theirs.",
+        ),
+    ] = None,
 ) -> None:
     """Run every gate on env modules written by anyone, and print the gate table of each.
 
@@ -303,7 +327,10 @@ def validate_command(
         "capability": capability, "seeds": seeds, "fuzz_examples": fuzz_examples, "tau2_data": tau2_data,
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
-    contexts = [GateContext(target=t, filename=path.name, **settings) for path, _, t in sources]
+    contexts = [
+        GateContext(target=t, filename=path.name, trusted_imports=_trusted(path, trust), **settings)
+        for path, _, t in sources
+    ]
     with (
         console.status(f"validating {len(sources)} module(s), {jobs} at a time…"),
         ThreadPoolExecutor(max_workers=jobs) as pool,

@@ -19,12 +19,12 @@ from .catalogue import CatalogueGenerator, NoCatalogueEnv
 from .factory import make_generator
 from .gates import TARGETS, Gate, GateContext, named_gate
 from .generators import Generation, Generator, ModelGenerator
+from .loop import SynthesisResult, SynthesisSettings, synthesize
 from .manifest import Manifest, ModuleChanged, read_manifest, verify_folder
 from .prompt import PromptBudget, SynthesisRequest, generation_prompt
 from .protocol import BlockedEvent, BoxResult, SandboxLimits, SandboxOutcome
 from .report import Finding, GateResult, ValidationReport
 from .sandbox import run_in_sandbox
-from .synthesize import SynthesisResult, SynthesisSettings, synthesize
 from .validation import default_gates, validate_file, validate_source
 
 __all__ = [

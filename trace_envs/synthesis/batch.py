@@ -17,7 +17,7 @@ from trace_envs.analysis.models import AnalysisResult
 
 from .evidence import request_from_analysis
 from .generators import Generator
-from .synthesize import Progress, SynthesisResult, SynthesisSettings, synthesize
+from .loop import Progress, SynthesisResult, SynthesisSettings, synthesize
 
 
 class SynthesisError(BaseModel):

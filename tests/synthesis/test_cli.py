@@ -1,0 +1,125 @@
+"""`trace-envs validate` and `trace-envs synthesize`: gate tables, JSON reports, exit codes 0/1/2, and
+validating an edited module again so that its folder loads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from .conftest import CAPABILITY, GOOD_MODULE, REDTEAM, TAU2_DATA
+
+pytest.importorskip("typer")
+needs_sandbox = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not TAU2_DATA.is_dir(), reason="needs Linux (sandbox) and the tau2 data"
+)
+FAST = ["--seeds", "5", "--fuzz-examples", "10", "--tau2-data", str(TAU2_DATA)]
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from trace_envs.cli import build_app
+
+    return CliRunner().invoke(build_app(), list(args))
+
+
+def one_line(output: str) -> str:
+    return " ".join(output.split())
+
+
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    before = set(gym.registry)
+    yield
+    for env_id in set(gym.registry) - before:
+        del gym.registry[env_id]
+
+
+@needs_sandbox
+def test_validate_prints_the_table_and_writes_json(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = invoke("validate", str(GOOD_MODULE), *FAST, "--json", str(report))
+    assert result.exit_code == 0, result.output
+    assert "retail_cancel.py: passed in" in result.output and "capability" in result.output
+    data = json.loads(report.read_text())
+    assert data["passed"] is True and data["stopped_by"] is None and data["target"] == "retail"  # target inferred
+    junk = REDTEAM / "flawed_is_junk.py"
+    result = invoke("validate", str(GOOD_MODULE), str(junk), *FAST, "--json", str(report), "-c", CAPABILITY)
+    assert result.exit_code == 1, result.output
+    assert "flawed_is_junk.py: rejected by capability" in one_line(result.output)
+    both = json.loads(report.read_text())
+    assert [(r["module"], r["stopped_by"]) for r in both] == [
+        ("retail_cancel.py", None),
+        ("flawed_is_junk.py", "capability"),
+    ]
+
+
+@needs_sandbox
+def test_validate_with_calibration_prints_its_statistics() -> None:
+    args = ["--calibrate", "noop", "--calibration-seeds", "2", "--samples", "2"]
+    result = invoke("validate", str(GOOD_MODULE), *FAST, *args)
+    assert result.exit_code == 1, result.output
+    text = one_line(result.output)
+    assert "rejected by calibration" in text and "calibration-too-hard" not in text  # the table shows messages
+    assert "below the band 20%-60%" in text
+
+
+def test_validate_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = invoke("validate", str(tmp_path / "absent.py"))
+    assert missing.exit_code == 2 and "does not exist" in one_line(missing.output)
+    plain = tmp_path / "plain.py"
+    plain.write_text("x = 1\n", encoding="utf-8")
+    unknown = invoke("validate", str(plain))
+    assert unknown.exit_code == 2 and "cannot tell which target" in one_line(unknown.output)
+    wrong = invoke("validate", str(plain), "--target", "shop")
+    assert wrong.exit_code == 2 and "unknown target 'shop'" in one_line(wrong.output)
+    monkeypatch.delenv("TRACE_ENVS_TAU2_DATA", raising=False)
+    no_data = invoke("validate", str(GOOD_MODULE))
+    assert no_data.exit_code == 2 and "--tau2-data" in one_line(no_data.output)
+    assert "Traceback" not in missing.output + unknown.output + no_data.output
+
+
+def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> None:
+    base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--tau2-data", str(TAU2_DATA)]
+    bad_generator = invoke(*base, "-g", "gpt-4")
+    assert bad_generator.exit_code == 2 and "--generator" in one_line(bad_generator.output)
+    bad_capability = invoke(*base, "-g", "catalogue", "-c", "no_such")
+    assert bad_capability.exit_code == 2 and "no_such not in the analysis" in one_line(bad_capability.output)
+    missing = invoke("synthesize", str(tmp_path / "none.json"), *base[2:], "-g", "catalogue")
+    assert missing.exit_code == 2 and "not a readable analysis.json" in one_line(missing.output)
+    assert not (tmp_path / "manifest.json").exists()  # nothing was written
+
+
+@needs_sandbox
+@pytest.mark.usefixtures("clean_registry")
+def test_an_edited_module_loads_again_once_validated(analysis_file: Path, tmp_path: Path) -> None:
+    import trace_envs
+    from trace_envs.plugins import UnvalidatedModule
+
+    out = tmp_path / "envs"
+    result = invoke("synthesize", str(analysis_file), "-t", "retail", "-g", "catalogue", "-o", str(out), *FAST)
+    assert result.exit_code == 0, result.output
+    assert "offline: the catalogue generator reused shipped envs" in one_line(result.output)
+    module = out / f"{CAPABILITY}.py"
+    module.write_text(module.read_text(encoding="utf-8") + "\n# tuned by hand\n", encoding="utf-8")
+    with pytest.raises(UnvalidatedModule, match="edited since it was validated"):
+        trace_envs.load_envs(out)
+    validated = invoke("validate", str(module), *FAST)
+    assert validated.exit_code == 0, validated.output
+    assert "recorded" in validated.output
+    assert trace_envs.load_envs(out) == ["trace/precondition-verification-v0"]
+    # a hand-written module dropped into the folder is refused until validated, then recorded as such
+    shutil.copy(GOOD_MODULE, out / "hand_written.py")
+    with pytest.raises(UnvalidatedModule, match="never validated"):
+        trace_envs.load_envs(out)
+    assert invoke("validate", str(out / "hand_written.py"), *FAST).exit_code == 0
+    from trace_envs.synthesis import read_manifest
+
+    manifest = read_manifest(out)
+    assert manifest is not None and manifest.modules["hand_written.py"].generator == "hand-written"

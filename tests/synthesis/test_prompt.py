@@ -1,0 +1,104 @@
+"""The generation prompt: every part the issue lists, from analysis.json and the store, within its budget;
+the repair prompt; and taking the module out of a reply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trace_envs.analysis.pipeline import load_analysis
+from trace_envs.core import get_domain
+from trace_envs.synthesis import PromptBudget, SynthesisRequest, generation_prompt
+from trace_envs.synthesis.evidence import request_from_analysis
+from trace_envs.synthesis.extract import extract_module
+from trace_envs.synthesis.prompt import contract_guide, repair_prompt, worked_examples
+
+from .conftest import CAPABILITY
+
+
+@pytest.fixture(scope="module")
+def request_(analysis_file: Path) -> SynthesisRequest:
+    return request_from_analysis(load_analysis(analysis_file), CAPABILITY, "retail", base=analysis_file.parent)
+
+
+def test_the_request_carries_what_analysis_saw(request_: SynthesisRequest, analysis_file: Path) -> None:
+    analysis = load_analysis(analysis_file)
+    assert request_.description == analysis.dictionary.get(CAPABILITY).description  # type: ignore[union-attr]
+    assert request_.failure_patterns and all(p.strip() for p in request_.failure_patterns)
+    assert len(request_.excerpts) == 3 and all("FAILURE" in e for e in request_.excerpts)
+    assert all("AGENT CALLS" in e for e in request_.excerpts)  # real transcripts from the store
+    assert request_.notes == []
+
+
+def test_the_prompt_holds_every_part(request_: SynthesisRequest) -> None:
+    prompt = generation_prompt(request_)
+    domain = get_domain("retail")
+    assert f"Name: {CAPABILITY}" in prompt and request_.description in prompt
+    assert request_.failure_patterns[0] in prompt and request_.excerpts[0] in prompt
+    assert json.dumps(domain.toolset.schemas(), ensure_ascii=False) in prompt  # tool schemas, exactly
+    assert json.dumps(domain.state_model.model_json_schema(), ensure_ascii=False) in prompt  # state model
+    assert domain.policy.strip() in prompt
+    assert contract_guide().strip() in prompt  # the contract guide, verbatim
+    examples = worked_examples("retail", CAPABILITY, PromptBudget())
+    assert 1 <= len(examples) <= 2 and examples[0]["env_id"] == "trace/precondition-v0"  # same capability first
+    assert all(e["source"] in prompt for e in examples)
+    for rule in ("Seed purity", "reference solution", "flawed solution", "evaluation tasks", "at least 20%"):
+        assert rule in prompt
+    assert prompt.rstrip().endswith("```") and "one fenced Python module and nothing else" in prompt
+    assert "from trace_envs.domains.retail import RETAIL" in prompt
+
+
+def test_the_prompt_is_trimmed_to_its_budget(request_: SynthesisRequest, analysis_file: Path) -> None:
+    small = PromptBudget(patterns=1, excerpts=1, excerpt_tokens=200, examples=1, example_chars=20_000)
+    trimmed = request_from_analysis(load_analysis(analysis_file), CAPABILITY, "retail", budget=small)
+    assert len(trimmed.excerpts) == 1 and len(trimmed.excerpts[0]) <= 200 * 4 + 200
+    assert len(trimmed.failure_patterns) == 1
+    prompt = generation_prompt(trimmed, small)
+    assert len(worked_examples("retail", CAPABILITY, small)) <= 1
+    assert len(prompt) < len(generation_prompt(request_))
+    none = PromptBudget(examples=0)
+    assert "Worked examples" not in generation_prompt(request_, none)
+
+
+def test_a_missing_store_is_said_not_hidden(analysis_file: Path, tmp_path: Path) -> None:
+    request = request_from_analysis(load_analysis(analysis_file), CAPABILITY, "retail", store=tmp_path / "gone.jsonl")
+    assert request.excerpts == [] and "was not found" in request.notes[0]
+    with pytest.raises(ValueError, match=r"^capability: 'no_such' is not in the analysis dictionary"):
+        request_from_analysis(load_analysis(analysis_file), "no_such", "retail")
+
+
+def test_bad_requests_name_the_field() -> None:
+    with pytest.raises(ValueError, match="capability: 'Not Snake'"):
+        SynthesisRequest(capability="Not Snake", description="d", target="retail")
+    with pytest.raises(ValueError, match="target: unknown target 'shop'"):
+        SynthesisRequest(capability="x", description="d", target="shop")
+
+
+def test_the_repair_prompt_separates_new_and_repeated_findings() -> None:
+    text = repair_prompt(["[contract] line 3: new problem"], ["[parse] old problem"], "contract")
+    assert "rejected by the contract gate" in text
+    assert text.index("line 3: new problem") < text.index("Still not fixed") < text.index("old problem")
+    assert "one fenced Python module and nothing else" in text
+    assert "Still not fixed" not in repair_prompt(["x"], [], "parse")
+
+
+@pytest.mark.parametrize(
+    ("reply", "module", "rule"),
+    [
+        ("Here it is:\n```python\nx = 1\n```\nDone.", "x = 1\n", None),
+        ("```py\nx = 1\n```", "x = 1\n", None),
+        ("x = 1\n", "x = 1\n", None),  # unfenced but Python
+        ("```python\nx = 1\n```\n```python\ny = 2\n```", None, "several-modules"),
+        ("Sorry, I cannot help with that.", None, "no-module"),
+        ("```python\nx = 1\n", None, "no-module"),  # cut off before the closing fence
+        ("```json\n{}\n```", None, "no-module"),
+    ],
+)
+def test_taking_the_module_out_of_a_reply(reply: str, module: str | None, rule: str | None) -> None:
+    source, result = extract_module(reply)
+    assert source == module
+    assert result.status == ("passed" if rule is None else "failed")
+    if rule is not None:
+        assert result.findings[0].rule == rule and "exactly one fenced" in result.findings[0].fix
