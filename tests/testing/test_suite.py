@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from trace_envs.registration import list_capability_envs
-from trace_envs.testing import check_capability_env, property_checks
+from trace_envs.testing import check_capability_env, make_env, property_checks
+from trace_envs.testing.properties import CANNED_ANSWERS, check_constant_answer_fails, constant_answers
 
 from .broken_envs import BROKEN, broken_env_id
 
@@ -35,3 +36,20 @@ def test_failures_raise_with_every_failing_property_named() -> None:
 def test_no_seeds_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="at least one seed"):
         check_capability_env("trace/order-cancel-v0", seeds=[])
+
+
+def test_constant_answers_are_the_envs_own_messages_and_canned_ones() -> None:
+    env = make_env("trace/order-cancel-v0")
+    candidates = constant_answers(env, range(12, 22))
+    own: list[str] = []
+    for seed in range(12, 22):
+        env.reset(seed=seed)
+        own += [a for a in [*env.oracle_actions(), *(env.flawed_actions() or [])] if not a.startswith("{")]
+    assert candidates == list(dict.fromkeys([*own, *CANNED_ANSWERS]))
+    assert any("already processed" in c for c in candidates)  # a refusal of the env's own
+
+
+def test_a_constant_answer_failure_names_the_message_and_the_seeds() -> None:
+    with pytest.raises(AssertionError, match=r"the worst, .*cannot be cancelled.*, wins [1-9]\d* \(e\.g\. seeds \["):
+        check_constant_answer_fails(broken_env_id("constant_answer_fails"), range(12))
+    check_constant_answer_fails("trace/order-cancel-v0", range(12))  # the same env with the read rule passes
