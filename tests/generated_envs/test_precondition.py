@@ -185,3 +185,16 @@ def test_an_airline_refusal_must_give_the_cabin_and_the_booking_date() -> None:
         vague = f"I'm sorry, but reservation {task.metadata['target']} is not eligible for cancellation."
         assert play_actions(env, [*checked, vague], seed=seed)[0] == 0.0
     assert seen > 10
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_constant_answer_wins_even_when_every_request_is_refused(variant: str) -> None:
+    """With not_allowed_share=1 "always refuse" is the right decision on every seed; it must still
+    take the lookup. The env's own refusals (and canned ones), sent as constants, win no seed."""
+    from trace_envs.testing.properties import constant_answers
+
+    env = make(variant, not_allowed_share=1.0)
+    candidates = constant_answers(env, range(100, 110))
+    assert sum("not eligible" in c for c in candidates) >= 10
+    wins = {c: [s for s in range(40) if play_actions(env, [c] * env.max_turns, seed=s)[0] > 0] for c in candidates}
+    assert {c: won for c, won in wins.items() if won} == {}
