@@ -85,7 +85,8 @@ class OrderCancelKnobs(BaseModel):
 
 
 class OrderCancelEnv(CapabilityEnv):
-    """The user asks to cancel an order; about half the seeds make it ineligible."""
+    """The user asks to cancel an order; about half the seeds make it ineligible. A refusal must
+    come after looking the order up and give its status."""
 
     capability = Capability(
         name="precondition_verification",
@@ -118,12 +119,14 @@ class OrderCancelEnv(CapabilityEnv):
                 f"Your order {target.order_id} ({target.item}) is now cancelled.",
             ]
             facts = ["cancelled"]
+            reads: list[ToolCall] = []
         else:
             solution = [
                 lookup,
                 f"I'm sorry, order {target.order_id} is already {target.status}, so it cannot be cancelled.",
             ]
             facts = [target.status]
+            reads = [lookup]  # the status is one of two: without the lookup, "already delivered" would pay
         return Task(
             task_id="",
             initial_state=ShopState(orders=orders).model_dump(mode="json"),
@@ -134,6 +137,7 @@ class OrderCancelEnv(CapabilityEnv):
             ),
             solution=solution,
             required_facts=facts,
+            required_reads=reads,
             metadata={"order_id": target.order_id, "eligible": target.status == "pending", "status": target.status},
         )
 

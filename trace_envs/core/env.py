@@ -198,22 +198,58 @@ class CapabilityEnv(ConversationEnv):
         return self.domain.state_hash(gold)
 
     def facts_told(self) -> dict[str, bool]:
-        """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
+        """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`),
+        counting only messages sent after every required read (see :meth:`answer_start`)."""
         task = self._require_task()
+        start = self.answer_start()
         said = " ".join(
             normalize_fact_text(m["content"] or "")
-            for m in self.messages
+            for m in self.messages[len(self.messages) if start is None else start :]
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )
         return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
+    def reads_done(self) -> dict[str, bool]:
+        """For each of the task's required reads (keyed by its action string), whether it succeeded."""
+        calls = self._successful_calls()
+        return {
+            format_tool_call(read): any(_same_call(read, name, arguments) for name, arguments, _ in calls)
+            for read in self._require_task().required_reads
+        }
+
+    def answer_start(self) -> int | None:
+        """Index of the first message after every required read has succeeded (0 if the task requires
+        none; ``None`` if one never did): only what the agent says from there on can tell a fact."""
+        pending = list(self._require_task().required_reads)
+        if not pending:
+            return 0
+        for name, arguments, after in self._successful_calls():
+            pending = [read for read in pending if not _same_call(read, name, arguments)]
+            if not pending:
+                return after
+        return None
+
+    def _successful_calls(self) -> list[tuple[str, Any, int]]:
+        """(name, arguments, index of the message after its result) of each tool call that succeeded."""
+        calls = []
+        for index, message in enumerate(self.messages):
+            if message["role"] != "assistant" or not message.get("tool_calls"):
+                continue
+            after = index + 1 + len(message["tool_calls"])
+            for call, result in zip(message["tool_calls"], self.messages[index + 1 : after], strict=False):
+                if result.get("role") == "tool" and not result.get("error"):
+                    calls.append((call["name"], call["arguments"], after))
+        return calls
+
     def verify(self) -> Verdict[Any]:
-        """Success iff the state hash equals the gold hash and every required fact was told."""
+        """Success iff the state hash equals the gold hash, every required read was made and every
+        required fact was told after them."""
         state_hash = self.domain.state_hash(self.state)
         gold = self.gold_hash()
         facts = self.facts_told()
+        reads = self.reads_done()
         hash_match = state_hash == gold
-        success = hash_match and all(facts.values())
+        success = hash_match and all(facts.values()) and all(reads.values())
         return Verdict[None](
             reward=1.0 if success else 0.0,
             success=success,
@@ -221,6 +257,7 @@ class CapabilityEnv(ConversationEnv):
             state_hash=state_hash,
             gold_hash=gold,
             facts_told=facts,
+            reads_done=reads,
             components={"db": float(hash_match), "communicate": float(all(facts.values()))},
         )
 
@@ -240,3 +277,8 @@ class CapabilityEnv(ConversationEnv):
         if self.task is None:
             raise RuntimeError("call reset() first: there is no current task")
         return self.task
+
+
+def _same_call(read: ToolCall, name: str, arguments: Any) -> bool:
+    """Whether a call the agent made is this read: the same name and equal arguments."""
+    return read.name == name and read.arguments == arguments

@@ -48,6 +48,9 @@ class Task(BaseModel):
     user: UserScript
     solution: list[ToolCall | str]
     required_facts: list[str] = Field(default_factory=list)
+    required_reads: list[ToolCall] = Field(default_factory=list)
+    """Tool calls (name and arguments) that must succeed before the required facts are told: the records
+    a decision rests on, so that a canned answer without the lookup cannot pass."""
     expected_errors: list[int] = Field(default_factory=list)
     """Indexes of solution steps that must fail (e.g. the permission error an agent recovers from)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -71,6 +74,8 @@ class Verdict(BaseModel, Generic[DetailsT]):
     gold_hash: str | None
     facts_told: dict[str, bool]
     """Each fact the agent had to tell the user, and whether it did."""
+    reads_done: dict[str, bool] = Field(default_factory=dict)
+    """For each required read (as its action string), whether the agent made it successfully."""
     components: dict[str, float]
     """The named parts of the reward (e.g. ``db`` and ``communicate``)."""
     details: DetailsT | None = None
