@@ -34,6 +34,19 @@ from .steps import compare_steps
 _PRELOADED = (gymnasium.utils.env_checker, hypothesis, hypothesis.strategies, trace_envs.testing.strategies)
 
 
+def prepare() -> None:
+    """Do, before the audit hook, what the checks would otherwise do lazily under it: a seeded Hypothesis
+    run registers its PRNG once, checking ``gc.get_referrers`` (which the hook refuses as an object walk)."""
+
+    @hypothesis.seed(0)
+    @hypothesis.settings(max_examples=1, database=None)
+    @hypothesis.given(hypothesis.strategies.none())
+    def seeded_run(_: None) -> None:
+        return None
+
+    seeded_run()
+
+
 def trusted_roots() -> list[str]:
     """Where trusted code is read from: the interpreter's prefixes and our packages (not the repo root)."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}

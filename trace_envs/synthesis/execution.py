@@ -32,6 +32,10 @@ PROPERTY_FIXES: dict[str, str] = {
     "oracle_solves": "Make Task.solution solve the task with the real tools and tell every required fact.",
     "flawed_fails": "Make flawed_actions() skip the capability (e.g. act without the check), so that it fails on some seeds.",
     "junk_fails": "Require a state change or a fact that only a correct solution produces (the verifier is too lax).",
+    "constant_answer_fails": (
+        "Require facts only the lookup reveals (the record's own values), or list the deciding lookups in "
+        "Task.required_reads, so that one canned message cannot pass."
+    ),
     "any_action_is_safe": "Let the base class handle actions; never raise from step() or from a tool on bad input.",
     "no_state_leak": "Keep all episode state on the instance and rebuild it in generate(); no class-level or module-level mutable state.",
     "determinism": "Draw everything from rng: no global random, hash(), set iteration order or clock.",
