@@ -1,19 +1,25 @@
 """Seconds per module for the synthesis gates (everything but calibration), 50 seeds by default.
 
     python benchmarks/synthesis_gates.py [--seeds 50] [--fuzz 50] [--rounds 3] [--tau2-data ../shared/data/tau2]
+                                         [--candidates 4 --jobs 1 2]
 
 Validates the correct retail module of the test suite ``--rounds`` times and prints, per gate, the
 best time, then where the sandbox spends it, plus the machine's load average (the two sandboxed
 processes run in parallel, so a busy machine slows them). Prints Markdown rows for docs/synthesis.md.
+With ``--candidates N``, then validates N distinct candidates (the module with a comment naming its
+index, so each is a new source) with each ``--jobs`` value as the number validated at once, as
+``trace-envs validate -j`` and ``trace-envs synthesize -j`` do, and prints the wall time of each.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from trace_envs.synthesis import GateContext, ValidationReport, validate_file
+from trace_envs.synthesis import GateContext, ValidationReport, validate_file, validate_source
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "tests" / "synthesis" / "modules" / "retail_cancel.py"
@@ -26,6 +32,8 @@ def main() -> None:
     parser.add_argument("--fuzz", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tau2-data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--candidates", type=int, default=0, help="distinct candidates to validate in parallel")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="candidates validated at once")
     args = parser.parse_args()
     reports: list[ValidationReport] = []
     for _ in range(args.rounds):
@@ -52,6 +60,37 @@ def main() -> None:
     print("| inside the suite run | seconds |\n| --- | ---: |")
     for stage, seconds in execution["seconds"].items():
         print(f"| {stage} | {seconds:.3f} |")
+    if args.candidates:
+        parallel(args)
+
+
+def parallel(args: argparse.Namespace) -> None:
+    """Wall time of validating ``args.candidates`` distinct modules with each number of jobs."""
+    source = MODULE.read_text(encoding="utf-8")
+    print(
+        "\n| candidates | validated at once | wall, s | per module, s | load average |\n| ---: | ---: | ---: | ---: | ---: |"
+    )
+    for jobs in args.jobs:
+        sources = [f"{source}\n# candidate {jobs}-{index}\n" for index in range(args.candidates)]
+        contexts = [
+            GateContext(
+                target="retail",
+                capability="precondition_verification",
+                seeds=args.seeds,
+                fuzz_examples=args.fuzz,
+                tau2_data=args.tau2_data,
+                filename=f"candidate_{index}.py",
+            )
+            for index in range(args.candidates)
+        ]
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            reports = list(pool.map(validate_source, sources, contexts))
+        wall = time.perf_counter() - start
+        if not all(r.passed for r in reports):
+            raise SystemExit("\n".join(r.table() for r in reports if not r.passed))
+        load = os.getloadavg()[0]
+        print(f"| {args.candidates} | {jobs} | {wall:.1f} | {wall / args.candidates:.1f} | {load:.1f} |")
 
 
 if __name__ == "__main__":
