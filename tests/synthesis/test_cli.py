@@ -50,7 +50,7 @@ def test_validate_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     data = json.loads(report.read_text())
     assert data["passed"] is True and data["stopped_by"] is None and data["target"] == "retail"  # target inferred
     junk = REDTEAM / "flawed_is_junk.py"
-    result = invoke("validate", str(GOOD_MODULE), str(junk), *FAST, "--json", str(report), "-c", CAPABILITY)
+    result = invoke("validate", str(GOOD_MODULE), str(junk), *FAST, "--json", str(report), "--capability", CAPABILITY)
     assert result.exit_code == 1, result.output
     assert "flawed_is_junk.py: rejected by capability" in one_line(result.output)
     both = json.loads(report.read_text())
@@ -89,7 +89,7 @@ def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> No
     base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--tau2-data", str(TAU2_DATA)]
     bad_generator = invoke(*base, "-g", "gpt-4")
     assert bad_generator.exit_code == 2 and "--generator" in one_line(bad_generator.output)
-    bad_capability = invoke(*base, "-g", "catalogue", "-c", "no_such")
+    bad_capability = invoke(*base, "-g", "catalogue", "--capability", "no_such")
     assert bad_capability.exit_code == 2 and "no_such not in the analysis" in one_line(bad_capability.output)
     missing = invoke("synthesize", str(tmp_path / "none.json"), *base[2:], "-g", "catalogue")
     assert missing.exit_code == 2 and "not a readable analysis.json" in one_line(missing.output)

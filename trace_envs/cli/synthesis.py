@@ -90,7 +90,7 @@ def synthesize_command(
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output folder (modules, manifest.json).")],
     capability: Annotated[
         list[str] | None,
-        typer.Option("--capability", "-c", help="Capability to synthesise (repeat); default: every kept one."),
+        typer.Option("--capability", help="Capability to synthesise (repeat); default: every kept one."),
     ] = None,
     rounds: Annotated[int, typer.Option(min=1, max=20, help="Attempts per capability (the first plus repairs).")] = 3,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")] = 50,
@@ -267,7 +267,7 @@ def validate_command(
         str | None, typer.Option("--target", "-t", help=TARGET_HELP + " Default: the domain the module imports.")
     ] = None,
     capability: Annotated[
-        str | None, typer.Option("--capability", "-c", help="Capability the module must declare (default: any).")
+        str | None, typer.Option("--capability", help="Capability the module must declare (default: any).")
     ] = None,
     calibrate: Annotated[
         str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
