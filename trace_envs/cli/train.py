@@ -196,16 +196,21 @@ def make_tiny_model_command(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from transformers.utils.logging import disable_progress_bar
 
     from trace_envs.llm.tiny_model import build_tiny_model
 
+    disable_progress_bar()  # this command's own bars replace the per-file ones of transformers and datasets
     with console.status(f"building a tiny Qwen3 model in {directory}…"):
         path = build_tiny_model(directory, seed=seed)
     console.print(f"[green]built[/] tiny Qwen3 model at {path}")
     if not warmup:
         return
+    from datasets.utils.logging import disable_progress_bar as quiet_datasets
+
     from trace_envs.training.warmup import WarmupConfig, warmup_model
 
+    quiet_datasets()
     _cpu_threads()
     console.print(f"SFT warm-up on oracle episodes of {', '.join(warmup)}")
     columns = (
