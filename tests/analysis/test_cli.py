@@ -12,6 +12,11 @@ from .recorded import store_records
 pytest.importorskip("typer")
 
 
+def squash(text: str) -> str:
+    """Without whitespace: the 80-column console wraps a long path mid-word."""
+    return "".join(text.split())
+
+
 def test_analyze_command_with_probes(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -33,7 +38,7 @@ def test_analyze_command_with_probes(tmp_path: Path) -> None:
     assert data["kept"] == ["precondition_verification"] and data["config"]["runs"] == 2
     assert (out / "report.md").exists()
     missing = runner.invoke(build_app(), ["analyze", str(tmp_path / "none.jsonl"), "--out", str(out)])
-    assert missing.exit_code == 2 and "does not exist" in " ".join(missing.output.split())  # a usage error
+    assert missing.exit_code == 2 and squash("does not exist") in squash(missing.output)  # a usage error
     bad = runner.invoke(build_app(), ["analyze", str(store), "--rho", "2", "--out", str(out)])
     assert bad.exit_code != 0
     assert "analyze" in runner.invoke(build_app(), ["--help"]).output
@@ -59,9 +64,9 @@ def test_an_out_folder_of_another_store_is_refused(tmp_path: Path) -> None:
     labels = (out / "labels.jsonl").read_bytes()
     other = CliRunner().invoke(build_app(), ["analyze", str(second), *args])
     assert other.exit_code == 2
-    message = " ".join(other.output.split())
-    assert f"holds the analysis of another store ({first.resolve()}, not {second.resolve()})" in message
-    assert "use another --out folder, or delete this one to start over" in message
+    message = squash(other.output)
+    assert squash(f"holds the analysis of another store ({first.resolve()}, not {second.resolve()})") in message
+    assert squash("use another --out folder, or delete this one to start over") in message
     assert (out / "labels.jsonl").read_bytes() == labels  # nothing appended
     fresh = CliRunner().invoke(build_app(), ["analyze", str(second), *args[:-1], str(tmp_path / "fresh")])
     assert fresh.exit_code == 0, fresh.output
