@@ -40,11 +40,11 @@ def test_dash_h_is_help_and_shows_no_python_types(command: str | None) -> None:
 def test_options_show_metavars_and_flags_show_none() -> None:
     output = runner.invoke(app, ["analyze", "-h"], terminal_width=200).output
     assert re.search(r"--runs\s+R \[x>=1\]", output)
-    assert re.search(r"--out\s+DIR", output)
+    assert re.search(r"--out\s+-o\s+DIR", output)  # -o is --out in every command
     assert re.search(r"--batch\s+--no-batch\s+Label through", output)  # a flag: no metavar
     assert "Usage: trace-envs analyze [OPTIONS] STORE" in output
     output = runner.invoke(app, ["train", "-h"], terminal_width=200).output
-    assert re.search(r"--env\s+ENV_ID", output) and re.search(r"--model\s+MODEL", output)
+    assert re.search(r"--env\s+-e\s+ENV_ID", output) and re.search(r"--model\s+MODEL", output)
 
 
 def test_version() -> None:

@@ -169,7 +169,7 @@ def test_unknown_env_and_missing_model_are_usage_errors(cli, command: str, tiny_
     unknown = CliRunner().invoke(cli, [command, "--env", "trace/nope-v0", "--model", str(tiny_model), *where])
     assert unknown.exit_code == 2
     assert _squash("'trace/nope-v0' is not a registered env") in _error(unknown.output)
-    assert _squash("see `trace-envs list`") in _error(unknown.output)
+    assert _squash("pass --import MODULE") in _error(unknown.output)
     missing = CliRunner().invoke(
         cli, [command, "--env", "trace/order-cancel-v0", "--model", str(tmp_path / "no-model"), *where]
     )
