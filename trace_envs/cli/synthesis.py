@@ -122,7 +122,7 @@ def synthesize_command(
     Failed attempts go back to the generator with their gate report, for --rounds attempts at most;
     modules that pass are written to --out with manifest.json, the rest are reported as rejected. Every
     attempt is kept under OUT/attempts/; rerun the same command to resume without paying twice.
-    Exit code 0: all passed; 1: some rejected or stopped; 2: bad input.
+    Exit code 0: all passed; 1: some rejected; 2: bad input, or a generator failed (rerun to resume).
 
     Example: trace-envs synthesize analysis/analysis.json -t retail -g anthropic:claude-sonnet-4-6 -o envs/
 
@@ -191,14 +191,14 @@ def synthesize_command(
     table = Table(title=f"synthesis for {target} with {gen.spec}")
     for column in ("capability", "status", "attempts", "module / reason", "cost"):
         table.add_column(column)
-    failed = 0
+    rejected = errors = 0
     for outcome in outcomes:
         if isinstance(outcome, SynthesisError):
-            failed += 1
-            table.add_row(outcome.capability, "[red]error[/red]", "-", outcome.error, "-")
+            errors += 1
+            table.add_row(outcome.capability, "[red]stopped[/red]", "-", outcome.error, "-")
             continue
         ok = outcome.status == "passed"
-        failed += not ok
+        rejected += not ok
         where = f"{outcome.module} ({outcome.env_id})" if ok else outcome.reason
         status = "[green]passed[/green]" if ok else "[red]rejected[/red]"
         table.add_row(outcome.capability, status, str(outcome.attempts), where, f"${outcome.cost_usd:.4f}")
@@ -210,7 +210,10 @@ def synthesize_command(
     if gen.spec == "catalogue":
         console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
     console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
-    if failed:
+    if errors:  # a stopped run, as in rollout and analyze: what finished is kept, rerunning resumes
+        console.print("a generator failed: fix the cause (key, endpoint) and rerun the same command to resume")
+        raise typer.Exit(2)
+    if rejected:
         raise typer.Exit(1)
 
 

@@ -97,8 +97,6 @@ def main(argv: list[str]) -> None:
     report_limit_signals(reporter)
     reporter.set_stage("startup")
     from . import box_checks  # every trusted import happens here, before the hook
-
-    box_checks.prepare()
     from .protocol import BoxRequest
 
     request = BoxRequest.model_validate(raw)

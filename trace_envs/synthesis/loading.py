@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import inspect
 import shutil
 import sys
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from trace_envs.core import CapabilityEnv
+from trace_envs.plugins import defined_envs
 
 from .execution import candidate_env_id
 
@@ -37,14 +36,7 @@ def registered_candidate(source: str) -> Iterator[str]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        classes = [
-            value
-            for value in vars(module).values()
-            if isinstance(value, type)
-            and issubclass(value, CapabilityEnv)
-            and value.__module__ == name
-            and not inspect.isabstract(value)
-        ]
+        classes = defined_envs(module)
         if len(classes) != 1:
             raise TypeError(f"the module defines {len(classes)} concrete CapabilityEnv subclasses, not one")
         gym.register(id=env_id, entry_point=classes[0], disable_env_checker=True)

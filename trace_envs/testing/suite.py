@@ -54,6 +54,17 @@ def property_checks(
     return checks
 
 
+def require_hypothesis() -> None:
+    """The suite's fuzz property needs Hypothesis; without it say which extra installs it, instead of
+    reporting the env as failing that property."""
+    try:
+        import hypothesis  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            'the property suite needs hypothesis (the "dev" extra): pip install "trace-envs[dev]"', name="hypothesis"
+        ) from exc
+
+
 def check_capability_env(
     env_id: str,
     seeds: Sequence[int] = range(20),
@@ -70,6 +81,7 @@ def check_capability_env(
     seed_list = list(seeds)
     if not seed_list:
         raise ValueError("check_capability_env needs at least one seed")
+    require_hypothesis()
     results = []
     for name, check in property_checks(env_id, seed_list, fuzz_examples, subprocess).items():
         start = time.perf_counter()

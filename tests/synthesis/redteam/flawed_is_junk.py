@@ -1,5 +1,5 @@
 """Its 'flawed' solution is an empty message: it fails on every seed without touching the capability.
-It passes every gate up to the execution gate; the capability check stops it."""
+Passes every gate built so far; the capability check (not built yet) must stop it."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class CancelEnv(CapabilityEnv):
             user=UserScript(opening=f"Please cancel my order {order.order_id}."),
             solution=solution,
             required_facts=facts,
-            required_reads=[lookup],
+            required_reads=[] if order.status == "pending" else [lookup],
             metadata={"order_id": order.order_id},
         )
 

@@ -122,7 +122,7 @@ class Tau2TargetEnv(ConversationEnv):
         self.policy = self.data.policy
         self.system_prompt = agent_system_prompt(self.policy)
         self.tool_schemas = self.toolset.schemas()
-        self.db: Tau2DB = self.domain.load_file(self.data.db_path)
+        self.db: Tau2DB = self.data.load_db(self.domain)
         self.state = self.db
         self.evaluator = Tau2Evaluator(self.domain, self.db, judge=self.judge_model)
         self.task: Tau2Task | None = None
