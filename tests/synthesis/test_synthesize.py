@@ -197,3 +197,59 @@ def test_capabilities_run_in_parallel_and_an_endpoint_error_stops_only_its_own(
     assert "simulated refusal" in failed.error
     manifest = read_manifest(tmp_path)
     assert manifest is not None and "tool_calling_precision" not in manifest.rejected  # not the module's fault
+
+
+class HalfCarefulAgent:
+    """Responder for the calibration policy (OpenAI wire): every other episode looks the order up and acts
+    as the policy says, the others give up at once, so each group of samples is half solved."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+
+    def __call__(self, request: FakeRequest) -> FakeReply:
+        import re
+
+        from trace_envs.core import ToolCall
+
+        opening = next(m["content"] for m in request.messages if m["role"] == "user")
+        order = re.search(r"#W\d+", opening).group(0)  # type: ignore[union-attr]
+        results = [json.loads(m["content"]) for m in request.messages if m["role"] == "tool"]
+        if not results:
+            self.episodes += 1
+            if self.episodes % 2 == 0:
+                return FakeReply(content="Sorry, I cannot help with orders.")
+            return FakeReply(tool_calls=[ToolCall(name="get_order_details", arguments={"order_id": order})])
+        status = results[-1]["status"]
+        if status == "pending":
+            reason = "ordered by mistake" if "ordered by mistake" in opening else "no longer needed"
+            cancel = ToolCall(name="cancel_pending_order", arguments={"order_id": order, "reason": reason})
+            return FakeReply(tool_calls=[cancel])
+        if status == "cancelled":
+            return FakeReply(content=f"Order {order} is now cancelled.")
+        return FakeReply(content=f"Order {order} is {status}, so it cannot be cancelled.")
+
+
+def test_a_calibrated_module_records_its_statistics(analysis_file: Path, tmp_path: Path) -> None:
+    from trace_envs.synthesis import CalibrationSettings
+
+    with (
+        FakeModelServer(RecordedGenerator("correct"), api_key=KEY) as generator,
+        FakeModelServer(HalfCarefulAgent(), api_key=KEY) as agent,
+    ):
+        calibration = CalibrationSettings(
+            policy=f"openai:{agent.openai_url}#base-model", seeds=2, samples=4, concurrency=1,
+            model_options={"api_key": KEY},
+        )  # fmt: skip
+        result = synthesize(
+            CAPABILITY, "retail", SPEC, out=tmp_path, analysis=analysis_file,
+            settings=settings().model_copy(update={"calibration": calibration}), base_url=generator.url, api_key=KEY,
+        )  # fmt: skip
+    assert result.status == "passed", result.report.table() if result.report else result.reason
+    assert result.report is not None and result.report.results[-1].gate == "calibration"
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None
+    stats = manifest.modules[f"{CAPABILITY}.py"].calibration
+    assert stats is not None and stats["episodes"] == 8 and stats["mean_success"] == 0.5
+    assert stats["informative_share"] == 1.0 and stats["pass_at"]["1"] == 0.5 and stats["pass_at"]["8"] is None
+    episodes = tmp_path / "attempts" / CAPABILITY / "round-1" / "calibration.jsonl"
+    assert len(episodes.read_text().splitlines()) == 8
