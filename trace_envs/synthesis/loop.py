@@ -17,6 +17,7 @@ from trace_envs.llm.base import Usage
 
 from .attempts import AttemptStore, SynthesisHeader
 from .calibration_settings import CalibrationSettings
+from .catalogue import NoCatalogueEnv
 from .extract import extract_module
 from .factory import make_generator
 from .gates import GateContext
@@ -195,7 +196,7 @@ def synthesize(
             attempt.save_prompt(messages)
             try:
                 generation = generator.generate(messages, request)
-            except LookupError as exc:  # the catalogue has no env for it: final, nothing to repair
+            except NoCatalogueEnv as exc:  # the catalogue has no env for it: final, nothing to repair
                 result.reason = str(exc)
                 result.attempts = number
                 _reject(out, result)
