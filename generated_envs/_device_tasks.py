@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from trace_envs.core import CapabilityEnv, Domain, ToolCall
 from trace_envs.domains.device import DEVICE, POLICY, DeviceState
@@ -68,7 +70,10 @@ class Plan:
         return text
 
 
-class DeviceTaskEnv(CapabilityEnv):
+DeviceKnobsT = TypeVar("DeviceKnobsT", bound=BaseModel)
+
+
+class DeviceTaskEnv(CapabilityEnv[DeviceKnobsT]):
     """A capability env over the real device domain (its tools, state tables and calling rules)."""
 
     domain: Domain[Any] = DEVICE

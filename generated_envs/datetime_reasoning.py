@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_envs.core import Capability, Task, ToolCall, UserScript, format_tool_call
+from trace_envs.core import Capability, Task, ToolCall, UserScript
 from trace_envs.domains.device import DeviceState, dump_world, generate_device_world
 
 from ._device_tasks import WEEKDAYS, DeviceTaskEnv, Plan, date_text, local_datetime, time_text
@@ -79,7 +79,7 @@ class DatetimeKnobs(BaseModel):
         return self
 
 
-class DatetimeEnv(DeviceTaskEnv):
+class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
     """Relative dates through the date-time tools: reminders at relative times, shifts, days until a holiday."""
 
     capability = Capability(
@@ -105,15 +105,9 @@ class DatetimeEnv(DeviceTaskEnv):
         "timestamp_diff",
         "timestamp_to_datetime_info",
     )
-    Knobs = DatetimeKnobs
-
-    @property
-    def _knobs(self) -> DatetimeKnobs:
-        assert isinstance(self.knobs, DatetimeKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        knobs = self._knobs
+        knobs = self.knobs
         kind: Kind = rng.choice([k for k in ALL_KINDS if k in knobs.kinds])
         start = dt.datetime(knobs.min_year, 1, 1, tzinfo=dt.UTC).timestamp()
         end = dt.datetime(knobs.max_year + 1, 1, 1, tzinfo=dt.UTC).timestamp() - 1
@@ -139,7 +133,7 @@ class DatetimeEnv(DeviceTaskEnv):
         if choice == 1:
             return "the day after tomorrow", 2
         if choice == 2:
-            n = rng.randint(3, self._knobs.max_days_ahead)
+            n = rng.randint(3, self.knobs.max_days_ahead)
             return f"in {n} days", n
         if choice == 3:
             return "a week from today", 7
@@ -207,7 +201,7 @@ class DatetimeEnv(DeviceTaskEnv):
         state = plan.state
         reminder = rng.choice(state.REMINDER)
         content = reminder.content or ""
-        days = rng.randint(1, self._knobs.max_days_ahead)
+        days = rng.randint(1, self.knobs.max_days_ahead)
         later = rng.random() < 0.6
         phrase = f"{days} day{'s' if days > 1 else ''} {'later' if later else 'earlier'}"
         opening = f'Move my reminder "{content}" {phrase}.'
@@ -287,20 +281,15 @@ class DatetimeEnv(DeviceTaskEnv):
             goal=opening,
             user=UserScript(opening=opening),
             solution=plan.steps,
+            flawed_solution=flawed,
             required_facts=facts,
             metadata={
                 "kind": kind,
                 "now": state.now,
                 "utc_offset_seconds": state.SIMULATION.utc_offset_seconds,
-                "flawed": [format_tool_call(s) if isinstance(s, ToolCall) else s for s in flawed],
                 **details,
             },
         )
-
-    def flawed_actions(self) -> list[str] | None:
-        """The paper's failures: today's date guessed from the raw timestamp a day wrong (reminders, shifts),
-        the holiday searched in 2023 instead of the current year (holidays)."""
-        return list(self._require_task().metadata["flawed"])
 
 
 def _zone(state: DeviceState) -> dt.timezone:

@@ -21,7 +21,6 @@ from trace_envs.core import (
     Toolset,
     UserFact,
     UserScript,
-    format_tool_call,
     tool,
 )
 
@@ -84,7 +83,7 @@ class OrderCancelKnobs(BaseModel):
     distractor_orders: int = Field(default=3, ge=0, le=50, description="Other orders in the shop's state.")
 
 
-class OrderCancelEnv(CapabilityEnv):
+class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
     """The user asks to cancel an order; about half the seeds make it ineligible."""
 
     capability = Capability(
@@ -93,11 +92,9 @@ class OrderCancelEnv(CapabilityEnv):
     )
     domain = TOY_SHOP
     max_turns = 12
-    Knobs = OrderCancelKnobs
 
     def generate(self, rng: random.Random) -> Task:
         knobs = self.knobs
-        assert isinstance(knobs, OrderCancelKnobs)
         ids = rng.sample(range(1_000_000, 10_000_000), knobs.distractor_orders + 1)
         orders = {
             f"#W{i}": Order(
@@ -133,15 +130,10 @@ class OrderCancelEnv(CapabilityEnv):
                 facts=[UserFact(keys=["order id", "order number"], answer=f"It's {target.order_id}.")],
             ),
             solution=solution,
+            flawed_solution=[  # cancels straight away, without looking the order up
+                ToolCall(name="cancel_order", arguments={"order_id": target.order_id}),
+                f"Your order {target.order_id} is now cancelled.",
+            ],
             required_facts=facts,
             metadata={"order_id": target.order_id, "eligible": target.status == "pending", "status": target.status},
         )
-
-    def flawed_actions(self) -> list[str] | None:
-        """Cancels straight away, without looking the order up."""
-        task = self._require_task()
-        order_id = task.metadata["order_id"]
-        return [
-            format_tool_call(ToolCall(name="cancel_order", arguments={"order_id": order_id})),
-            f"Your order {order_id} is now cancelled.",
-        ]

@@ -104,7 +104,7 @@ class PermissionRecoveryKnobs(BaseModel):
         return [(k, n) for k in kinds for n in BLOCKERS[k] if self.min_blockers <= n <= self.max_blockers]
 
 
-class PermissionRecoveryEnv(DeviceTaskEnv):
+class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
     """Recover from a permission-style tool error: find the blocking setting, change it, retry, tell the user."""
 
     capability = Capability(
@@ -133,15 +133,9 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
         "set_wifi_status",
         "get_current_timestamp",
     )
-    Knobs = PermissionRecoveryKnobs
-
-    @property
-    def _knobs(self) -> PermissionRecoveryKnobs:
-        assert isinstance(self.knobs, PermissionRecoveryKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        kind, blockers = rng.choice(self._knobs.choices())
+        kind, blockers = rng.choice(self.knobs.choices())
         service = rng.choice(SERVICES) if kind == "turn_on" else None
         needed, blocked = self._services(rng, kind, blockers, service)
         settings: dict[str, bool] = {s: s not in blocked for s in SERVICES}
@@ -149,10 +143,10 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
             settings = {"low_battery_mode": True, **{s: False for s in SERVICES}}
         else:
             spare = [s for s in SERVICES if s not in needed]
-            for s in rng.sample(spare, min(self._knobs.distractor_settings, len(spare))):
+            for s in rng.sample(spare, min(self.knobs.distractor_settings, len(spare))):
                 settings[s] = False
         world = generate_device_world(
-            rng, n_contacts=self._knobs.contacts, n_messages=2, n_reminders=1, settings=settings
+            rng, n_contacts=self.knobs.contacts, n_messages=2, n_reminders=1, settings=settings
         )
         initial = dump_world(world)
         plan = Plan(world)
@@ -206,6 +200,11 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
                 ],
             ),
             solution=plan.steps,
+            # the paper's failure: make the request, get the error, and report it instead of fixing it
+            flawed_solution=[
+                *plan.steps[: plan.expected_errors[0] + 1],
+                f'Sorry, I couldn\'t do that: the phone says "{first_error}". You may need to change a setting.',
+            ],
             required_facts=facts,
             expected_errors=plan.expected_errors,
             metadata={"kind": kind, "blockers": blockers, "changed": changed, "first_error": first_error},
@@ -257,13 +256,3 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
         names = [WORDS.get(s, "low battery mode") for s in changed]
         actions = [f"turned {n} {'off' if n == 'low battery mode' else 'on'}" for n in names]
         return f"It was blocked by your settings, so I {', then '.join(actions)}."
-
-    def flawed_actions(self) -> list[str] | None:
-        """The paper's failure: make the request, get the error, and report it to the user instead of fixing it."""
-        task = self._require_task()
-        first = task.expected_errors[0]
-        return [
-            *self.oracle_actions()[: first + 1],
-            f'Sorry, I couldn\'t do that: the phone says "{task.metadata["first_error"]}". '
-            "You may need to change a setting.",
-        ]

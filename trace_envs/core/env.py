@@ -12,7 +12,7 @@ import re
 from abc import abstractmethod
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -48,6 +48,10 @@ class NoKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+KnobsT = TypeVar("KnobsT", bound=BaseModel)
+"""The knobs model of a capability env: ``class MyEnv(CapabilityEnv[MyKnobs])`` types ``self.knobs``."""
+
+
 def normalize_fact_text(text: str) -> str:
     """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
     return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
@@ -70,12 +74,15 @@ def render_system_prompt(instructions: str, policy: str) -> str:
     return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
-class CapabilityEnv(ConversationEnv):
+class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """A seeded, verifiable conversation with tools over a target domain's state.
 
     Observations and actions are text. ``reset(seed=s)`` builds the task from ``random.Random(s)``
     alone. ``step(action)`` runs the action's tool calls or sends its text to the user. Reward is
     the verifier's when the conversation ends (user or agent stop), 0 on truncation.
+
+    ``class MyEnv(CapabilityEnv[MyKnobs])`` makes ``MyKnobs`` the constructor's knobs model (``Knobs``)
+    and types ``self.knobs`` as ``MyKnobs``.
     """
 
     capability: ClassVar[Capability]
@@ -88,12 +95,22 @@ class CapabilityEnv(ConversationEnv):
     """Policy text shown to the agent (``None``: the domain's)."""
     instructions: ClassVar[str] = AGENT_INSTRUCTION
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
-    """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
+    """Pydantic model of the constructor's difficulty knobs (extra keys forbidden); set from the class's
+    type argument, ``CapabilityEnv[MyKnobs]``."""
+    knobs: KnobsT
+    """The validated knobs of this instance."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Knobs" not in cls.__dict__:
+            declared = _knobs_argument(cls)
+            if declared is not None:
+                cls.Knobs = declared
 
     def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
         super().__init__(render_mode=render_mode)
         try:
-            self.knobs = self.Knobs(**knobs)
+            self.knobs = cast(KnobsT, self.Knobs(**knobs))
         except ValidationError as exc:
             raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
         self._cache_key = (f"{type(self).__module__}.{type(self).__qualname__}", self.knobs.model_dump_json())
@@ -111,10 +128,6 @@ class CapabilityEnv(ConversationEnv):
     @abstractmethod
     def generate(self, rng: random.Random) -> Task:
         """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
-
-    def flawed_actions(self) -> list[str] | None:
-        """The reference solution with this env's capability deficit applied (``None``: no deficit)."""
-        return None
 
     def choose_domain(self) -> Domain[Any]:
         """The domain of this instance, decided after the knobs are validated (override for variants,
@@ -166,16 +179,22 @@ class CapabilityEnv(ConversationEnv):
             key = (*self._cache_key, int(self.task_seed or 0))
             cached = _GOLD_CACHE.get(key)
             if cached is None:
-                cached = self._replay_gold()
+                cached = self.replay_reference()
                 _GOLD_CACHE[key] = cached
                 if len(_GOLD_CACHE) > _GOLD_CACHE_SIZE:
                     _GOLD_CACHE.popitem(last=False)
             self._gold_hash = cached
         return self._gold_hash
 
-    def _replay_gold(self) -> str:
-        """Replay the reference; exactly the steps listed in ``task.expected_errors`` must fail."""
-        task = self._require_task()
+    def clear_gold_cache(self) -> None:
+        """Forget every cached gold hash (this env's and the process's), e.g. to time a cold ``verify()``."""
+        self._gold_hash = None
+        _GOLD_CACHE.clear()
+
+    def replay_reference(self) -> str:
+        """Replay the reference on a fresh copy of the initial state and return its hash (uncached);
+        exactly the steps listed in ``task.expected_errors`` must fail."""
+        task = self.current_task
         expected = set(task.expected_errors)
         gold = self.domain.load_state(task.initial_state)
         for index, step in enumerate(task.solution):
@@ -191,7 +210,7 @@ class CapabilityEnv(ConversationEnv):
 
     def facts_told(self) -> dict[str, bool]:
         """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
-        task = self._require_task()
+        task = self.current_task
         said = " ".join(
             normalize_fact_text(m["content"])
             for m in self.messages
@@ -219,7 +238,12 @@ class CapabilityEnv(ConversationEnv):
     # ----- helpers for policies, tests and people ------------------------------------------------
     def oracle_actions(self) -> list[str]:
         """The reference solution of the current task, as action strings."""
-        return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in self._require_task().solution]
+        return format_steps(self.current_task.solution)
+
+    def flawed_actions(self) -> list[str] | None:
+        """The current task's flawed solution (its capability skipped) as action strings; ``None`` if it has none."""
+        flawed = self.current_task.flawed_solution
+        return None if flawed is None else format_steps(flawed)
 
     @property
     def policy_text(self) -> str:
@@ -228,7 +252,25 @@ class CapabilityEnv(ConversationEnv):
     def system_prompt(self) -> str:
         return render_system_prompt(self.instructions, self.policy_text)
 
-    def _require_task(self) -> Task:
+    @property
+    def current_task(self) -> Task:
+        """The task of the current episode (a ``RuntimeError`` before the first ``reset()``)."""
         if self.task is None:
             raise RuntimeError("call reset() first: there is no current task")
         return self.task
+
+
+def format_steps(steps: list[ToolCall | str]) -> list[str]:
+    """Solution steps as action strings: tool calls in JSON form, messages as they are."""
+    return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in steps]
+
+
+def _knobs_argument(cls: type) -> type[BaseModel] | None:
+    """The knobs model a class names as its base's type argument (``CapabilityEnv[MyKnobs]``), if any."""
+    for base in cls.__dict__.get("__orig_bases__", ()):
+        origin = get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, CapabilityEnv):
+            for argument in get_args(base):
+                if isinstance(argument, type) and issubclass(argument, BaseModel):
+                    return argument
+    return None

@@ -39,18 +39,29 @@ class UserScript(BaseModel):
 
 
 class Task(BaseModel):
-    """One seeded task: initial state, what the user wants and knows, the reference solution and
-    the facts the agent must tell the user. The solution is a list of tool calls and messages."""
+    """One seeded task: initial state, what the user wants and knows, the reference solution (and the
+    flawed one), and the facts the agent must tell the user. Solutions are lists of tool calls and messages."""
 
-    task_id: str
-    initial_state: dict[str, Any]
-    goal: str
-    user: UserScript
-    solution: list[ToolCall | str]
-    required_facts: list[str] = Field(default_factory=list)
-    expected_errors: list[int] = Field(default_factory=list)
-    """Indexes of solution steps that must fail (e.g. the permission error an agent recovers from)."""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    task_id: str = Field(default="", description='Its id; "" means "<capability>-<seed>".')
+    initial_state: dict[str, Any] = Field(description="The domain state the episode starts from, as JSON data.")
+    goal: str = Field(description="What the user wants, in one line (for people and LLM-played users).")
+    user: UserScript = Field(description="What the scripted user says and knows.")
+    solution: list[ToolCall | str] = Field(
+        description="The reference solution: replayed for the gold state; its messages tell the required facts."
+    )
+    flawed_solution: list[ToolCall | str] | None = Field(
+        default=None, description="The reference with the capability skipped (None: the env has no flawed solution)."
+    )
+    required_facts: list[str] = Field(
+        default_factory=list, description="Text the agent must tell the user (tau2's substring match)."
+    )
+    expected_errors: list[int] = Field(
+        default_factory=list,
+        description="Indexes of reference steps that must fail (e.g. the permission error an agent recovers from).",
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form facts about the task for tests and people; never read by the env."
+    )
 
 
 class Verdict(BaseModel):

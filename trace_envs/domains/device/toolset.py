@@ -110,7 +110,7 @@ class DeviceToolset(Toolset):
 
     def execute(self, state: Any, call: ToolCall) -> ToolOutcome:
         """Run one call on ``state``; failures become error outcomes, never exceptions."""
-        item = self._tools.get(call.name)
+        item = self.get(call.name)
         if item is None:
             content = self.unknown_tool(call.name)
             return ToolOutcome(
