@@ -93,7 +93,9 @@ def main() -> None:
     golden = {key(env_id, kwargs): record(env_id, kwargs) for env_id, kwargs in targets()}
     GOLDEN_PATH.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN_PATH.write_text(json.dumps(golden, indent=0, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"wrote {sum(map(len, golden.values()))} fingerprints of {len(golden)} envs to {GOLDEN_PATH}", file=sys.stderr)
+    print(
+        f"wrote {sum(map(len, golden.values()))} fingerprints of {len(golden)} envs to {GOLDEN_PATH}", file=sys.stderr
+    )
 
 
 if __name__ == "__main__":
