@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_envs.core import Capability, Task, ToolCall, UserScript
-from trace_envs.domains.device import DeviceState, dump_world, generate_device_world
+from trace_envs.core import Capability, Plan, Task, ToolCall, UserScript
+from trace_envs.domains.device import DEVICE, DeviceState, generate_device_world
 
-from ._device_tasks import WEEKDAYS, DeviceTaskEnv, Plan, date_text, local_datetime, time_text
+from ._device_tasks import WEEKDAYS, DeviceTaskEnv, date_text, local_datetime, time_text
 
 Kind = Literal["reminder", "reschedule", "shift", "holiday"]
 ALL_KINDS: tuple[Kind, ...] = ("reminder", "reschedule", "shift", "holiday")
@@ -116,13 +116,12 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         world = generate_device_world(
             rng, n_contacts=1, n_messages=0, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
         )
-        initial = dump_world(world)
-        plan = Plan(world)
+        plan = Plan(DEVICE, world)
         if kind == "holiday":
-            return self._holiday(rng, plan, initial)
+            return self._holiday(rng, plan)
         if kind == "shift":
-            return self._shift(rng, plan, initial)
-        return self._at_relative_day(rng, plan, initial, kind)
+            return self._shift(rng, plan)
+        return self._at_relative_day(rng, plan, kind)
 
     # ----- reminders at a relative day -----------------------------------------------------------------------
     def _relative_day(self, rng: random.Random, today: dt.date) -> tuple[str, int]:
@@ -141,7 +140,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         ahead = (weekday - today.weekday()) % 7 or 7
         return f"this coming {WEEKDAYS[weekday]}", ahead
 
-    def _at_relative_day(self, rng: random.Random, plan: Plan, initial: dict[str, Any], kind: Kind) -> Task:
+    def _at_relative_day(self, rng: random.Random, plan: Plan, kind: Kind) -> Task:
         state = plan.state
         now = state.now
         today = local_datetime(state, now).date()
@@ -194,10 +193,10 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             done = f'Done: I set a reminder "{content}" for {{day}} at {time_text(hour, minute)}.'
         plan.say(done.format(day=date_text(day)))
         flawed += [wrong, write, done.format(day=date_text(guess))]
-        return self._task(plan, initial, opening, kind, [date_text(day)], flawed, phrase=phrase)
+        return self._task(plan, opening, kind, [date_text(day)], flawed, phrase=phrase)
 
     # ----- shift an existing reminder -------------------------------------------------------------------------
-    def _shift(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+    def _shift(self, rng: random.Random, plan: Plan) -> Task:
         state = plan.state
         reminder = rng.choice(state.REMINDER)
         content = reminder.content or ""
@@ -228,10 +227,10 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             ToolCall(name="modify_reminder", arguments={"reminder_id": reminder_id, "reminder_timestamp": wrong_new}),
             done.format(content=content, day=date_text(guess), time=time_text(moment.hour, moment.minute)),
         ]
-        return self._task(plan, initial, opening, "shift", [date_text(day)], flawed, phrase=phrase)
+        return self._task(plan, opening, "shift", [date_text(day)], flawed, phrase=phrase)
 
     # ----- days until a holiday -------------------------------------------------------------------------------
-    def _holiday(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+    def _holiday(self, rng: random.Random, plan: Plan) -> Task:
         state = plan.state
         holiday = rng.choice(list(HOLIDAYS))
         opening = rng.choice(("How many days until {h}?", "How many days are left till {h}?")).format(h=holiday)
@@ -245,8 +244,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             raise RuntimeError(f"search_holiday({holiday!r}, {year}) lands on {when}")
         days = plan.call("timestamp_diff", timestamp_0=now, timestamp_1=when)["days"]
         plan.say(f"{holiday} is {days} days away.")
-        past = plan.call("search_holiday", holiday_name=holiday, year=TRAINING_YEAR)
-        plan.steps.pop()  # only to compute what the failure says; not part of the reference
+        past = plan.peek("search_holiday", holiday_name=holiday, year=TRAINING_YEAR)  # what the failure says
         wrong_days = int((past - now) // 86400)
         flawed: list[ToolCall | str] = [
             ToolCall(name="get_current_timestamp", arguments={}),
@@ -254,7 +252,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             ToolCall(name="timestamp_diff", arguments={"timestamp_0": now, "timestamp_1": past}),
             f"{holiday} is {wrong_days} days away.",
         ]
-        return self._task(plan, initial, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
+        return self._task(plan, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
 
     # ----- helpers --------------------------------------------------------------------------------------------
     @staticmethod
@@ -267,7 +265,6 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
     @staticmethod
     def _task(
         plan: Plan,
-        initial: dict[str, Any],
         opening: str,
         kind: Kind,
         facts: list[str],
@@ -275,12 +272,9 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         **details: Any,
     ) -> Task:
         state = plan.state
-        return Task(
-            task_id="",
-            initial_state=initial,
+        return plan.task(
             goal=opening,
             user=UserScript(opening=opening),
-            solution=plan.steps,
             flawed_solution=flawed,
             required_facts=facts,
             metadata={

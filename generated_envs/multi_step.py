@@ -94,7 +94,7 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
             task_id="",
             initial_state=state,
             goal=f"Complete all {len(subtasks)} parts of the request: " + "; ".join(s.request for s in subtasks),
-            user=UserScript(opening=opening, facts=facts),
+            user=UserScript(opening=opening, facts=facts, replies=[*("confirm" for _ in subtasks), "close"]),
             solution=solution,
             # the paper's failure: the first sub-task only, then closing as if everything were done
             flawed_solution=[

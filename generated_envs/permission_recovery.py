@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_envs.core import Capability, Task, UserFact, UserScript
-from trace_envs.domains.device import dump_world, generate_device_world
+from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
+from trace_envs.domains.device import DEVICE, generate_device_world
 
-from ._device_tasks import DeviceTaskEnv, Plan
+from ._device_tasks import DeviceTaskEnv
 
 Kind = Literal["turn_on", "send_message", "location", "weather"]
 SERVICES = ("wifi", "cellular", "location_service")
@@ -148,8 +148,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
         world = generate_device_world(
             rng, n_contacts=self.knobs.contacts, n_messages=2, n_reminders=1, settings=settings
         )
-        initial = dump_world(world)
-        plan = Plan(world)
+        plan = Plan(DEVICE, world)
         facts: list[str] = []
         if kind == "turn_on":
             assert service is not None
@@ -186,9 +185,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             facts = [str(temperature)]
         first_error = plan.errors[0]
         facts = [*facts, *(FACT[s] for s in changed if FACT[s] not in facts)]
-        return Task(
-            task_id="",
-            initial_state=initial,
+        return plan.task(
             goal=f"{opening} (blocked by: {', '.join(changed)}; the user allows changing settings)",
             user=UserScript(
                 opening=opening,
@@ -199,14 +196,12 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
                     )
                 ],
             ),
-            solution=plan.steps,
             # the paper's failure: make the request, get the error, and report it instead of fixing it
             flawed_solution=[
                 *plan.steps[: plan.expected_errors[0] + 1],
                 f'Sorry, I couldn\'t do that: the phone says "{first_error}". You may need to change a setting.',
             ],
             required_facts=facts,
-            expected_errors=plan.expected_errors,
             metadata={"kind": kind, "blockers": blockers, "changed": changed, "first_error": first_error},
         )
 

@@ -110,7 +110,9 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             goal=(
                 f"{plan.kind}: act on {plan.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
             ),
-            user=UserScript(opening=plan.opening, facts=facts),
+            user=UserScript(
+                opening=plan.opening, facts=facts, replies=["confirm", "close"] if plan.allowed else ["close"]
+            ),
             solution=solution,
             # the paper's failure: identify the customer, then make the change without looking at the record
             flawed_solution=[*auth, plan.write, plan.success],

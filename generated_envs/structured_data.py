@@ -241,6 +241,7 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
             user=UserScript(
                 opening=opening,
                 facts=[UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}.")],
+                replies=["close"] if report else ["confirm", "close"],
             ),
             solution=solution,
             flawed_solution=self._misread_solution(solution, flawed.flights, flawed.totals[misread] * passengers),
@@ -437,6 +438,7 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
                     UserFact(keys=["email"], answer=f"My email is {user['email']}."),
                     UserFact(keys=["order id", "order number"], answer=f"The order is {order['order_id']}."),
                 ],
+                replies=["close"] if report else ["confirm", "close"],
             ),
             solution=solution,
             flawed_solution=self._first_match_solution(solution, flawed_id, product["variants"][flawed_id]["price"]),

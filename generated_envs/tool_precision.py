@@ -283,6 +283,7 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
                     UserFact(keys=["email"], answer=f"My email is {user['email']}."),
                     UserFact(keys=["order id", "order number"], answer=f"The order is {order_id}."),
                 ],
+                replies=["confirm", "close"],
             ),
             solution=solution,
             flawed_solution=near_miss_solution(
@@ -398,6 +399,7 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
                     UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}."),
                     UserFact(keys=["reservation id"], answer=f"It's reservation {target_id}."),
                 ],
+                replies=["confirm", "close"],
             ),
             solution=solution,
             flawed_solution=near_miss_solution(solution, 3, "payment_id", near_id),

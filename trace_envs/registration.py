@@ -12,6 +12,7 @@ NAMESPACE = "trace"
 
 BUILTIN_DOMAINS: dict[str, str] = {
     **SHIPPED_DOMAINS,
+    "toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP",
     "retail": "trace_envs.domains.retail:RETAIL",
     "airline": "trace_envs.domains.airline:AIRLINE",
     "device": "trace_envs.domains.device:DEVICE",

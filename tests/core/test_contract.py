@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from generated_envs.order_cancel import TOY_SHOP
 from tests.conftest import REPO_ROOT
 from trace_envs.core import Capability, CapabilityEnv, NoKnobs, Task, ToolCall, UserScript
 from trace_envs.core.env import format_steps
+from trace_envs.domains.toy_shop import TOY_SHOP
 
 
 class SizeKnobs(BaseModel):

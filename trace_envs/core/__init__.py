@@ -7,15 +7,26 @@ from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
-from .env import AGENT_INSTRUCTION, CapabilityEnv, NoKnobs, fact_pattern, normalize_fact_text, render_system_prompt
+from .env import (
+    AGENT_INSTRUCTION,
+    CapabilityEnv,
+    NoKnobs,
+    fact_pattern,
+    format_steps,
+    normalize_fact_text,
+    render_system_prompt,
+)
+from .plan import Plan
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
-from .task import Capability, Task, UserFact, UserScript, Verdict
+from .task import Capability, Reply, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
-from .user import ScriptedUser, User
+from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies, read_message
 
 __all__ = [
     "AGENT_INSTRUCTION",
+    "CONFIRM_CUES",
     "MAX_TEXT_LENGTH",
+    "REQUEST_CUES",
     "STOP_TOKEN",
     "Capability",
     "CapabilityEnv",
@@ -23,6 +34,8 @@ __all__ = [
     "Domain",
     "NoKnobs",
     "ParsedAction",
+    "Plan",
+    "Reply",
     "ScriptedUser",
     "Task",
     "Tool",
@@ -37,12 +50,15 @@ __all__ = [
     "Verdict",
     "canonical_hash",
     "canonical_json",
+    "check_replies",
     "fact_pattern",
+    "format_steps",
     "format_tool_call",
     "get_domain",
     "normalize_fact_text",
     "parse_action",
     "parse_docstring",
+    "read_message",
     "register_domain",
     "registered_domains",
     "render_system_prompt",

@@ -23,7 +23,7 @@ from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
 from .tools import ToolCall, Toolset
-from .user import ScriptedUser, User
+from .user import ScriptedUser, User, check_replies
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"
@@ -146,6 +146,9 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         super().reset(seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         task = self.generate(random.Random(task_seed))
+        problem = check_replies(task)
+        if problem is not None:
+            raise RuntimeError(f"{type(self).__name__}: seed {task_seed}: {problem}")
         if not task.task_id:
             task = task.model_copy(update={"task_id": f"{self.capability.name}-{task_seed}"})
         self.task, self.task_seed = task, task_seed

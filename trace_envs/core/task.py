@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,19 +23,35 @@ class Capability(BaseModel):
 class UserFact(BaseModel):
     """Something the simulated user knows and says when the agent asks about any of ``keys``."""
 
-    keys: list[str] = Field(min_length=1)
-    answer: str
+    keys: list[str] = Field(min_length=1, description="Phrases that, in a request, make the user say the answer.")
+    answer: str = Field(description="What the user says.")
+
+
+Reply = Literal["answer", "confirm", "close"]
+"""The reply a reference message needs from the scripted user: a fact's answer, the confirmation, or the closing."""
 
 
 class UserScript(BaseModel):
-    """What the deterministic user says: opening request, answers, confirmation and closing."""
+    """What the deterministic user says: opening request, answers, confirmation and closing, and the reply
+    each message of the reference solution needs (see ``trace_envs.core.user`` for how the user reads text)."""
 
-    opening: str = Field(min_length=1)
-    facts: list[UserFact] = Field(default_factory=list)
-    confirm_reply: str = "Yes, please go ahead."
-    unknown_reply: str = "Sorry, I don't have that information."
-    closing: str = "Thank you, that's all I needed."
-    max_unanswered: int = Field(default=3, ge=1)
+    opening: str = Field(min_length=1, description="The user's first message: the request.")
+    facts: list[UserFact] = Field(default_factory=list, description="What the user answers when asked.")
+    confirm_reply: str = Field(default="Yes, please go ahead.", description="The reply to a request to confirm.")
+    unknown_reply: str = Field(
+        default="Sorry, I don't have that information.", description="The reply to a question it cannot answer."
+    )
+    closing: str = Field(
+        default="Thank you, that's all I needed.", description="The reply to a statement; it ends the conversation."
+    )
+    max_unanswered: int = Field(
+        default=3, ge=1, description="Unanswerable or empty messages after which the user ends the conversation."
+    )
+    replies: list[Reply] = Field(
+        default_factory=list,
+        description="The reply each message of the reference solution needs, in order ('answer', 'confirm', "
+        "'close'); reset() raises if the user would read one otherwise. Plan fills it; empty: not stated.",
+    )
 
 
 class Task(BaseModel):
