@@ -25,7 +25,7 @@ from generated_envs._account_records import (
     refund_total,
 )
 from generated_envs._tau2_env import Tau2Knobs, Tau2VariantEnv
-from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript
+from trace_envs.core import Capability, Reply, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 
 POLICY_ADDENDUM = """
@@ -90,11 +90,12 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         for sub in subtasks:
             solution += [*sub.reads, sub.confirm, sub.write]
         solution.append("All done: " + "; ".join(s.done for s in subtasks) + ".")
+        replies: list[Reply] = [*(["confirm"] * len(subtasks)), "close"]  # each sub-task's confirmation, the summary
         return Task(
             task_id="",
             initial_state=state,
             goal=f"Complete all {len(subtasks)} parts of the request: " + "; ".join(s.request for s in subtasks),
-            user=UserScript(opening=opening, facts=facts, replies=[*("confirm" for _ in subtasks), "close"]),
+            user=UserScript(opening=opening, facts=facts, replies=replies),
             solution=solution,
             # the paper's failure: the first sub-task only, then closing as if everything were done
             flawed_solution=[
