@@ -90,7 +90,8 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         for sub in subtasks:
             solution += [*sub.reads, sub.confirm, sub.write]
         solution.append("All done: " + "; ".join(s.done for s in subtasks) + ".")
-        replies: list[Reply] = [*(["confirm"] * len(subtasks)), "close"]  # each sub-task's confirmation, the summary
+        replies: list[Reply] = ["confirm" for _ in subtasks]  # each sub-task's confirmation, then the summary
+        replies.append("close")
         return Task(
             task_id="",
             initial_state=state,
