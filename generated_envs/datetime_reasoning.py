@@ -85,10 +85,11 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
     capability = Capability(
         name="datetime_reasoning",
         description=(
-            "Work out dates and times with the date-time tools instead of guessing: read today's date with "
-            "get_current_timestamp and timestamp_to_datetime_info before computing 'tomorrow' or 'next Friday', "
-            "convert with datetime_info_to_timestamp or shift_timestamp, and search holidays in the current year."
+            "Working out relative dates and times (tomorrow 5 PM, days until a holiday, the current year) with "
+            "the date-time tools instead of decoding raw timestamps mentally; lacking when a date, year or "
+            "timestamp is used that no tool produced and the user did not give."
         ),
+        probe="trace_envs.analysis.probes:probe_datetime",
     )
     max_turns = 16
     tool_names = (

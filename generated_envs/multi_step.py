@@ -69,9 +69,12 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
     capability = Capability(
         name="multi_step_task_completion",
         description=(
-            "Complete every sub-task of a compound request (several cancellations, modifications or returns "
-            "asked for in one message) instead of stopping after the first one."
+            "Carrying a compound request (several sub-tasks in one conversation) through to the end without being "
+            "reminded; lacking when the agent completes part of the request and then stops or closes the "
+            "conversation with sub-tasks left untouched."
         ),
+        probe="trace_envs.analysis.probes:probe_multi_step",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:stop_after_first_write",
     )
     domain = AIRLINE
     max_turns = 40

@@ -110,10 +110,11 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
     capability = Capability(
         name="permission_error_recovery",
         description=(
-            "When a tool call fails because a device setting blocks it (low battery mode, cellular service, "
-            "location service, wifi), diagnose the blocking setting, change it, retry the original call and tell "
-            "the user, instead of stopping and reporting the error."
+            "Recovering from a permission-style tool error caused by a device setting (low battery mode, a "
+            "disabled service): finding the blocking setting, changing it, retrying the original call and telling "
+            "the user; lacking when the agent reports the error instead of resolving it."
         ),
+        probe="trace_envs.analysis.probes:probe_permission",
     )
     max_turns = 20
     tool_names = (

@@ -84,9 +84,12 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
     capability = Capability(
         name="precondition_verification",
         description=(
-            "Check that a state-changing request is allowed by policy (eligibility, status, ownership) before "
-            "acting, and refuse it when it is not, because the tools do not enforce the policy."
+            "Checking that a state-changing request is allowed by the policy before acting (looking up the "
+            "record's status, membership, fare class, timing) and refusing when it is not; lacking when a write "
+            "action is made without the lookups those checks need."
         ),
+        probe="trace_envs.analysis.probes:probe_precondition",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
     )
     domain = AIRLINE
     max_turns = 20

@@ -87,10 +87,13 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
     capability = Capability(
         name="structured_data_reasoning",
         description=(
-            "Search, filter and cross-reference nested records returned by tools (per-cabin price tables, flight "
-            "routings, product variants with options) to find the one record that satisfies every constraint of "
-            "the user's request, then act on exactly that record or report it."
+            "Reading nested structured records returned by tools (per-cabin price tables, flight routings, item "
+            "variants with options) and searching, filtering and cross-referencing them to find the one record or "
+            "value that satisfies the user's constraints; lacking when the agent reports or uses a value from the "
+            "wrong record or field, or a number that the records do not support."
         ),
+        probe="trace_envs.analysis.probes:probe_structured",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
     )
     domain: Domain[Any] = AIRLINE
     max_turns = 14

@@ -82,10 +82,12 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
     capability = Capability(
         name="tool_calling_precision",
         description=(
-            "Call the right tool with exactly the right argument values when near-miss values are present: the "
-            "order's own payment method rather than another one on the profile, the item id of the variant the "
-            "user means, the card the user names rather than a similar one, exact counts."
+            "Calling the right tool with exactly the right arguments when near-miss values are present: the "
+            "order's own payment method rather than another one on the profile, the right item id among variants; "
+            "lacking when an argument contradicts the value the agent has just read for that field."
         ),
+        probe="trace_envs.analysis.probes:probe_precision",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
     )
     domain: Domain[Any] = RETAIL
     max_turns = 14

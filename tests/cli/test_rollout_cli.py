@@ -71,6 +71,7 @@ def test_model_policy_with_seeds_and_options(tmp_path: Path) -> None:
         (["-e", "trace/nope-v0"], "not a registered env"),
         (["-e", ENV_ID, "-p", "oracel"], "unknown policy spec"),
         (["-e", ENV_ID, "--seeds", "a-b"], "expected seeds"),
+        (["-e", ENV_ID, "-p", "flawed:precondition_verfication"], "unknown capability in --policy"),
     ],
 )
 def test_bad_options_are_named(tmp_path: Path, args: list[str], needle: str) -> None:

@@ -130,6 +130,7 @@ def play(
     """Play one episode and print it as a transcript (interactive when no --policy is given)."""
     import gymnasium as gym
 
+    from trace_envs.capabilities import check_policy_capabilities
     from trace_envs.core import CapabilityEnv
     from trace_envs.rollout import make_policy
 
@@ -140,6 +141,11 @@ def play(
         raise typer.BadParameter("no --policy given and stdin is not a terminal; pass e.g. --policy oracle")
     if policy == "flawed" and isinstance(inner, CapabilityEnv):
         policy = f"flawed:{inner.capability.name}"
+    if policy is not None:
+        try:
+            check_policy_capabilities(policy)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--policy") from None
     agent = make_policy(policy, seed=seed) if policy else None
     if agent is not None:
         agent.reset(env, observation, info)

@@ -79,6 +79,7 @@ def rollout_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     import trace_envs
+    from trace_envs.capabilities import check_policy_capabilities
     from trace_envs.llm import LLMError, is_model_spec, make_chat_model
     from trace_envs.rollout import (
         EpisodeRecord,
@@ -111,6 +112,7 @@ def rollout_command(
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),
     }
     try:
+        check_policy_capabilities(policy)
         if workers > 1:  # each worker builds its own client from the spec
             factory, spec = None, checked_policy_spec(policy, model_options)
         else:

@@ -5,6 +5,7 @@ Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast
 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
+from .capability import Capability, Probe, ProbeLabel, Tau2Flaw
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import (
@@ -16,9 +17,10 @@ from .env import (
     normalize_fact_text,
     render_system_prompt,
 )
+from .episode import Episode, read_messages
 from .plan import Plan
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
-from .task import Capability, Reply, Task, UserFact, UserScript, Verdict
+from .task import Reply, Task, UserFact, UserScript, Verdict
 from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
 from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies, read_message
 
@@ -32,12 +34,16 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
+    "Episode",
     "NoKnobs",
     "ParsedAction",
     "Plan",
+    "Probe",
+    "ProbeLabel",
     "Reply",
     "ScriptedUser",
     "Task",
+    "Tau2Flaw",
     "Tool",
     "ToolCall",
     "ToolError",
@@ -59,6 +65,7 @@ __all__ = [
     "parse_action",
     "parse_docstring",
     "read_message",
+    "read_messages",
     "register_domain",
     "registered_domains",
     "render_system_prompt",

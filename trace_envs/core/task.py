@@ -1,23 +1,15 @@
-"""The data a capability env is made of: capability, task, user script and verdict."""
+"""The data a capability env is made of: task, user script and verdict (and the capability, from ``capability``)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from .capability import Capability
 from .tools import ToolCall
 
-CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
-
-
-class Capability(BaseModel):
-    """A capability an agent may lack: a fixed snake_case name and a one-paragraph description."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = Field(pattern=CAPABILITY_NAME_PATTERN)
-    description: str = Field(min_length=1)
+__all__ = ["Capability", "Reply", "Task", "UserFact", "UserScript", "Verdict"]
 
 
 class UserFact(BaseModel):

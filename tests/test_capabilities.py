@@ -1,0 +1,130 @@
+"""The capability registry: one home per capability, its env's declaration, read by analysis, probes,
+flawed policies and the CLI (which repeat no capability name or description of their own)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Iterator
+
+import gymnasium as gym
+import pytest
+
+import trace_envs  # noqa: F401  (registers the shipped envs)
+from tests.conftest import REPO_ROOT
+from trace_envs.analysis import known_capabilities, probe_table
+from trace_envs.analysis import probes as shipped_probes
+from trace_envs.capabilities import (
+    capabilities,
+    capability_envs,
+    check_policy_capabilities,
+    get_capability,
+    tau2_flaws,
+)
+from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
+from trace_envs.domains.toy_shop import TOY_SHOP
+from trace_envs.rollout import tau2_flaws as shipped_rules
+
+SHIPPED = {
+    "datetime_reasoning": "trace/datetime-v0",
+    "multi_step_task_completion": "trace/multi-step-v0",
+    "permission_error_recovery": "trace/permission-recovery-v0",
+    "precondition_verification": "trace/precondition-v0",
+    "structured_data_reasoning": "trace/structured-data-v0",
+    "tool_calling_precision": "trace/tool-precision-v0",
+}
+
+
+def test_each_shipped_capability_comes_from_its_envs_declaration() -> None:
+    from trace_envs.registration import env_class
+
+    found = capabilities()
+    assert set(SHIPPED) <= set(found)
+    for name, env_id in SHIPPED.items():
+        cls = env_class(env_id)
+        assert isinstance(cls, type) and issubclass(cls, CapabilityEnv)
+        assert found[name] is cls.capability  # the home: the env that carries the probe
+        assert known_capabilities()[name] == cls.capability.description
+    # the starter env declares precondition_verification too, without probe or flaw rule: not its home
+    assert capability_envs()["precondition_verification"] == ["trace/order-cancel-v0", "trace/precondition-v0"]
+    assert "device_tool_use" not in found  # target-benchmark envs train nothing
+    with pytest.raises(KeyError, match="declared: datetime_reasoning"):
+        get_capability("nope")
+
+
+def test_probes_and_flaw_rules_are_the_declared_functions() -> None:
+    table = probe_table()
+    assert table["precondition_verification"] is shipped_probes.probe_precondition
+    assert table["datetime_reasoning"] is shipped_probes.probe_datetime
+    rules = tau2_flaws()
+    assert rules == {
+        "multi_step_task_completion": shipped_rules.stop_after_first_write,
+        "precondition_verification": shipped_rules.skip_lookups_before_write,
+        "structured_data_reasoning": shipped_rules.near_miss_argument,
+        "tool_calling_precision": shipped_rules.near_miss_argument,
+    }
+    assert shipped_rules.tau2_deficits() == list(rules)
+
+
+def test_flawed_policy_specs_name_declared_capabilities() -> None:
+    check_policy_capabilities("flawed:precondition_verification,datetime_reasoning")
+    check_policy_capabilities("oracle")
+    with pytest.raises(ValueError, match=r"unknown capability in --policy 'precondition'; .*precondition_verification"):
+        check_policy_capabilities("flawed:precondition, datetime_reasoning")
+
+
+def _env(name: str, probe: str | None) -> type[CapabilityEnv]:
+    class Declaring(CapabilityEnv):
+        capability = Capability(name=name, description="A test capability.", probe=probe)
+        domain = TOY_SHOP
+
+        def generate(self, rng: random.Random) -> Task:
+            return Task(initial_state={"orders": {}}, goal="g", user=UserScript(opening="Hi"), solution=["Done."])
+
+    return Declaring
+
+
+@pytest.fixture
+def registered() -> Iterator[list[str]]:
+    ids: list[str] = []
+    yield ids
+    for env_id in ids:
+        del gym.registry[env_id]
+
+
+def test_a_capability_with_two_different_homes_is_an_error(registered: list[str]) -> None:
+    for index, probe in enumerate(
+        ("trace_envs.analysis.probes:probe_datetime", "trace_envs.analysis.probes:probe_precision")
+    ):
+        env_id = f"trace/test-twice-{index}-v0"
+        gym.register(id=env_id, entry_point=_env("declared_twice", probe))
+        registered.append(env_id)
+    with pytest.raises(ValueError, match=r"'declared_twice' is declared with different probes.*test-twice-0-v0"):
+        capabilities()
+
+
+def test_a_new_registration_is_seen(registered: list[str]) -> None:
+    assert "seen_later" not in capabilities()
+    gym.register(id="trace/test-seen-later-v0", entry_point=_env("seen_later", None))
+    registered.append("trace/test-seen-later-v0")
+    assert capabilities()["seen_later"].description == "A test capability."
+    assert "seen_later" not in known_capabilities()  # no probe: not one the probes analyst can label
+
+
+def test_analysis_and_rollout_repeat_no_capability_name() -> None:
+    """The modules that used to keep their own tables of names and descriptions hold none as string values."""
+    for module in ("trace_envs/analysis/known.py", "trace_envs/analysis/probes.py", "trace_envs/rollout/tau2_flaws.py"):
+        tree = ast.parse((REPO_ROOT / module).read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        strings = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+        ]
+        assert not [s for s in strings for name in SHIPPED if name in s], module
