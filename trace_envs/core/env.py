@@ -48,6 +48,13 @@ class NoKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+HOOKS: tuple[str, ...] = (
+    "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
+    "choose_domain", "policy_text", "make_user",
+)  # fmt: skip
+"""What a capability env sets or overrides, in the order the writing-an-env guide lists them; the base
+class does everything else (seeding, the conversation, the scripted user, the tools, the verifier)."""
+
 KnobsT = TypeVar("KnobsT", bound=BaseModel)
 """The knobs model of a capability env: ``class MyEnv(CapabilityEnv[MyKnobs])`` types ``self.knobs``."""
 
@@ -86,14 +93,17 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """
 
     capability: ClassVar[Capability]
+    """What the env trains: its name, description, and optionally its probe and tau2 flaw rule."""
     domain: Domain[Any]
-    """The target domain (for envs with variants, the default one; see :meth:`choose_domain`)."""
+    """The target domain whose tools, state model and policy the env uses (for variants, the default one)."""
     max_turns: int = 30
+    """Agent actions before the episode is truncated (reward 0)."""
     tool_names: ClassVar[tuple[str, ...] | None] = None
-    """Tools of the domain offered to the agent (``None``: all of them)."""
+    """Tools of the domain offered to the agent, in the domain's order (``None``: all of them)."""
     policy: ClassVar[str | None] = None
     """Policy text shown to the agent (``None``: the domain's)."""
     instructions: ClassVar[str] = AGENT_INSTRUCTION
+    """The agent instruction before the policy in the system message (tau2's by default)."""
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden); set from the class's
     type argument, ``CapabilityEnv[MyKnobs]``."""
@@ -130,8 +140,9 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
 
     def choose_domain(self) -> Domain[Any]:
-        """The domain of this instance, decided after the knobs are validated (override for variants,
-        e.g. ``return AIRLINE if self.knobs.variant == "airline" else RETAIL``)."""
+        """The domain of this instance, chosen after the knobs are validated (override for variants).
+
+        For example ``return AIRLINE if self.knobs.variant == "airline" else RETAIL``."""
         return self.domain
 
     def make_user(self, task: Task) -> User:
@@ -250,6 +261,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
 
     @property
     def policy_text(self) -> str:
+        """The policy the agent sees (override to add rules to the domain's, e.g. an addendum)."""
         return self.policy if self.policy is not None else self.domain.policy
 
     def system_prompt(self) -> str:
