@@ -44,7 +44,7 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
         target = orders[f"#W{ids[0]}"]
         target.status = "pending" if rng.random() < 0.5 else rng.choice(["processed", "delivered"])
         order_id, status = target.order_id, target.status
-        plan = Plan(TOY_SHOP, ShopState(orders=orders))  # runs the real tools on a copy of this state
+        plan = Plan(TOY_SHOP, ShopState(orders=orders))  # records the state, then runs the real tools on it
         plan.call("get_order_details", order_id=order_id)
         if status == "pending":
             plan.call("cancel_order", order_id=order_id)

@@ -1,5 +1,5 @@
-"""``Plan`` writes a reference solution by running a domain's real tools on a scratch copy of the initial
-state: on the toy shop, tau2 retail and tau2 airline (the device envs use it too; see generated_envs)."""
+"""``Plan`` writes a reference solution by running a domain's real tools while the task is built (the initial
+state recorded first): on the toy shop, tau2 retail and tau2 airline (the device envs use it too)."""
 
 from __future__ import annotations
 
@@ -31,15 +31,18 @@ def shop() -> ShopState:
     return ShopState(orders={"#W1": Order(order_id="#W1", user_name="Ava Lee", item="backpack", status="pending")})
 
 
-def test_values_are_the_tools_own_and_the_initial_state_is_untouched() -> None:
+def test_values_are_the_tools_own_and_the_initial_state_is_recorded_first() -> None:
     state = shop()
     plan = Plan(TOY_SHOP, state)
+    assert plan.state is state  # taken over, not copied
     order = plan.call("get_order_details", order_id="#W1")
     assert isinstance(order, Order) and order.status == "pending"
     assert plan.call("cancel_order", order_id="#W1").status == "cancelled"
-    assert state.orders["#W1"].status == "pending"  # the caller's object is not the scratch state
     assert plan.initial_state["orders"]["#W1"]["status"] == "pending"
-    assert plan.state.orders["#W1"].status == "cancelled"
+    assert state.orders["#W1"].status == "cancelled"
+    from_json = Plan(TOY_SHOP, plan.initial_state)  # JSON data: a fresh state is loaded
+    from_json.call("cancel_order", order_id="#W1")
+    assert plan.initial_state["orders"]["#W1"]["status"] == "pending"
     assert plan.steps == [
         ToolCall(name="get_order_details", arguments={"order_id": "#W1"}),
         ToolCall(name="cancel_order", arguments={"order_id": "#W1"}),

@@ -24,20 +24,24 @@ from .tools import ToolCall, Toolset
 
 
 class Plan:
-    """A reference solution in the making: each call runs on a scratch copy of the initial state under the
-    domain's calling rules, and is recorded with the messages and the replies they need from the user."""
+    """A reference solution in the making: each call runs on a scratch state under the domain's calling rules
+    (the initial state is recorded as JSON first), and is recorded with the messages and the replies they
+    need from the user.
+
+    Given a state object, the plan takes it over as its scratch state (no copy: read what you need from it
+    before the calls change it, or from ``plan.state`` after); given JSON data, it loads a fresh state."""
 
     def __init__(
         self, domain: Domain[Any], initial_state: BaseModel | Mapping[str, Any], toolset: Toolset | None = None
     ):
         self.domain = domain
         self.toolset = domain.toolset if toolset is None else toolset
-        self.initial_state: dict[str, Any] = (
-            domain.dump_state(initial_state) if isinstance(initial_state, BaseModel) else dict(initial_state)
-        )
-        """The state the task starts from, as JSON data (taken before any call runs)."""
-        self.state: Any = domain.load_state(self.initial_state)
-        """The scratch state the calls run on (read it for values the tools do not return)."""
+        if isinstance(initial_state, BaseModel):
+            self.initial_state: dict[str, Any] = domain.dump_state(initial_state)
+            self.state: Any = initial_state
+        else:
+            self.initial_state = dict(initial_state)
+            self.state = domain.load_state(self.initial_state)
         self.steps: list[ToolCall | str] = []
         self.expected_errors: list[int] = []
         self.errors: list[str] = []
