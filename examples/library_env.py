@@ -21,9 +21,9 @@ from trace_envs.core import (
     Toolset,
     UserScript,
     register_domain,
+    register_env,
     tool,
 )
-from trace_envs.registration import register_env
 
 
 class Book(BaseModel):

@@ -1,7 +1,8 @@
 """Capability environments shipped with trace-envs, one module per capability.
 
-``SHIPPED_ENVS`` maps each Gymnasium id to its entry point; ``trace_envs`` registers them on import
-without importing the modules themselves (that happens on ``gym.make``).
+A plugin like any third-party env package: ``pyproject.toml`` names :func:`register` in the
+``trace_envs.envs`` entry-point group, and ``import trace_envs`` calls it. It registers the ids of
+``SHIPPED_ENVS`` without importing the env modules (that happens on ``gym.make``).
 """
 
 SHIPPED_ENVS: dict[str, str] = {
@@ -16,3 +17,13 @@ SHIPPED_ENVS: dict[str, str] = {
 
 SHIPPED_DOMAINS: dict[str, str] = {}
 """Domains the shipped envs define themselves (none: they use ``trace_envs.domains``)."""
+
+
+def register() -> None:
+    """The ``trace_envs.envs`` entry point: register the shipped domains and envs (idempotent)."""
+    from trace_envs.core import register_domain, register_env  # here: ``import trace_envs`` calls this
+
+    for name, factory in SHIPPED_DOMAINS.items():
+        register_domain(name, factory)
+    for env_id, entry_point in SHIPPED_ENVS.items():
+        register_env(env_id, entry_point)

@@ -23,7 +23,8 @@ class OrderCancelKnobs(BaseModel):
 
 
 class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
-    """The user asks to cancel an order; about half the seeds make it ineligible."""
+    """The user asks to cancel an order; about half the seeds make it ineligible. A refusal must
+    come after looking the order up and give its status."""
 
     capability = Capability(
         name="precondition_verification",
@@ -44,8 +45,9 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
         target = orders[f"#W{ids[0]}"]
         target.status = "pending" if rng.random() < 0.5 else rng.choice(["processed", "delivered"])
         order_id, status = target.order_id, target.status
+        lookup = ToolCall(name="get_order_details", arguments={"order_id": order_id})
         plan = Plan(TOY_SHOP, ShopState(orders=orders))  # records the state, then runs the real tools on it
-        plan.call("get_order_details", order_id=order_id)
+        plan.call(lookup.name, **lookup.arguments)
         if status == "pending":
             plan.call("cancel_order", order_id=order_id)
             plan.say(f"Your order {order_id} ({target.item}) is now cancelled.")
@@ -58,6 +60,8 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
                 facts=[UserFact(keys=["order id", "order number"], answer=f"It's {order_id}.")],
             ),
             required_facts=["cancelled" if status == "pending" else status],
+            # the status is one of two: without the lookup, "already delivered" would pay
+            required_reads=[] if status == "pending" else [lookup],
             flawed_solution=[  # cancels straight away, without looking the order up
                 ToolCall(name="cancel_order", arguments={"order_id": order_id}),
                 f"Your order {order_id} is now cancelled.",

@@ -38,7 +38,8 @@ POLICY_ADDENDUM = """
   every condition these rules set: whose record it is, its status, and for a cancellation the cabin,
   the booking time, the flight statuses and the insurance against the customer's reason.
 - If the change is not allowed, do not make it. Tell the customer that the request is not eligible and
-  why (for an order, give its current status).
+  why, with the record's own values: for a reservation, its cabin and the date it was booked
+  (YYYY-MM-DD); for an order, its current status.
 """
 
 NOT_ELIGIBLE = "not eligible"
@@ -76,6 +77,8 @@ class Plan(BaseModel):
     refusal: str
     success_facts: list[str] = Field(default_factory=list)
     refusal_facts: list[str] = Field(default_factory=lambda: [NOT_ELIGIBLE])
+    """What a refusal must say: "not eligible" and, where the record shows it, the failing condition's
+    own values (cabin and booking date, the order's status)."""
 
 
 class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
@@ -120,6 +123,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             # the paper's failure: identify the customer, then make the change without looking at the record
             flawed_solution=[*auth, plan.write, plan.success],
             required_facts=plan.success_facts if plan.allowed else plan.refusal_facts,
+            required_reads=[] if plan.allowed else plan.checks,  # a refusal rests on what the checks show
             metadata={"variant": self.knobs.variant, "allowed": plan.allowed, "kind": plan.kind, "target": plan.target},
         )
 
@@ -206,6 +210,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             success=f"Reservation {rid} is cancelled; {money(total)} will be refunded within 5 to 7 business days.",
             refusal=f"I'm sorry, but reservation {rid} is {NOT_ELIGIBLE} for cancellation: {why_not}.",
             success_facts=[str(total)],
+            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, "economy", res["created_at"][:10]],
         )
         auth = [ToolCall(name="get_user_details", arguments={"user_id": uid})]
         facts = [

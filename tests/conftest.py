@@ -6,8 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Tests never assert timings: on a loaded 2-core CI machine Hypothesis's deadline and "too slow"
+# health check would fail tests for the machine's speed, not the code's behaviour.
+settings.register_profile("trace-envs", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("trace-envs")
 
 
 def shared_dir() -> Path:

@@ -17,12 +17,12 @@ from trace_envs.analysis import probes as shipped_probes
 from trace_envs.capabilities import (
     capabilities,
     capability_envs,
-    check_policy_capabilities,
     get_capability,
     tau2_flaws,
 )
 from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
 from trace_envs.domains.toy_shop import TOY_SHOP
+from trace_envs.rollout import scripted
 from trace_envs.rollout import tau2_flaws as shipped_rules
 
 SHIPPED = {
@@ -66,11 +66,16 @@ def test_probes_and_flaw_rules_are_the_declared_functions() -> None:
     assert shipped_rules.tau2_deficits() == list(rules)
 
 
-def test_flawed_policy_specs_name_declared_capabilities() -> None:
-    check_policy_capabilities("flawed:precondition_verification,datetime_reasoning")
-    check_policy_capabilities("oracle")
-    with pytest.raises(ValueError, match=r"unknown capability in --policy 'precondition'; .*precondition_verification"):
-        check_policy_capabilities("flawed:precondition, datetime_reasoning")
+def test_flawed_policy_specs_name_declared_capabilities(registered: list[str]) -> None:
+    """``flawed:<capability>`` accepts exactly the registry's names, a user's env outside ``trace/`` included."""
+    scripted.check_capabilities(["precondition_verification", "datetime_reasoning"])
+    with pytest.raises(ValueError, match=r"unknown capability 'precondition' .*: .*precondition_verification"):
+        scripted.check_capabilities(["precondition", "datetime_reasoning"])
+    assert "declared_elsewhere" not in scripted.known_capabilities()
+    gym.register(id="elsewhere/Declared-v0", entry_point=_env("declared_elsewhere", None))
+    registered.append("elsewhere/Declared-v0")
+    assert scripted.known_capabilities() == sorted(capabilities())
+    assert "declared_elsewhere" in scripted.known_capabilities()
 
 
 def _env(name: str, probe: str | None) -> type[CapabilityEnv]:
@@ -112,8 +117,15 @@ def test_a_new_registration_is_seen(registered: list[str]) -> None:
 
 
 def test_analysis_and_rollout_repeat_no_capability_name() -> None:
-    """The modules that used to keep their own tables of names and descriptions hold none as string values."""
-    for module in ("trace_envs/analysis/known.py", "trace_envs/analysis/probes.py", "trace_envs/rollout/tau2_flaws.py"):
+    """The modules that used to keep their own tables of names (or mention one) hold none as string values."""
+    modules = (
+        "analysis/known.py",
+        "analysis/probes.py",
+        "rollout/tau2_flaws.py",
+        "rollout/scripted.py",
+        "cli/rollout.py",
+    )
+    for module in (f"trace_envs/{m}" for m in modules):
         tree = ast.parse((REPO_ROOT / module).read_text(encoding="utf-8"))
         docstrings = {
             id(node.body[0].value)

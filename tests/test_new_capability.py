@@ -1,14 +1,11 @@
 """A new capability is one new file and nothing else edited: an env module written to a temporary folder
 (its capability, its probe and its generator) rolls out, is analysed with its own probe, trains 2 GRPO
-steps on the tiny model and is routed to.
-
-The module is registered with Gymnasium directly (``trace_envs.load_envs(path)`` is not on this branch).
+steps on the tiny model and is routed to. The folder is registered with ``trace_envs.load_envs(path)``, as a
+user's own folder of env modules is.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +26,7 @@ import random
 from trace_envs.core import Capability, CapabilityEnv, Episode, Plan, ProbeLabel, Task, UserScript
 from trace_envs.domains.toy_shop import TOY_SHOP, Order, ShopState
 
+ENV_ID = "trace/order-status-v0"
 STATUSES = ["pending", "processed", "delivered"]
 
 
@@ -74,15 +72,13 @@ def new_env(tmp_path: Path) -> Iterator[str]:
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "order_status_env.py").write_text(MODULE, encoding="utf-8")
-    sys.path.insert(0, str(folder))
+    import trace_envs
+
     try:
-        importlib.import_module("order_status_env")
-        gym.register(id=ENV_ID, entry_point="order_status_env:OrderStatusEnv")
+        assert trace_envs.load_envs(folder) == [ENV_ID]
         yield ENV_ID
     finally:
         gym.registry.pop(ENV_ID, None)
-        sys.modules.pop("order_status_env", None)
-        sys.path.remove(str(folder))
 
 
 def test_a_capability_in_one_file_rolls_out_is_analysed_trains_and_routes(new_env: str, tmp_path: Path) -> None:

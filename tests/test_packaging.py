@@ -39,6 +39,7 @@ def test_wheel_contents(tmp_path: Path) -> None:
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "trace-envs = trace_envs.cli:main" in text
     assert "[pytest11]" in text
+    assert "[trace_envs.envs]\nshipped = generated_envs:register" in text
 
 
 def test_import_is_light() -> None:

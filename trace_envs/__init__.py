@@ -1,17 +1,18 @@
 """trace-envs: capability-targeted training environments for LLM agents (TRACE, arXiv 2604.05336).
 
-``import trace_envs`` registers every shipped env under ``trace/``; then
-``gymnasium.make("trace/<name>-v0", seed=3)`` builds one.
+``import trace_envs`` registers every env under ``trace/``: the target envs, every installed plugin
+(``trace_envs.envs`` entry points; the shipped envs are one) and the folders of ``$TRACE_ENVS_PATH``;
+then ``gymnasium.make("trace/<name>-v0", seed=3)`` builds one. ``load_envs(folder)`` adds a folder.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .registration import list_envs, register_env, register_envs
+from .registration import list_envs, load_envs, register_env, register_envs
 
 if TYPE_CHECKING:
-    from .describe import EnvDescription
+    from .description import EnvDescription
 
 __version__ = "0.1.0"
 
@@ -20,9 +21,9 @@ register_envs()
 
 def describe(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
     """Capability, domain, tools, knobs and an example task of a registered env."""
-    from .describe import describe_env
+    from .description import describe_env
 
     return describe_env(env_id, seed=seed, **knobs)
 
 
-__all__ = ["__version__", "describe", "list_envs", "register_env", "register_envs"]
+__all__ = ["__version__", "describe", "list_envs", "load_envs", "register_env", "register_envs"]

@@ -3,18 +3,20 @@
 A capability has one home, its env's declaration (name, description, optional probe and tau2 flaw rule).
 Analysis (the known dictionary, the probes), flawed policies on tau2 targets and the CLI read it here, so a
 new capability is one new env module and nothing else. Target-benchmark envs declare no trainable
-capability and are left out. Env classes are imported on first use, not on ``import trace_envs``.
+capability and are left out; envs outside the ``trace/`` namespace count once their module is imported (a
+user's own, after ``--import``). Env classes are imported on first use, not on ``import trace_envs``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
 from functools import cache
 
 import gymnasium as gym
 
 from .core.capability import Capability, Probe, Tau2Flaw
-from .registration import TARGET_ENVS, env_class, list_envs
+from .core.registry import NAMESPACE
+from .registration import TARGET_ENVS, env_class
 
 
 def capability_envs() -> dict[str, list[str]]:
@@ -56,27 +58,26 @@ def tau2_flaws() -> dict[str, Tau2Flaw]:
     return table
 
 
-def check_capability_names(names: Iterable[str], what: str = "capability") -> None:
-    """Raise ``ValueError`` naming every name no registered env declares, with the declared ones."""
-    declared = capabilities()
-    unknown = [name for name in names if name not in declared]
-    if unknown:
-        raise ValueError(
-            f"unknown {what} {', '.join(map(repr, unknown))}; the registered envs declare: {', '.join(declared)}"
-        )
-
-
-def check_policy_capabilities(spec: str) -> None:
-    """For a ``flawed:<capability>[,…]`` policy spec, raise ``ValueError`` naming any capability no registered
-    env declares (a typo would otherwise play the oracle everywhere); other specs pass."""
-    kind, _, rest = spec.partition(":")
-    if kind == "flawed":
-        check_capability_names([c.strip() for c in rest.split(",") if c.strip()], what="capability in --policy")
-
-
 def _registry_key() -> tuple[tuple[str, str], ...]:
-    """The registered non-target envs and their entry points (the registry can grow at run time)."""
-    return tuple((env_id, str(gym.spec(env_id).entry_point)) for env_id in list_envs() if env_id not in TARGET_ENVS)
+    """The registered envs whose class can be read without importing a user's code, with their entry points
+    (the registry can grow at run time): every ``trace/`` env but the targets, and any other id whose entry
+    point is a class or lies in a module already imported (a user's own env, after ``--import``)."""
+    key = []
+    for env_id, spec in list(gym.registry.items()):
+        entry = spec.entry_point
+        if env_id in TARGET_ENVS:
+            continue
+        if env_id.startswith(f"{NAMESPACE}/") or isinstance(entry, type) or _imported(entry):
+            key.append((env_id, str(entry)))
+    return tuple(sorted(key))
+
+
+def _imported(entry: object) -> bool:
+    """Whether ``entry`` is a ``"module:attribute"`` string naming an attribute of a module already imported."""
+    if not isinstance(entry, str):
+        return False
+    module, _, attribute = entry.partition(":")
+    return module in sys.modules and hasattr(sys.modules[module], attribute)
 
 
 @cache

@@ -1,17 +1,15 @@
-"""Register every shipped env under the ``trace/`` namespace and every built-in domain."""
+"""What ``import trace_envs`` registers: the built-in domains and target envs, every installed plugin
+(``trace_envs.envs`` entry points, the shipped ``generated_envs`` among them) and ``$TRACE_ENVS_PATH``."""
 
 from __future__ import annotations
 
 import gymnasium as gym
 
-from generated_envs import SHIPPED_DOMAINS, SHIPPED_ENVS
-
 from .core.domain import register_domain
-
-NAMESPACE = "trace"
+from .core.registry import NAMESPACE, list_envs, register_env
+from .plugins import load_env_path, load_envs, load_plugins
 
 BUILTIN_DOMAINS: dict[str, str] = {
-    **SHIPPED_DOMAINS,
     "toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP",
     "retail": "trace_envs.domains.retail:RETAIL",
     "airline": "trace_envs.domains.airline:AIRLINE",
@@ -27,24 +25,14 @@ TARGET_ENVS: dict[str, str] = {
 
 
 def register_envs() -> None:
-    """Register shipped envs and domains; idempotent, imports no env module."""
+    """Register the built-in domains and target envs, then load the plugins and ``$TRACE_ENVS_PATH``;
+    idempotent, and imports no env module of ours (plugins decide what they import)."""
     for name, factory in BUILTIN_DOMAINS.items():
         register_domain(name, factory)
-    for env_id, entry_point in {**SHIPPED_ENVS, **TARGET_ENVS}.items():
+    for env_id, entry_point in TARGET_ENVS.items():
         register_env(env_id, entry_point)
-
-
-def register_env(env_id: str, entry_point: str, **kwargs: object) -> None:
-    """Register one env id (``trace/<name>-v<N>``) unless it is registered already."""
-    if not env_id.startswith(f"{NAMESPACE}/"):
-        raise ValueError(f"env ids live in the {NAMESPACE!r} namespace: expected 'trace/<name>-v0', got {env_id!r}")
-    if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
-
-
-def list_envs() -> list[str]:
-    """Ids of every registered ``trace/`` env, sorted."""
-    return sorted(env_id for env_id in gym.registry if env_id.startswith(f"{NAMESPACE}/"))
+    load_plugins()
+    load_env_path()
 
 
 def env_class(env_id: str) -> object:
@@ -65,3 +53,16 @@ def list_capability_envs() -> list[str]:
         if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
             ids.append(env_id)
     return ids
+
+
+__all__ = [
+    "BUILTIN_DOMAINS",
+    "NAMESPACE",
+    "TARGET_ENVS",
+    "env_class",
+    "list_capability_envs",
+    "list_envs",
+    "load_envs",
+    "register_env",
+    "register_envs",
+]

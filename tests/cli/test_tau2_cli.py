@@ -129,3 +129,63 @@ def test_replay_every_task_of_the_shipped_domains(domain: str, count: int, share
     for task_id, value in gold.items():
         assert written[task_id]["canonical_hash"] == value["canonical_hash"], (domain, task_id)
     assert all(value["reward"] == 1.0 for key, value in written.items() if key != "__initial__")
+
+
+def _one_error(output: str) -> str:
+    """A usage error's text without Typer's box or any whitespace (so a long path wrapped mid-word by
+    the 80-column console still matches; compare with :func:`_squash`), checked to be no traceback."""
+    assert "Traceback" not in output and "pydantic" not in output
+    return _squash("".join(ch for ch in output if ch not in "│╭╮╰╯─"))
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_replay_with_the_wrong_domain_is_one_line(small_retail: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["tau2-replay", str(small_retail), "--domain", "airline", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert len(result.output.splitlines()) < 12  # not pydantic's dump of the whole database
+    assert _squash("is the tau2 retail database") in _one_error(result.output)
+    assert _squash("use domain 'retail'") in _one_error(result.output)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"users": {"a": ', "is not valid JSON"),
+        ('{"users": {}, "orders": {}}', "is not a tau2 retail database (products: Field required"),
+        ("[1, 2]", "is not a tau2 retail database"),
+    ],
+)
+def test_replay_with_a_corrupted_db_is_one_line(
+    small_retail: Path, tmp_path: Path, content: str, expected: str
+) -> None:
+    folder = tmp_path / "retail"
+    shutil.copytree(small_retail, folder)
+    (folder / "db.json").write_text(content, encoding="utf-8")
+    result = runner.invoke(app, ["tau2-replay", str(folder), "--out", str(tmp_path / "o.json")])
+    assert result.exit_code == 2
+    assert _squash(expected) in _one_error(result.output)
+    assert _squash("restore it from your tau2-bench copy") in _one_error(result.output)
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_replay_prints_a_summary_not_a_row_per_task(small_retail: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["tau2-replay", str(small_retail), "--out", str(tmp_path / "o.json")])
+    assert result.exit_code == 0, result.output
+    assert f"gold replay of {len(TASKS)} tasks, reward 1.0 on {len(TASKS)}/{len(TASKS)}" in result.output
+    assert _squash("2 tasks with a gold action that returns an error, as in tau2: 38, 105") in _squash(result.output)
+    assert "┃" not in result.output and len(result.output.splitlines()) < 9
+
+
+def test_evaluate_counts_in_words(small_retail: Path, gold_cases: list[dict[str, Any]], tmp_path: Path) -> None:
+    cases_file = tmp_path / "cases.json"
+    cases_file.write_text(json.dumps({"cases": gold_cases[:1]}))
+    result = runner.invoke(app, ["tau2-evaluate", str(small_retail), str(cases_file), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "tau2 retail: 1 trajectory" in result.output and "over 1 case;" in result.output
+    cases_file.write_text(json.dumps({"cases": []}))
+    empty = runner.invoke(app, ["tau2-evaluate", str(small_retail), str(cases_file), "--out", str(tmp_path / "r2")])
+    assert empty.exit_code == 2 and _squash("holds no cases") in _one_error(empty.output)
+    assert not (tmp_path / "r2").exists()

@@ -101,6 +101,10 @@ def _private_names(paths: list[Path]) -> set[str]:
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
+NOT_PYTHON = {"tests/synthesis/redteam/syntax_error.py"}
+"""Files that do not parse on purpose (a synthesis gate must stop them)."""
+
+
 def test_no_private_hook_of_core_is_used_outside_core() -> None:
     """``grep`` finds no use of core's private methods or attributes (``_require_task``, ``_talk``, …) elsewhere."""
     core = sorted((REPO_ROOT / "trace_envs" / "core").glob("*.py"))
@@ -110,7 +114,7 @@ def test_no_private_hook_of_core_is_used_outside_core() -> None:
         p
         for folder in ("trace_envs", "generated_envs", "examples", "benchmarks", "tests")
         for p in sorted((REPO_ROOT / folder).rglob("*.py"))
-        if "core" not in p.relative_to(REPO_ROOT).parts[:2]
+        if "core" not in p.relative_to(REPO_ROOT).parts[:2] and p.relative_to(REPO_ROOT).as_posix() not in NOT_PYTHON
     ]
     uses = []
     for path in outside:

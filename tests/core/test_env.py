@@ -190,3 +190,34 @@ def test_text_of_a_malformed_tool_call_never_reaches_the_user() -> None:
     _, _, _, _, info = env.step(f'<tool_call>{{"name": "get_order_details"}} the order is {fact}')
     assert info["messages"][0]["invalid"] is True
     assert env.facts_told() == {fact: False}
+
+
+def test_required_facts_count_only_once_the_required_reads_succeeded() -> None:
+    from trace_envs.core import ToolCall, format_tool_call
+
+    env = make()
+    env.reset(seed=0)  # an ineligible order: the oracle looks it up, then tells its status
+    assert env.task is not None
+    read = ToolCall(name="get_order_details", arguments={"order_id": env.task.metadata["order_id"]})
+    status = env.task.metadata["status"]
+    task = env.task.model_copy(update={"required_reads": [read]})
+
+    def play(actions: list[str]) -> dict[str, object]:
+        env.reset(seed=0)
+        env.task = task  # play the steps by hand: play_actions would reset to the unpatched task
+        queue = [*actions, STOP_TOKEN]
+        while True:
+            _, _, terminated, truncated, info = env.step(queue.pop(0))
+            if terminated or truncated:
+                return dict(info["verdict"])
+
+    key = format_tool_call(read)
+    told = f"Your order is already {status}, so it cannot be cancelled; shall I look it up?"
+    wrong_read = format_tool_call(ToolCall(name="get_order_details", arguments={"order_id": "#W0"}))
+    before = play([told, format_tool_call(read)])
+    assert before["reads_done"] == {key: True} and before["facts_told"] == {status: False}
+    assert not before["success"]
+    failed = play([wrong_read, f"Your order is already {status}."])
+    assert failed["reads_done"] == {key: False} and not failed["success"]
+    after = play([format_tool_call(read), f"Your order is already {status}, so it cannot be cancelled."])
+    assert after["success"] and after["reads_done"] == {key: True} and after["facts_told"] == {status: True}

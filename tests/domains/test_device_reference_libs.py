@@ -1,23 +1,39 @@
-"""Cross-checks of the pure-Python stand-ins against the libraries upstream ToolSandbox uses.
+"""The device tools against upstream ToolSandbox's libraries.
 
-Each test runs only where that library is installed (they are not dependencies of trace-envs):
-``pip install rapidfuzz==3.9.3 holidays==0.51 phonenumbers==8.13.39 pint==0.23 "numpy<2" rouge-score==0.1.2 geopy==2.4.1``.
+* The pure-Python stand-ins (fuzzy matching, US holidays, phone parsing, ROUGE-L) against upstream's own
+  versions of rapidfuzz, holidays, phonenumbers and rouge-score, which the ``dev`` extra installs so that
+  these run in CI (a missing one fails the import here rather than skipping).
+* ``unit_conversion`` and ``calculate_lat_lon_distance``, which call pint and geopy, against what upstream's
+  pinned pint 0.23 and geopy 2.4.1 answered (recorded in ``data/device_reference.json`` by
+  ``data/make_device_reference.py``; pint 0.23 itself cannot be installed beside numpy 2).
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import random
+import warnings
+from pathlib import Path
+from typing import Any
 
+import phonenumbers
 import pytest
+from rapidfuzz import fuzz, process, utils
+from rouge_score import rouge_scorer
 
-from trace_envs.domains.device import fuzzy
-from trace_envs.domains.device.errors import DimensionalityError, NumberParseException, UndefinedUnitError
+from trace_envs.core import ToolCall
+from trace_envs.domains.device import FULL_TOOLSET, build_base_world, fuzzy
+from trace_envs.domains.device.errors import NumberParseException
 from trace_envs.domains.device.holidays import us_holidays
-from trace_envs.domains.device.tools.utilities import _vincenty_km
-from trace_envs.domains.device.units import _ALIASES, _TEMPERATURES, _UNITS, convert
 from trace_envs.domains.device.validators import validate_phone_number
 from trace_envs.targets.device.rouge import rouge_l
+
+with warnings.catch_warnings():  # holidays 0.51 announces its 1.0 versioning policy when imported
+    warnings.simplefilter("ignore")
+    import holidays
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "device_reference.json").read_text(encoding="utf-8"))
+LAT_LON = ("latitude_0", "longitude_0", "latitude_1", "longitude_1")
 
 WORDS = [
     "fredrik", "thordendal", "john", "petrucci", "homer", "tomas", "haake", "boss", "friend", "self", "buy", "tickets",
@@ -40,8 +56,6 @@ def _pairs(rng: random.Random, count: int) -> list[tuple[str, str]]:
 
 
 def test_fuzzy_scores_equal_rapidfuzz() -> None:
-    rapidfuzz = pytest.importorskip("rapidfuzz")
-    fuzz, utils, process = rapidfuzz.fuzz, rapidfuzz.utils, rapidfuzz.process
     for a, b in _pairs(random.Random(0), 1500):
         a, b = utils.default_process(a), utils.default_process(b)
         assert fuzzy.wratio(a, b) == pytest.approx(fuzz.WRatio(a, b), abs=1e-9), (a, b)
@@ -54,13 +68,11 @@ def test_fuzzy_scores_equal_rapidfuzz() -> None:
 
 
 def test_us_holidays_equal_python_holidays() -> None:
-    holidays = pytest.importorskip("holidays")
     for year in range(1990, 2051):
         assert us_holidays(year) == sorted(holidays.US(years=year).items()), year
 
 
 def test_phone_parsing_equals_phonenumbers() -> None:
-    phonenumbers = pytest.importorskip("phonenumbers")
     rng = random.Random(0)
     samples = ["", "+", "+12", "+1234", "bad", "1234567890", "+999 123456", "+1 245-334-4098", "+441", "+33 1"]
     samples += ["".join(rng.choice("+0123456789 -()") for _ in range(rng.randint(0, 16))) for _ in range(1500)]
@@ -78,36 +90,42 @@ def test_phone_parsing_equals_phonenumbers() -> None:
         assert ours == theirs, number
 
 
-def test_unit_conversion_equals_pint() -> None:
-    pint = pytest.importorskip("pint")
-    registry = pint.UnitRegistry()
-    names = [*_UNITS, *_TEMPERATURES, *_ALIASES, "meters", "miles", "feet", "Celsius", "KM", "foo"]
-    for source, target in itertools.product(names, names):
-        for amount in (5, 2.5):
-            try:
-                try:
-                    quantity = registry.Quantity(amount, source)
-                except pint.errors.UndefinedUnitError:
-                    quantity = registry.Quantity(amount, source.lower())
-                try:
-                    theirs: object = quantity.to(target).magnitude
-                except pint.errors.UndefinedUnitError:
-                    theirs = quantity.to(target.lower()).magnitude
-            except (pint.errors.UndefinedUnitError, pint.errors.DimensionalityError) as exc:
-                theirs = f"{type(exc).__name__}: {exc}"
-            try:
-                ours: object = convert(amount, source, target)
-            except (UndefinedUnitError, DimensionalityError) as exc:
-                ours = f"{type(exc).__name__}: {exc}"
-            assert type(ours) is type(theirs), (source, target, amount, theirs, ours)
-            if isinstance(theirs, float):
-                assert ours == pytest.approx(theirs, rel=1e-9), (source, target, amount)
-            else:
-                assert ours == theirs, (source, target, amount)
+def _shown(name: str, **arguments: Any) -> str:
+    """What the agent sees for one call: the result's repr or the exception line."""
+    state = build_base_world()
+    return FULL_TOOLSET.execute(state, ToolCall(id="c", name=name, arguments=arguments)).result.content
+
+
+def test_unit_conversion_equals_upstream_pint() -> None:
+    assert REFERENCE["libraries"]["pint"] == "0.23"
+    cases = REFERENCE["unit_conversion"]
+    ordinary = [case for case in cases if case[4] == "ordinary"]
+    assert len(ordinary) > 1900
+    different = [
+        (amount, source, target, upstream, ours)
+        for amount, source, target, upstream, _ in ordinary
+        if (ours := _shown("unit_conversion", amount=amount, from_unit=source, to_unit=target)) != upstream
+    ]
+    assert different == []
+
+
+def test_unit_conversion_upstream_examples() -> None:
+    """The issue's cases: compound units, last digits, the lower-cased retry's error, int results."""
+    assert _shown("unit_conversion", amount=60, from_unit="mph", to_unit="km/h") == "96.56064"
+    assert _shown("unit_conversion", amount=2.5, from_unit="m/s", to_unit="mph") == "5.592340730136005"
+    assert _shown("unit_conversion", amount=1, from_unit="liter", to_unit="gallon") == "0.26417205235814856"
+    assert _shown("unit_conversion", amount=100, from_unit="celsius", to_unit="fahrenheit") == "211.99999999999991"
+    assert _shown("unit_conversion", amount=5, from_unit="meter", to_unit="meter") == "5"
+    unknown = "pint.errors.UndefinedUnitError: 'foo' is not defined in the unit registry"
+    assert _shown("unit_conversion", amount=1, from_unit="Foo", to_unit="meter") == unknown
+    assert _shown("unit_conversion", amount=1, from_unit="meter", to_unit="Foo") == unknown
+    assert _shown("unit_conversion", amount=1, from_unit="m*kg/s**2/K", to_unit="mol") == (
+        "pint.errors.DimensionalityError: Cannot convert from 'kilogram * meter / kelvin / second ** 2' "
+        "([length] * [mass] / [temperature] / [time] ** 2) to 'mole' ([substance])"
+    )
 
 
 def test_rouge_l_equals_rouge_score() -> None:
-    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
     extra = ["the", "wifi", "is", "turned", "off", "I", "have", "running", "happily", "agreed", "days", "flying"]
     vocabulary = [*WORDS, *extra, "used", "possibly"]
@@ -118,10 +136,13 @@ def test_rouge_l_equals_rouge_score() -> None:
         assert rouge_l(a, b) == pytest.approx(scorer.score(a, b)["rougeL"].fmeasure, abs=1e-12), (a, b)
 
 
-def test_distance_equals_geopy_geodesic() -> None:
-    distance = pytest.importorskip("geopy.distance")
-    rng = random.Random(0)
-    for _ in range(1000):
-        a = (rng.uniform(-89, 89), rng.uniform(-179, 179))
-        b = (rng.uniform(-89, 89), rng.uniform(-179, 179))
-        assert _vincenty_km(*a, *b) == pytest.approx(distance.geodesic(a, b).km, rel=1e-6)
+def test_distance_equals_upstream_geopy() -> None:
+    assert REFERENCE["libraries"]["geopy"] == "2.4.1"
+    cases = REFERENCE["calculate_lat_lon_distance"]
+    assert len(cases) > 500
+    different = [
+        (case, ours)
+        for *case, upstream in cases
+        if (ours := _shown("calculate_lat_lon_distance", **dict(zip(LAT_LON, case, strict=True)))) != upstream
+    ]
+    assert different == []

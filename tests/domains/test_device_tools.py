@@ -114,6 +114,52 @@ def test_binding_and_type_errors_use_upstream_wording() -> None:
     ]
 
 
+def test_removal_errors_print_upstreams_whole_filter() -> None:
+    """Upstream filters on the id and the snapshot's message index; polars prints the first 30 characters."""
+    assert contents("base", call("remove_reminder", reminder_id="nope"), call("remove_contact", person_id="x")) == [
+        "polars.exceptions.NoDataError: No db entry matching "
+        """predicate=<Expr ['[([(col("reminder_id")) == (St…'] at 0x7F3A2C1D5E90> found""",
+        "polars.exceptions.NoDataError: No db entry matching "
+        """predicate=<Expr ['[([(col("person_id")) == (Stri…'] at 0x7F3A2C1D5E90> found""",
+    ]
+
+
+def test_latitude_and_longitude_bounds_print_as_floats() -> None:
+    assert contents(
+        "base",
+        call("add_reminder", content="x", reminder_timestamp=BASE_NOW, latitude=91, longitude=0),
+        call("search_reminder", longitude=-180.5),
+        call("calculate_lat_lon_distance", latitude_0=-91, longitude_0=0, latitude_1=0, longitude_1=0),
+        call("search_weather_around_lat_lon", latitude=0, longitude=181),
+    ) == [
+        "ValueError: Parameter 'latitude' is larger than its valid range maximum of 90.0.",
+        "ValueError: Parameter 'longitude' is smaller than its valid range minimum of -180.0.",
+        "ValueError: Parameter 'latitude_0' is smaller than its valid range minimum of -90.0.",
+        "ValueError: Parameter 'longitude' is larger than its valid range maximum of 180.0.",
+    ]
+
+
+def test_distance_checks_both_latitudes_before_the_longitudes() -> None:
+    assert contents(
+        "base", call("calculate_lat_lon_distance", latitude_0=0, longitude_0=200, latitude_1=95, longitude_1=0)
+    ) == ["ValueError: Parameter 'latitude_1' is larger than its valid range maximum of 90.0."]
+
+
+def test_timestamp_diff_and_shift_timestamp_check_their_timestamps() -> None:
+    assert contents(
+        "base",
+        call("timestamp_diff", timestamp_0=1.0, timestamp_1=BASE_NOW),
+        call("timestamp_diff", timestamp_0=BASE_NOW, timestamp_1=1e12),
+        call("shift_timestamp", timestamp=1774511873000.0, days=1),
+        call("shift_timestamp", timestamp=0, days="1"),
+    ) == [
+        "ValueError: Parameter 'timestamp_0' is smaller than its valid range minimum of 315529200.0.",
+        "ValueError: Parameter 'timestamp_1' is larger than its valid range maximum of 2524604400.0.",
+        "ValueError: Parameter 'timestamp' is larger than its valid range maximum of 2524604400.0.",
+        "TypeError: Parameter 'days' is of type '<class 'str'>', but expected '<class 'int'>'.",
+    ]
+
+
 def test_phone_number_parsing_errors() -> None:
     results = contents(
         "base",
@@ -160,7 +206,10 @@ def test_contact_tools_and_their_errors() -> None:
     assert out[3] == "polars.exceptions.DuplicateError: Self entry already exists. Cannot add another one."
     assert out[4] == "polars.exceptions.NoDataError: No db entry matching person_id='nobody' found"
     assert out[5].startswith("ValueError: No update information given.")
-    assert out[6].startswith("polars.exceptions.NoDataError: No db entry matching predicate=<Expr [")
+    assert out[6] == (
+        "polars.exceptions.NoDataError: No db entry matching "
+        """predicate=<Expr ['[([(col("person_id")) == (Stri…'] at 0x7F3A2C1D5E90> found"""
+    )
     assert out[7] == "[]"
     assert out[8] == "TypeError: sentence must be a String"
     assert out[9] == "None"

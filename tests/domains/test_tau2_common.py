@@ -6,17 +6,19 @@ import copy
 import json
 import random
 
+import pydantic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from trace_envs.core import ToolCall
+from trace_envs.core import ToolCall, tool
 from trace_envs.domains.retail import RETAIL, generate_retail_db
 from trace_envs.domains.tau2_common import (
     Tau2Toolset,
     calculate,
     canonical_db_hash,
     get_dict_hash,
+    pin_pydantic_links,
     tau2_serialize,
     transfer_to_human_agents,
     upstream_db_hash,
@@ -41,6 +43,36 @@ def test_argument_errors_use_cpython_wording_with_the_upstream_class_name() -> N
     # the same function in another toolset keeps its own owner name
     retail = RETAIL.toolset.invoke(None, ToolCall(name="calculate", arguments={}))
     assert retail.content == "Error: RetailTools.calculate() missing 1 required positional argument: 'expression'"
+
+
+class Seat(BaseModel):
+    row: int
+
+
+@tool(kind="write")
+def book_seat(db: object, row: object) -> str:
+    """Book a seat (builds a model, so a bad row raises pydantic's ValidationError).
+
+    Args:
+        row: The row number.
+    """
+    return str(Seat(row=row))  # type: ignore[arg-type]
+
+
+def test_validation_error_links_name_upstreams_pinned_pydantic() -> None:
+    """tau2-bench pins pydantic 2.12: a recorded link naming the installed version made its strict replay raise."""
+    tools = Tau2Toolset([book_seat], owner="AirlineTools")
+    content = tools.invoke(None, ToolCall(name="book_seat", arguments={"row": "x"})).content
+    installed = ".".join(pydantic.VERSION.split(".")[:2])
+    assert content.startswith("Error: 1 validation error for Seat\nrow\n  Input should be a valid integer")
+    assert content.endswith("For further information visit https://errors.pydantic.dev/2.12/v/int_parsing")
+    assert installed == "2.12" or f"/{installed}/" not in content
+    two = "see https://errors.pydantic.dev/2.14/v/missing and https://errors.pydantic.dev/3.0/u/x"
+    assert (
+        pin_pydantic_links(two)
+        == "see https://errors.pydantic.dev/2.12/v/missing and https://errors.pydantic.dev/2.12/u/x"
+    )
+    assert pin_pydantic_links("Error: 2.14 bags") == "Error: 2.14 bags"
 
 
 def test_calculate_matches_upstream() -> None:

@@ -144,3 +144,58 @@ def test_the_oracle_confirms_once_on_allowed_seeds_and_never_on_the_others(varia
         pairs = zip(env.messages, env.messages[1:], strict=False)
         replies = [b["content"] for a, b in pairs if a["role"] == "assistant" and str(a.get("content")).endswith("?")]
         assert replies == ([task.user.confirm_reply] if task.metadata["allowed"] else [])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_refusal_without_the_checks_fails_even_with_the_right_words(variant: str) -> None:
+    """The issue's canned answer: "…not eligible for cancellation" won 58 of 100 airline seeds. A refusal
+    now counts only after the record was read, so the oracle's own refusal, said without the checks or
+    before them, fails on every not-allowed seed; said after them it passes."""
+    env = make(variant)
+    seen = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        task = env.current_task
+        if task.metadata["allowed"]:
+            continue
+        seen += 1
+        oracle = env.oracle_actions()
+        assert task.flawed_solution is not None  # the customer lookups, the write, the success message
+        auth = [format_tool_call(c) for c in task.flawed_solution[:-2] if isinstance(c, ToolCall)]
+        checks = [a for a in oracle if a.startswith("{") and a not in auth]
+        refusal = oracle[-1]
+        assert play_actions(env, [*auth, refusal], seed=seed)[0] == 0.0, f"seed {seed}: refused without checking"
+        early = play_actions(env, [*auth, f"{refusal} Shall I double-check it?", *checks, "Bye."], seed=seed)
+        assert early[0] == 0.0, f"seed {seed}: the refusal before the checks counted"
+        assert play_actions(env, [*auth, *checks, refusal], seed=seed)[0] == 1.0
+    assert seen > 20
+
+
+def test_an_airline_refusal_must_give_the_cabin_and_the_booking_date() -> None:
+    env = make("airline")
+    seen = 0
+    for seed in range(80):
+        env.reset(seed=seed)
+        task = env.current_task
+        if task.metadata["kind"] != "ineligible":
+            continue
+        seen += 1
+        booked = task.initial_state["reservations"][task.metadata["target"]]["created_at"][:10]
+        assert task.required_facts == ["not eligible", "economy", booked]
+        checked = env.oracle_actions()[:-1]
+        vague = f"I'm sorry, but reservation {task.metadata['target']} is not eligible for cancellation."
+        assert play_actions(env, [*checked, vague], seed=seed)[0] == 0.0
+    assert seen > 10
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_constant_answer_wins_even_when_every_request_is_refused(variant: str) -> None:
+    """With not_allowed_share=1 "always refuse" is the right decision on every seed; it must still
+    take the lookup. The env's own refusals (and canned ones), sent as constants, win no seed."""
+    from trace_envs.testing.properties import constant_answers
+
+    env = make(variant, not_allowed_share=1.0)
+    candidates = constant_answers(env, range(100, 110))
+    assert sum("not eligible" in c for c in candidates) >= 10
+    wins = {c: [s for s in range(40) if play_actions(env, [c] * env.max_turns, seed=s)[0] > 0] for c in candidates}
+    assert {c: won for c, won in wins.items() if won} == {}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trace_envs.core import ToolCall
+from trace_envs.core import canonical_hash
 from trace_envs.llm import ChatResponse, Price, PriceTable, ResponseCache, Usage, cache_key
 
 from .conftest import MESSAGES, TOOLS
@@ -23,12 +23,14 @@ def test_cache_key_ignores_dict_order_but_not_content(params: dict[str, int]) ->
     assert cache_key("m", MESSAGES, TOOLS, params) != cache_key("m2", MESSAGES, TOOLS, params)
     assert cache_key("m", MESSAGES, TOOLS, params) != cache_key("m", MESSAGES[:1], TOOLS, params)
     assert cache_key("m", MESSAGES, TOOLS, params) != cache_key("m", MESSAGES, None, params)
+    request = {"format": 1, "model": "m", "messages": MESSAGES, "tools": TOOLS, "sampling": params}
+    assert cache_key("m", MESSAGES, TOOLS, params) == canonical_hash(request)  # keys of existing caches still hit
 
 
 def test_cache_round_trip_and_damaged_entry(tmp_path) -> None:
     cache = ResponseCache(tmp_path)
     response = ChatResponse(
-        content="hi", tool_calls=[ToolCall(name="t", arguments={"a": 1}, id="c1")], usage=Usage(input_tokens=3)
+        content="hi", tool_calls=[{"id": "c1", "name": "t", "arguments": {"a": 1}}], usage=Usage(input_tokens=3)
     )
     key = cache_key("m", MESSAGES, None, {})
     assert cache.get(key) is None

@@ -9,6 +9,7 @@ import pytest
 
 from trace_envs.llm import BadRequest, make_chat_model
 from trace_envs.llm.hf_client import response_from_text, to_hf
+from trace_envs.rollout.chat_policy import model_turn
 
 from .conftest import MESSAGES, TOOLS
 
@@ -60,15 +61,16 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
         make_chat_model(f"hf:{tmp_path / 'nothing-here'}")
 
 
-def test_tool_calls_are_parsed_from_text() -> None:
-    response = response_from_text(
-        '<think>look it up</think>\nLet me check.\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W1"}}\n</tool_call>'
-    )
-    assert response.content == "Let me check."
-    assert [(c.name, c.arguments) for c in response.tool_calls] == [("get_order_details", {"order_id": "#W1"})]
-    broken = response_from_text('<tool_call>{"name": "get_order_details", "arguments": </tool_call>')
+def test_tool_calls_stay_in_the_text_and_the_policy_parses_them() -> None:
+    call = '<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W1"}}\n</tool_call>'
+    response = response_from_text(f"<think>look it up</think>\nLet me check.\n{call}")
+    assert response.content == f"Let me check.\n{call}" and response.tool_calls == []
+    turn = model_turn(response)
+    assert turn.content == "Let me check."
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [("get_order_details", {"order_id": "#W1"})]
+    broken = model_turn(response_from_text('<tool_call>{"name": "get_order_details", "arguments": </tool_call>'))
     assert broken.tool_calls == [] and broken.content is not None and "<tool_call>" in broken.content
-    assert response_from_text("Hello there").content == "Hello there"
+    assert model_turn(response_from_text("Hello there")).action == "Hello there"
 
 
 def test_messages_in_template_form() -> None:

@@ -20,6 +20,7 @@ from trace_envs.llm import (
 )
 from trace_envs.llm.client import closing_connections
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply
+from trace_envs.rollout.chat_policy import model_turn
 
 from .conftest import MESSAGES, TOOLS
 
@@ -74,20 +75,22 @@ def test_tool_calls_and_history_round_trip(server: FakeModelServer, wire: str) -
     server.enqueue(FakeReply(tool_calls=[call]))
     model = client(server, wire)
     response = model.chat(MESSAGES, TOOLS)
-    assert [(c.name, c.arguments) for c in response.tool_calls] == [("get_order_details", {"order_id": "#W1"})]
-    assert response.tool_calls[0].id
-    assert parse_action(response.as_action()).tool_calls[0].arguments == {"order_id": "#W1"}
+    expected_arguments: Any = '{"order_id": "#W1"}' if wire == "openai" else {"order_id": "#W1"}  # raw, as sent
+    assert [(c["name"], c["arguments"]) for c in response.tool_calls] == [("get_order_details", expected_arguments)]
+    turn = model_turn(response)
+    assert turn.tool_calls[0].id == response.tool_calls[0]["id"] != ""
+    assert parse_action(turn.action).tool_calls[0].arguments == {"order_id": "#W1"}
     history = [
         *MESSAGES,
-        response.as_message(),
-        {"role": "tool", "id": response.tool_calls[0].id, "name": "get_order_details", "content": "{}", "error": True},
+        turn.message,
+        {"role": "tool", "id": turn.tool_calls[0].id, "name": "get_order_details", "content": "{}", "error": True},
         {"role": "user", "content": "(error)", "error": True},
     ]
     model.chat(history, TOOLS)
     seen = server.requests[-1].messages
     assert [m["role"] for m in seen] == ["system", "user", "assistant", "tool", "user"]
     assert seen[2]["tool_calls"][0]["arguments"] == {"order_id": "#W1"}
-    assert seen[3]["id"] == response.tool_calls[0].id
+    assert seen[3]["id"] == turn.tool_calls[0].id
 
 
 def test_anthropic_prompt_caching_marks_stable_prefix(server: FakeModelServer) -> None:
@@ -103,8 +106,13 @@ def test_anthropic_prompt_caching_marks_stable_prefix(server: FakeModelServer) -
 def test_openai_broken_arguments_become_an_error_observation(server: FakeModelServer) -> None:
     server.enqueue(FakeReply(tool_calls=[ToolCall(name="get_order_details")], raw_arguments='{"order_id": '))
     response = client(server, "openai").chat(MESSAGES, TOOLS)
-    assert response.tool_calls == []
-    parsed = parse_action(response.as_action())
+    assert response.tool_calls[0]["arguments"] == '{"order_id": '  # the client keeps what was sent
+    turn = model_turn(response)
+    assert (
+        turn.tool_calls == []
+        and turn.action == '<tool_call>{"name": "get_order_details", "arguments": {"order_id": }</tool_call>'
+    )
+    parsed = parse_action(turn.action)
     assert parsed.errors and "not valid JSON" in parsed.errors[0]
 
 

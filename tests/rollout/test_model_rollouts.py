@@ -10,18 +10,17 @@ import gymnasium as gym
 import pytest
 
 import trace_envs  # noqa: F401
+from trace_envs.core import LLMUser
 from trace_envs.llm import make_chat_model
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest, order_cancel_agent
 from trace_envs.rollout import (
     ChatPolicy,
-    LLMUser,
     TrajectoryStore,
     load_episodes,
     make_jobs,
     make_policy,
     run_episode,
     run_rollouts,
-    use_llm_user,
 )
 
 from .conftest import ENV_ID
@@ -124,7 +123,7 @@ def test_hf_tiny_model_rollout(tmp_path: Path) -> None:
 def test_llm_user_plays_the_customer() -> None:
     with FakeModelServer(order_cancel_agent) as server:
         model = make_chat_model(f"openai:{server.openai_url}#user-model")
-        env = use_llm_user(gym.make(ENV_ID), model)
+        env = gym.make(ENV_ID, user_model=model)
         agent = ChatPolicy(make_chat_model(f"openai:{server.openai_url}#agent-model"))
         record = run_episode(env, agent, env_id=ENV_ID, seed=1)
         user_requests = [r for r in server.requests if r.body["model"] == "user-model"]

@@ -123,3 +123,20 @@ def test_max_steps_truncates() -> None:
 def test_unknown_policy_spec_fails_before_running() -> None:
     with pytest.raises(ValueError, match="unknown policy spec"):
         run_rollouts(make_jobs([ENV_ID], [0]), "oracel")
+
+
+class BarePolicy:
+    """Chooses actions but says nothing of its model or usage."""
+
+    spec = "bare"
+
+    def reset(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        return None
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return ""
+
+
+def test_an_object_without_model_and_usage_is_not_a_policy() -> None:
+    with pytest.raises(TypeError, match="BarePolicy is not a Policy: it needs spec, model, usage"):
+        run_episode(gym.make(ENV_ID), BarePolicy(), env_id=ENV_ID, seed=0)  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ def record(seed: int, **fields: object) -> EpisodeRecord:
     return EpisodeRecord(env_id="trace/order-cancel-v0", seed=seed, policy="oracle", **fields)  # type: ignore[arg-type]
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(records=st.lists(RECORDS, max_size=5))
 def test_round_trip(tmp_path: Path, records: list[EpisodeRecord]) -> None:
     path = tmp_path / f"store-{len(list(tmp_path.iterdir()))}.jsonl"

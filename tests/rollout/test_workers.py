@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+import trace_envs
 from trace_envs.llm import AuthenticationFailed
 from trace_envs.llm.fake_server import FakeModelServer, order_cancel_agent
 from trace_envs.rollout import EpisodeRecord, TrajectoryStore, load_episodes, make_jobs, run_rollouts
@@ -57,6 +58,22 @@ def test_an_env_registered_at_run_time_reaches_the_workers() -> None:
         del gym.registry[RUNTIME_ENV_ID]
     assert summary.episodes == 4 and summary.pass_rate == 1.0
     assert list(summary.per_env) == [RUNTIME_ENV_ID]
+
+
+def test_envs_loaded_from_a_folder_reach_the_workers(tmp_path: Path) -> None:
+    (tmp_path / "renamed.py").write_text(
+        "from generated_envs.order_cancel import OrderCancelEnv\n"
+        "from trace_envs.core import Capability\n\n"
+        "class WorkerEnv(OrderCancelEnv):\n"
+        "    capability = Capability(name='worker_order_cancel', description='Cancel the named order.')\n",
+        encoding="utf-8",
+    )
+    (env_id,) = trace_envs.load_envs(tmp_path)
+    try:
+        summary = run_rollouts(make_jobs([env_id], range(4)), "oracle", workers=2)
+    finally:
+        del gym.registry[env_id]
+    assert summary.episodes == 4 and summary.pass_rate == 1.0 and list(summary.per_env) == [env_id]
 
 
 def test_model_policy_in_workers(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def test_gold_episode_scores_one_and_reset_is_exact(tau2_dir: Path) -> None:
     assert not terminated
     _, reward, terminated, _, info = env.step("Goodbye!")
     assert terminated and reward == 1.0 and info["ended"] == "user_stop"
-    assert info["evaluation"]["components"] == {"DB": 1.0, "COMMUNICATE": 1.0}
+    assert info["verdict"]["components"] == {"DB": 1.0, "COMMUNICATE": 1.0}
+    assert info["verdict"]["hash_match"] is True and info["verdict"]["details"]["db_match"] is True
     env.reset(seed=0)
     assert env.domain.state_hash(env.db) == initial and not env.db.dirty
 
@@ -57,7 +58,7 @@ def test_wrong_episode_scores_zero(tau2_dir: Path) -> None:
     _, reward, terminated, _, info = env.step("Done.")
     _, reward, terminated, truncated, info = env.step("Bye.")
     assert terminated or truncated
-    assert reward == 0.0 and info["evaluation"]["components"]["DB"] == 0.0
+    assert reward == 0.0 and info["verdict"]["components"]["DB"] == 0.0
 
 
 def test_prompts_are_tau2s(tau2_dir: Path) -> None:

@@ -42,6 +42,17 @@ class LaxVerifierEnv(OrderCancelEnv):
         return super().generate(rng).model_copy(update={"required_facts": []})
 
 
+class CannedRefusalEnv(OrderCancelEnv):
+    """A refusal needs only a fixed phrase and no lookup: the canned "…cannot be cancelled" wins every
+    ineligible seed, while the empty, random-text and repeat-one-call policies still score 0."""
+
+    def generate(self, rng: random.Random) -> Task:
+        task = super().generate(rng)
+        if task.metadata["eligible"]:
+            return task
+        return task.model_copy(update={"required_facts": ["cannot be cancelled"], "required_reads": []})
+
+
 class FlawedIsOracleEnv(OrderCancelEnv):
     """Its 'flawed' solution is the reference solution."""
 
@@ -91,6 +102,7 @@ BROKEN = {
     "diversity": ConstantTaskEnv,
     "oracle_solves": BrokenOracleEnv,
     "junk_fails": LaxVerifierEnv,
+    "constant_answer_fails": CannedRefusalEnv,
     "flawed_fails": FlawedIsOracleEnv,
     "any_action_is_safe": CrashingEnv,
     "no_state_leak": LeakyEnv,

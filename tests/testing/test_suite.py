@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from trace_envs.registration import list_capability_envs
-from trace_envs.testing import check_capability_env, property_checks
+from trace_envs.testing import check_capability_env, make_env, property_checks
+from trace_envs.testing.properties import (
+    CANNED_ANSWERS,
+    check_any_action_is_safe,
+    check_constant_answer_fails,
+    constant_answers,
+)
 
 from .broken_envs import BROKEN, broken_env_id
 
@@ -35,3 +41,41 @@ def test_failures_raise_with_every_failing_property_named() -> None:
 def test_no_seeds_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="at least one seed"):
         check_capability_env("trace/order-cancel-v0", seeds=[])
+
+
+def test_constant_answers_are_the_envs_own_messages_and_canned_ones() -> None:
+    env = make_env("trace/order-cancel-v0")
+    candidates = constant_answers(env, range(12, 22))
+    own: list[str] = []
+    for seed in range(12, 22):
+        env.reset(seed=seed)
+        own += [a for a in [*env.oracle_actions(), *(env.flawed_actions() or [])] if not a.startswith("{")]
+    assert candidates == list(dict.fromkeys([*own, *CANNED_ANSWERS]))
+    assert any("already processed" in c for c in candidates)  # a refusal of the env's own
+
+
+def test_a_constant_answer_failure_names_the_message_and_the_seeds() -> None:
+    with pytest.raises(AssertionError, match=r"the worst, .*cannot be cancelled.*, wins [1-9]\d* \(e\.g\. seeds \["):
+        check_constant_answer_fails(broken_env_id("constant_answer_fails"), range(12))
+    check_constant_answer_fails("trace/order-cancel-v0", range(12))  # the same env with the read rule passes
+
+
+def test_the_fuzz_tries_the_same_actions_for_the_same_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hypothesis draws from the suite's seed: a broken env is caught on every run or on none (its
+    draws were random, and the crashing env slipped through about 1 run in 150)."""
+    from generated_envs.order_cancel import OrderCancelEnv
+
+    tried: list[object] = []
+    step = OrderCancelEnv.step
+
+    def recording_step(self: OrderCancelEnv, action: object) -> object:
+        tried.append(action)
+        return step(self, action)
+
+    monkeypatch.setattr(OrderCancelEnv, "step", recording_step)
+    runs = []
+    for _ in range(2):
+        tried.clear()
+        check_any_action_is_safe("trace/order-cancel-v0", examples=15, seed=3)
+        runs.append(list(tried))
+    assert runs[0] == runs[1] and len(runs[0]) >= 15

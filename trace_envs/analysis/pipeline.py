@@ -2,8 +2,9 @@
 label R times (resumable), compute the statistics per run and across runs, check agreement with the
 probes, and write ``analysis.json`` plus the report.
 
-Output folder layout: ``dictionary.json`` (discovery, reused on resume), ``labels.jsonl`` (appended as
-labels come), ``batch.json`` (a Message Batch in flight), ``analysis.json``, ``report.md``, plots.
+Output folder layout: ``dictionary.json`` (discovery and the store it analysed, reused on resume; a folder
+made from another store is refused), ``labels.jsonl`` (appended as labels come), ``batch.json`` (a Message
+Batch in flight), ``analysis.json``, ``report.md``, plots.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ Progress = Callable[[str, int, int], None]
 
 
 class DiscoveryRecord(BaseModel):
-    """``dictionary.json``: the dictionary found once, who found it and what it cost."""
+    """``dictionary.json``: the dictionary found once, from which store, who found it and what it cost."""
 
     analyst: str
+    store: str | None = Field(default=None, description="Resolved path of the analysed store (None: not recorded).")
     dictionary: CapabilityDictionary
     usage: Usage = Field(default_factory=Usage)
 
@@ -55,16 +57,26 @@ def load_records(store: str | Path) -> list[EpisodeRecord]:
     return records
 
 
+def _store_key(store: str | Path) -> str:
+    return str(Path(store).resolve())
+
+
 async def _dictionary(
     config: AnalysisConfig,
     analyst: ChatModel | None,
     records: list[EpisodeRecord],
     out: Path,
     progress: Progress | None,
+    store: str | Path,
 ) -> DiscoveryRecord:
     path = out / "dictionary.json"
     if path.exists():
         saved = DiscoveryRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        if saved.store is not None and saved.store != _store_key(store):
+            raise ValueError(
+                f"{out} holds the analysis of another store ({saved.store}, not {_store_key(store)}); its dictionary "
+                "and labels would be reused: use another --out folder, or delete this one to start over"
+            )
         if saved.analyst != config.analyst:
             raise ValueError(
                 f"{path} was discovered by {saved.analyst!r}, not {config.analyst!r}; use another --out folder "
@@ -74,7 +86,7 @@ async def _dictionary(
     if progress is not None:
         progress("discover", 0, 1)
     if analyst is None:
-        saved = DiscoveryRecord(analyst=config.analyst, dictionary=known_dictionary())
+        saved = DiscoveryRecord(analyst=config.analyst, dictionary=known_dictionary(), store=_store_key(store))
     else:
         from .discovery import discover
 
@@ -88,7 +100,7 @@ async def _dictionary(
             max_repairs=config.max_repairs,
             sampling=config.sampling,
         )
-        saved = DiscoveryRecord(analyst=config.analyst, dictionary=dictionary, usage=usage)
+        saved = DiscoveryRecord(analyst=config.analyst, dictionary=dictionary, usage=usage, store=_store_key(store))
     out.mkdir(parents=True, exist_ok=True)
     _write_atomic(path, saved.model_dump_json(indent=2))
     if progress is not None:
@@ -128,7 +140,7 @@ async def arun_analysis(
 
         analyst = make_chat_model(config.analyst)
     async with closing_connections(analyst):
-        discovery = await _dictionary(config, analyst, records, out_dir, progress)
+        discovery = await _dictionary(config, analyst, records, out_dir, progress, store)
         dictionary = discovery.dictionary
         labels = LabelStore(out_dir / "labels.jsonl")
         _check_labels(labels.load(), dictionary, labels.path)

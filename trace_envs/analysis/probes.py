@@ -32,12 +32,11 @@ _DATE_PARTS = ("year", "month", "day")
 @cache
 def tool_kinds() -> dict[str, str]:
     """``read`` / ``write`` / ``generic`` of every tool of the registered domains, by name."""
-    import trace_envs  # noqa: F401 - registers the built-in domains
-    from trace_envs.core.domain import get_domain
-    from trace_envs.registration import BUILTIN_DOMAINS
+    import trace_envs  # noqa: F401 - registers the built-in domains and the plugins' ones
+    from trace_envs.core.domain import get_domain, registered_domains
 
     kinds: dict[str, str] = {}
-    for name in BUILTIN_DOMAINS:
+    for name in registered_domains():
         try:
             domain = get_domain(name)
         except Exception:  # a domain that fails to import is simply not consulted

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .models import AnalysisResult, CapabilitySummary
+from .models import AnalysisConfig, AnalysisResult, CapabilitySummary
 
 
 def _pct(value: float | None) -> str:
@@ -16,6 +16,21 @@ def _pct(value: float | None) -> str:
 
 def _num(value: float | None) -> str:
     return "undefined" if value is None else f"{value:+.2f}"
+
+
+def keep_rule(config: AnalysisConfig) -> str:
+    """The rule the statistics apply, in words, including the undefined-gap case that ``gap >= delta``
+    alone does not cover."""
+    gap = f"coverage >= {config.rho:g} and gap = ER- - ER+ >= {config.delta:g}"
+    if config.require_contrast:
+        selected = f"{gap} (never when no successful trajectory needed the capability: ER+ and the gap undefined)"
+    else:
+        selected = (
+            f"{gap}, or, when no successful trajectory needed the capability (ER+ and the gap undefined), "
+            f"ER- >= {config.delta:g}"
+        )
+    runs = "run" if config.runs == 1 else f"{config.runs} runs"
+    return f"selected in a run when {selected}; kept when selected in at least {100 * config.min_selection:.0f}% of the {runs}"
 
 
 def _ordered(result: AnalysisResult) -> list[CapabilitySummary]:
@@ -69,9 +84,9 @@ def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:
         "# Capability analysis",
         "",
         f"Store `{result.store}`: {result.episodes} episodes, {result.successes} successes, "
-        f"{result.failures} failures. Analyst `{config.analyst}`, {config.runs} labelling run(s); "
-        f"keep rule: gap >= {config.delta:g} and coverage >= {config.rho:g} in at least "
-        f"{100 * config.min_selection:.0f}% of runs.",
+        f"{result.failures} failures. Analyst `{config.analyst}`, {config.runs} labelling run(s).",
+        "",
+        f"Keep rule: {keep_rule(config)}.",
         "",
         "**Kept:** " + (", ".join(f"`{n}`" for n in result.kept) if result.kept else "none"),
         "",
@@ -88,6 +103,10 @@ def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:
             f"{'yes' if s.kept else 'no'} |"
         )
     lines += ["", "Undefined: no trajectory of that outcome needed the capability (the ratio has no denominator).", ""]
+    on_er_minus = [s.capability for s in _ordered(result) if s.kept and s.gap_median is None]
+    if on_er_minus:
+        names = ", ".join(f"`{n}`" for n in on_er_minus)
+        lines += [f"Kept with an undefined gap (tested on ER- alone, see the keep rule): {names}.", ""]
     if plots:
         lines += [f"![{p.stem}]({p.name})" for p in plots] + [""]
     else:

@@ -28,10 +28,15 @@ def build_app() -> typer.Typer:
 
 
 def main() -> None:
+    """Run the command line; a missing optional dependency is one line naming its extra (exit code 2)."""
+    from .extras import missing_extra
+
     try:
-        app = build_app()
+        build_app()()
     except ModuleNotFoundError as exc:
-        if exc.name in ("typer", "rich"):
-            sys.exit(f"trace-envs: the command line needs the 'cli' extra: pip install 'trace-envs[cli]' ({exc})")
-        raise
-    app()
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+        print(f"trace-envs{' ' + command if command else ''}: {message}", file=sys.stderr)
+        sys.exit(2)

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .text import plural
 
 console = Console()
 
@@ -23,13 +24,21 @@ def analyze_command(
     store: Annotated[Path, typer.Argument(help="Trajectory store (JSONL written by `trace-envs rollout`).")],
     analyst: Annotated[
         str,
-        typer.Option(help="Analyst: a model spec (anthropic:<model>, openai:<url>#<model>, hf:<path>) or 'probes'."),
+        typer.Option(
+            metavar="SPEC",
+            help="Analyst: a model spec (anthropic:<model>, openai:<url>#<model>, hf:<path>) or 'probes'.",
+        ),
     ] = "probes",
-    runs: Annotated[int, typer.Option(min=1, help="Labelling runs R (discovery runs once).")] = 10,
-    out: Annotated[Path, typer.Option(help="Output folder (analysis.json, report.md, plots, labels.jsonl).")] = Path(
-        "analysis"
-    ),
-    delta: Annotated[float, typer.Option(help="Keep when gap = ER- - ER+ >= delta.")] = 0.20,
+    runs: Annotated[int, typer.Option(min=1, metavar="R", help="Labelling runs R (discovery runs once).")] = 10,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", metavar="DIR", help="Output folder (analysis.json, report.md, plots, labels.jsonl)."
+        ),
+    ] = Path("analysis"),
+    delta: Annotated[
+        float, typer.Option(help="Select when gap = ER- - ER+ >= delta (ER- >= delta when ER+ is undefined).")
+    ] = 0.20,
     rho: Annotated[float, typer.Option(help="Keep when coverage of failures >= rho.")] = 0.10,
     min_selection: Annotated[float, typer.Option(help="Keep when selected in at least this share of runs.")] = 0.5,
     batch: Annotated[
@@ -44,9 +53,11 @@ def analyze_command(
     base_url: Annotated[str | None, typer.Option(help="Analyst endpoint override (a proxy or a local server).")] = None,
     poll: Annotated[float, typer.Option(help="Seconds between Message Batch status checks.")] = 30.0,
 ) -> None:
-    """Find the capabilities the agent lacks: discovery (once), R labelling runs, ER+/ER-/gap/coverage
-    per capability, the kept list, analysis.json and a Markdown report with plots. Rerun the same
-    command to resume after an interruption.
+    """Find the capabilities the agent lacks (contrastive analysis of a trajectory store).
+
+    Discovery runs once, then R labelling runs; ER+/ER-/gap/coverage per capability, the kept list,
+    analysis.json and a Markdown report with plots go to --out. Rerun the same command to resume after
+    an interruption; an --out folder made from another store is refused.
 
     Example: trace-envs analyze runs/x.jsonl --analyst anthropic:claude-sonnet-4-6 --runs 10 --out analysis/
 
@@ -57,6 +68,10 @@ def analyze_command(
 
     from trace_envs.analysis import AnalysisConfig, arun_analysis
     from trace_envs.analysis.parsing import AnalystOutputError
+    from trace_envs.analysis.report import keep_rule
+    from trace_envs.llm import LLMError
+
+    from .errors import validation_summary
 
     sampling = {"temperature": temperature} if temperature is not None else {}
     try:
@@ -66,7 +81,7 @@ def analyze_command(
             trajectory_token_budget=trajectory_tokens, seed=seed, sampling=sampling,
         )  # fmt: skip
     except ValidationError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        raise typer.BadParameter(validation_summary(exc)) from None
     model = None
     if analyst != "probes":
         from trace_envs.llm.factory import make_chat_model
@@ -94,10 +109,14 @@ def analyze_command(
 
         try:
             result = asyncio.run(arun_analysis(store, config, out, analyst=model, progress=on_progress, poll_s=poll))
-        except (FileNotFoundError, ValueError, AnalystOutputError) as exc:
+        except (AnalystOutputError, LLMError) as exc:  # labels so far are kept; rerunning resumes
+            console.print(f"[red]analysis stopped:[/red] {exc}")
+            raise typer.Exit(2) from None
+        except (FileNotFoundError, ValueError) as exc:  # a missing or empty store, an --out folder of another store
             console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(1) from exc
-    table = Table(title=f"{result.episodes} episodes ({result.failures} failed), {runs} run(s)")
+            raise typer.Exit(2) from None
+    title = f"{plural(result.episodes, 'episode')} ({result.failures} failed), {plural(runs, 'labelling run')}"
+    table = Table(title=title)
     for column in ("capability", "selected", "coverage (median)", "gap (median)", "kept"):
         table.add_column(column)
     for s in sorted(result.summary, key=lambda s: (-s.selection_frequency, s.capability)):
@@ -110,5 +129,6 @@ def analyze_command(
             "[green]yes[/green]" if s.kept else "no",
         )
     console.print(table)
+    console.print(f"rule: {keep_rule(result.config)}")
     console.print(f"kept: {', '.join(result.kept) or 'none'}   cost: ${result.cost_usd:.4f}")
     console.print(f"wrote {Path(out) / 'analysis.json'} and {Path(out) / 'report.md'}")

@@ -12,31 +12,20 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .app import app
+from .env_args import (
+    EnvOptionOption,
+    ImportOption,
+    check_env_options,
+    import_modules,
+    make_env,
+    parse_options,
+    resolve_env_id,
+)
+
+ENV_ID_HELP = "An env id: a registered one (e.g. trace/order-cancel-v0, see `trace-envs list`) or MODULE:ENV_ID."
+SEED_HELP = "Seed of the task (0 or more)."
 
 console = Console()
-
-
-def parse_options(options: list[str] | None) -> dict[str, Any]:
-    """``key=value`` pairs (values parsed as JSON when they can be) into constructor kwargs."""
-    parsed: dict[str, Any] = {}
-    for option in options or []:
-        key, sep, raw = option.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"expected KEY=VALUE, got {option!r}", param_hint="--option")
-        try:
-            parsed[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            parsed[key] = raw
-    return parsed
-
-
-def _known_env(env_id: str) -> str:
-    import trace_envs
-
-    if env_id not in trace_envs.list_envs():
-        known = ", ".join(trace_envs.list_envs())
-        raise typer.BadParameter(f"{env_id!r} is not a registered env. Registered: {known}", param_hint="ENV_ID")
-    return env_id
 
 
 @app.command("list")
@@ -80,17 +69,29 @@ def list_command(
 
 @app.command()
 def describe(
-    env_id: Annotated[str, typer.Argument(help="A registered env id, e.g. trace/order-cancel-v0.")],
-    seed: Annotated[int, typer.Option(help="Seed of the example task.")] = 0,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="Env knob as KEY=VALUE (repeatable).")
-    ] = None,
+    env_id: Annotated[str, typer.Argument(help=ENV_ID_HELP)],
+    seed: Annotated[int, typer.Option(min=0, help=SEED_HELP)] = 0,
+    option: EnvOptionOption = None,
+    imports: ImportOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the description as JSON.")] = False,
 ) -> None:
     """Show an env's capability, tools, knobs and one example task."""
     import trace_envs
+    from trace_envs.core import CapabilityEnv
+    from trace_envs.registration import env_class
 
-    description = trace_envs.describe(_known_env(env_id), seed=seed, **parse_options(option))
+    import_modules(imports)
+    env_id = resolve_env_id(env_id)
+    cls = env_class(env_id)
+    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+        raise typer.BadParameter(
+            f"{env_id} is not a CapabilityEnv, so it has no capability or example task to describe; "
+            f"play it instead: trace-envs play {env_id}",
+            param_hint="ENV_ID",
+        )
+    options = parse_options(option)
+    check_env_options(env_id, options, "ENV_ID")
+    description = trace_envs.describe(env_id, seed=seed, **options)
     if as_json:
         print(description.model_dump_json(indent=2))
         return
@@ -115,46 +116,51 @@ def describe(
 
 @app.command()
 def play(
-    env_id: Annotated[str, typer.Argument(help="A registered env id, e.g. trace/order-cancel-v0.")],
-    seed: Annotated[int, typer.Option(help="Seed of the task.")] = 0,
+    env_id: Annotated[str, typer.Argument(help=ENV_ID_HELP)],
+    seed: Annotated[int, typer.Option(min=0, help=SEED_HELP)] = 0,
     policy: Annotated[
         str | None,
         typer.Option(
-            help="oracle | noop | random | flawed | flawed:<capability>. Omit to type the agent's turns yourself."
+            "--policy",
+            "-p",
+            help="oracle | noop | random | flawed | flawed:<capability>[,…] | a model spec. "
+            "Omit to type the agent's turns yourself.",
         ),
     ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", "-o", help="Env knob as KEY=VALUE (repeatable).")
-    ] = None,
+    option: EnvOptionOption = None,
+    imports: ImportOption = None,
 ) -> None:
     """Play one episode and print it as a transcript (interactive when no --policy is given)."""
-    import gymnasium as gym
+    from trace_envs.llm import LLMError
+    from trace_envs.rollout import Policy, make_policy
 
-    from trace_envs.capabilities import check_policy_capabilities
-    from trace_envs.core import CapabilityEnv
-    from trace_envs.rollout import make_policy
-
-    env = gym.make(_known_env(env_id), **parse_options(option))
-    inner = env.unwrapped
-    observation, info = env.reset(seed=seed)
+    import_modules(imports)
+    env_id = resolve_env_id(env_id)
+    options = parse_options(option)
     if policy is None and not sys.stdin.isatty():
         raise typer.BadParameter("no --policy given and stdin is not a terminal; pass e.g. --policy oracle")
-    if policy == "flawed" and isinstance(inner, CapabilityEnv):
-        policy = f"flawed:{inner.capability.name}"
-    if policy is not None:
+    agent: Policy | None = None
+    if policy:
         try:
-            check_policy_capabilities(policy)
-        except ValueError as exc:
+            agent = make_policy(policy, seed=seed)
+        except (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError) as exc:
             raise typer.BadParameter(str(exc), param_hint="--policy") from None
-    agent = make_policy(policy, seed=seed) if policy else None
+    env = make_env(env_id, options)
+    observation, info = env.reset(seed=seed)
     if agent is not None:
-        agent.reset(env, observation, info)
+        try:
+            agent.reset(env, observation, info)
+        except (TypeError, ValueError) as exc:  # e.g. the oracle on an env without a reference solution
+            raise typer.BadParameter(f"{policy} cannot play {env_id}: {exc}", param_hint="--policy") from None
     console.rule(f"{env_id}  seed {seed}  policy {policy or 'you'}")
     _print_message({"role": "user", "content": observation})
     while True:
         action = agent.act(observation, info) if agent else console.input("[bold cyan]agent>[/] ")
         observation, reward, terminated, truncated, info = env.step(action)
-        for message in info["messages"]:
+        step_messages = info.get("messages")
+        if step_messages is None:  # an env without our structured messages: show the text exchange
+            step_messages = [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
+        for message in step_messages:
             _print_message(message)
         if terminated or truncated:
             break

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
+from .env_args import EnvOptionOption, ImportOption, check_env_options, parse_options, resolve_env_ids
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -36,7 +37,8 @@ def default_cache_dir() -> str:
 @app.command("rollout")
 def rollout_command(
     env: Annotated[
-        list[str], typer.Option("--env", "-e", help="Env id (repeat for several), e.g. trace/order-cancel-v0.")
+        list[str],
+        typer.Option("--env", "-e", help="Env id (repeat for several), e.g. trace/order-cancel-v0 or MODULE:ENV_ID."),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="JSONL trajectory store; an existing one is resumed.")],
     policy: Annotated[
@@ -44,7 +46,7 @@ def rollout_command(
         typer.Option(
             "--policy",
             "-p",
-            help="oracle | noop | random | flawed:<cap>[,…] | anthropic:<model> | openai:<base_url>#<model> | hf:<path>\\[@<adapter>]",
+            help="oracle | noop | random | flawed | flawed:<cap>[,…] | anthropic:<model> | openai:<base_url>#<model> | hf:<path>\\[@<adapter>]",
         ),
     ] = "oracle",
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Seeds 0..N-1 (unless --seeds).")] = 10,
@@ -58,9 +60,8 @@ def rollout_command(
         ),
     ] = 1,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Stop an episode after this many agent turns.")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="Env constructor option KEY=VALUE (repeatable).")
-    ] = None,
+    option: EnvOptionOption = None,
+    imports: ImportOption = None,
     user_model: Annotated[str | None, typer.Option(help="Model spec of the simulated user (LLM user).")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the policy model.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Max tokens per policy answer.")] = None,
@@ -73,16 +74,16 @@ def rollout_command(
 ) -> None:
     """Roll out POLICY on every --env for N seeds and append the episodes to --out.
 
-    Rerunning the same command resumes: finished (env, seed, sample, policy) episodes are skipped.
+    Rerunning the same command resumes: finished (env, seed, sample, policy) episodes are skipped (also after
+    Ctrl-C, which stops the run after the episodes in flight). Exits 1 when every episode of the run failed.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    import trace_envs
-    from trace_envs.capabilities import check_policy_capabilities
-    from trace_envs.llm import LLMError, is_model_spec, make_chat_model
+    from trace_envs.llm import LLMError, make_chat_model
     from trace_envs.rollout import (
         EpisodeRecord,
+        PolicySpec,
         RolloutSummary,
         TrajectoryStore,
         checked_policy_spec,
@@ -93,15 +94,16 @@ def rollout_command(
     )
     from trace_envs.rollout.workers import WorkerFailed
 
-    from .envs import parse_options
-
     console = Console()
-    registered = trace_envs.list_envs()
-    for env_id in env:
-        if env_id not in registered:
-            raise typer.BadParameter(f"{env_id!r} is not a registered env; see `trace-envs list`", param_hint="--env")
+    if "=" in out.name and not out.exists():
+        raise typer.BadParameter(
+            f"{str(out)!r} looks like KEY=VALUE: env options go in --option KEY=VALUE (-o is --out)", param_hint="--out"
+        )
+    env_ids = resolve_env_ids(env, imports)
     seed_list = parse_seeds(seeds) if seeds is not None else list(range(episodes))
     env_kwargs = parse_options(option)
+    for env_id in dict.fromkeys(env_ids):
+        check_env_options(env_id, env_kwargs)
     sampling: dict[str, Any] = {}
     if temperature is not None:
         sampling["temperature"] = temperature
@@ -111,18 +113,23 @@ def rollout_command(
         "timeout_s": timeout,
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),
     }
+    bad_spec = (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError)
     try:
-        check_policy_capabilities(policy)
         if workers > 1:  # each worker builds its own client from the spec
             factory, spec = None, checked_policy_spec(policy, model_options)
         else:
             factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
+    except bad_spec as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+    try:
         user = make_chat_model(user_model, **model_options) if user_model else None
-    except (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy/--user-model") from None
-    jobs = make_jobs(env, seed_list, samples)
+    except bad_spec as exc:
+        raise typer.BadParameter(str(exc), param_hint="--user-model") from None
+    jobs = make_jobs(env_ids, seed_list, samples)
     for job in jobs:
         job.env_kwargs = dict(env_kwargs)
+    counts = {"ok": 0, "failed": 0}
+    errored: list[EpisodeRecord] = []
     with TrajectoryStore(out) as store:
         finished = store.finished_keys()
         pending = sum((j.env_id, j.seed, j.sample, spec) not in finished for j in jobs)
@@ -135,8 +142,6 @@ def rollout_command(
         )
         with Progress(*columns, console=console, transient=False) as progress:
             bar = progress.add_task("episodes", total=pending, status="")
-            counts = {"ok": 0, "failed": 0}
-            errored: list[EpisodeRecord] = []
 
             def on_episode(record: EpisodeRecord) -> None:
                 counts["ok" if record.success else "failed"] += 1
@@ -148,6 +153,7 @@ def rollout_command(
                 "store": store, "concurrency": concurrency, "max_steps": max_steps, "user_model": user,
                 "on_episode": on_episode,
             }  # fmt: skip
+            summary: RolloutSummary | None
             try:
                 if factory is None:
                     summary = run_rollouts(
@@ -158,18 +164,47 @@ def rollout_command(
             except (LLMError, WorkerFailed) as exc:  # finished episodes are in the store; a rerun resumes
                 console.print(f"[red]rollout stopped:[/red] {exc}")
                 raise typer.Exit(2) from None
+            except KeyboardInterrupt:  # Ctrl-C: the episodes in flight are dropped, the finished ones are kept
+                summary = None
     wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
+    if summary is None:
+        done = len({r.key for r in load_episodes(out)} & wanted)
+        console.print(
+            f"[yellow]interrupted:[/yellow] {done} of {len(wanted)} episodes are finished in {out}; "
+            "rerun the same command to run the rest"
+        )
+        raise typer.Exit(130)
     overall = RolloutSummary()
     for record in load_episodes(out):
         if record.key in wanted:
             overall.add(record)
     for record in errored:
         overall.add(record)
-    print_summary(console, overall, out, spec, is_model_spec(spec))
+    model_backed = PolicySpec.parse(spec).is_model
+    print_summary(console, overall, out, spec, model_backed)
     console.print(
         f"this run: {summary.episodes} episodes ({summary.failed} failed, rerun on resume) in {summary.wall_s:.1f}s; "
-        f"{summary.skipped} finished earlier" + (f"; cost ${summary.usage.cost_usd:.4f}" if is_model_spec(spec) else "")
+        f"{summary.skipped} finished earlier" + (f"; cost ${summary.usage.cost_usd:.4f}" if model_backed else "")
     )
+    if errored:
+        print_errors(console, errored)
+    if summary.episodes and summary.failed == summary.episodes:
+        console.print(f"[red]every episode of this run failed[/red] (policy {spec}); see the errors above")
+        raise typer.Exit(1)
+
+
+def print_errors(console: Any, errored: list[Any], limit: int = 3) -> None:
+    """The first line of the first ``limit`` distinct episode errors, with where each happened."""
+    seen: dict[str, list[Any]] = {}
+    for record in errored:
+        seen.setdefault(str(record.error).splitlines()[0], []).append(record)
+    console.print(f"[red]{len(errored)} episodes failed[/red]; first errors:")
+    for message, records in list(seen.items())[:limit]:
+        first = records[0]
+        where = f"{first.env_id} seed {first.seed}" + (f" and {len(records) - 1} more" if len(records) > 1 else "")
+        console.print(f"  {where}: {message}", markup=False, highlight=False)
+    if len(seen) > limit:
+        console.print(f"  … and {len(seen) - limit} other errors (the store's records have the tracebacks)")
 
 
 def print_summary(console: Any, summary: Any, out: Path, spec: str, model_backed: bool) -> None:

@@ -11,14 +11,21 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .text import plural
 
 console = Console()
 
 BASIS_HELP = "Comma-separated reward basis (DB, ENV_ASSERTION, NL_ASSERTION, ACTION, COMMUNICATE) or 'task'."
-DomainDirArgument = Annotated[Path, typer.Argument(help="A tau2 domain folder with db.json, tasks.json and policy.md.")]
-DomainOption = Annotated[str | None, typer.Option(help="retail or airline (default: the folder's name).")]
-RewardBasisOption = Annotated[str, typer.Option("--reward-basis", help=BASIS_HELP)]
-JudgeOption = Annotated[str | None, typer.Option(help="Model spec of the NL-assertion judge, if the basis needs one.")]
+DomainDirArgument = Annotated[
+    Path, typer.Argument(metavar="DOMAIN_DIR", help="A tau2 domain folder with db.json, tasks.json and policy.md.")
+]
+DomainOption = Annotated[
+    str | None, typer.Option(metavar="NAME", help="retail or airline (default: the folder's name).")
+]
+RewardBasisOption = Annotated[str, typer.Option("--reward-basis", metavar="BASIS", help=BASIS_HELP)]
+JudgeOption = Annotated[
+    str | None, typer.Option(metavar="SPEC", help="Model spec of the NL-assertion judge, if the basis needs one.")
+]
 
 
 def _domain_name(domain_dir: Path, domain: str | None) -> str:
@@ -36,18 +43,22 @@ def _setup(domain_dir: Path, domain: str | None, reward_basis: str, judge: str |
     from trace_envs.targets.tau2.env import resolve_model, tau2_domain
 
     name = _domain_name(domain_dir, domain)
+    dom = tau2_domain(name)
     try:
         data = load_domain_data(domain_dir, name)
         data.tasks  # noqa: B018 - parse now so a bad file is reported before any work
+        db = data.load_db(dom)  # a corrupt db.json, or the other domain's, is one line naming the fix
     except (Tau2DataError, ValueError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="DOMAIN_DIR") from None
+        raise typer.BadParameter(str(exc), param_hint="DOMAIN_DIR / --domain") from None
     try:
         basis = None if reward_basis.strip().lower() == "task" else parse_reward_basis(reward_basis)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--reward-basis") from None
-    dom = tau2_domain(name)
-    evaluator = Tau2Evaluator(dom, dom.load_file(data.db_path), judge=resolve_model(judge, "judge"))
-    return data, evaluator, basis
+    try:
+        judge_model = resolve_model(judge, "judge")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--judge") from None
+    return data, Tau2Evaluator(dom, db, judge=judge_model), basis
 
 
 def _write_json(path: Path, payload: Any) -> None:
@@ -64,7 +75,9 @@ def _fmt(value: float | None) -> str:
 @app.command("tau2-replay")
 def tau2_replay(
     domain_dir: DomainDirArgument,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the JSON object keyed by task id.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help="Where to write the JSON object keyed by task id.")
+    ],
     domain: DomainOption = None,
     reward_basis: RewardBasisOption = "DB,COMMUNICATE",
     judge: JudgeOption = None,
@@ -75,44 +88,73 @@ def tau2_replay(
     "success", "gold_errors": [{"action_id", "name", "content"}]}}. Reward and components score the gold
     trajectory (gold actions plus a message stating every communicate-info string) under the basis.
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from trace_envs.targets.tau2 import gold_trajectory
 
     data, evaluator, basis = _setup(domain_dir, domain, reward_basis, judge)
     results: dict[str, Any] = {"__initial__": {"canonical_hash": evaluator.initial_hash}}
-    table = Table(title=f"tau2 {data.domain}: gold replay ({len(data.tasks)} tasks)")
-    for column in ("task", "canonical hash", "gold errors", "reward", "components"):
-        table.add_column(column)
-    for task in data.tasks:
-        digest, outputs = evaluator.replay_gold(task)
-        try:
-            evaluation = evaluator.evaluate(task, gold_trajectory(task, outputs), reward_basis=basis)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--reward-basis / --judge") from None
-        errors = [
-            {"action_id": action.action_id, "name": action.name, "content": content}
-            for action, content, error in outputs
-            if error
-        ]
-        results[task.id] = {
-            "canonical_hash": digest,
-            "reward": evaluation.reward,
-            "success": evaluation.success,
-            "reward_basis": evaluation.reward_basis,
-            "components": evaluation.components,
-            "gold_errors": errors,
-        }
-        components = ", ".join(f"{k}={_fmt(v)}" for k, v in evaluation.components.items())
-        table.add_row(task.id, digest[:16], str(len(errors)), _fmt(evaluation.reward), components)
+    columns = (TextColumn(f"[bold]{data.domain} gold replay"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        bar = progress.add_task("replay", total=len(data.tasks))
+        for task in data.tasks:
+            digest, outputs = evaluator.replay_gold(task)
+            try:
+                evaluation = evaluator.evaluate(task, gold_trajectory(task, outputs), reward_basis=basis)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--reward-basis / --judge") from None
+            errors = [
+                {"action_id": action.action_id, "name": action.name, "content": content}
+                for action, content, error in outputs
+                if error
+            ]
+            results[task.id] = {
+                "canonical_hash": digest,
+                "reward": evaluation.reward,
+                "success": evaluation.success,
+                "reward_basis": evaluation.reward_basis,
+                "components": evaluation.components,
+                "gold_errors": errors,
+            }
+            progress.advance(bar)
     _write_json(out, results)
-    console.print(table)
-    console.print(f"initial canonical hash {evaluator.initial_hash}; wrote {len(data.tasks)} tasks to {out}")
+    _replay_summary(data.domain, {k: v for k, v in results.items() if k != "__initial__"}, evaluator.initial_hash, out)
+
+
+def _ids(task_ids: list[str], limit: int = 10) -> str:
+    shown = ", ".join(task_ids[:limit])
+    return shown + (f" and {len(task_ids) - limit} more" if len(task_ids) > limit else "")
+
+
+def _replay_summary(domain: str, results: dict[str, Any], initial_hash: str, out: Path) -> None:
+    """A few lines instead of a row per task: how many replays score 1.0, which do not, which hit errors."""
+    total = len(results)
+    full = sum(r["reward"] == 1.0 for r in results.values())
+    mean = sum(r["reward"] for r in results.values()) / total if total else 0.0
+    console.print(
+        f"tau2 {domain}: gold replay of {plural(total, 'task')}, reward 1.0 on {full}/{total} (mean {mean:.4f})"
+    )
+    below = [task_id for task_id, r in results.items() if r["reward"] != 1.0]
+    if below:
+        console.print(f"  reward below 1.0: {_ids(below)}")
+    erred = [task_id for task_id, r in results.items() if r["gold_errors"]]
+    if erred:
+        console.print(
+            f"  {plural(len(erred), 'task')} with a gold action that returns an error, as in tau2: {_ids(erred)}"
+        )
+    console.print(f"  initial canonical hash {initial_hash}", soft_wrap=True)
+    console.print(f"wrote canonical hashes, rewards and gold errors to {out}", soft_wrap=True)
 
 
 @app.command("tau2-evaluate")
 def tau2_evaluate(
     domain_dir: DomainDirArgument,
-    cases: Annotated[Path, typer.Argument(help='JSON file {"cases": [{"task_id", "messages": [...]}, ...]}.')],
-    out: Annotated[Path, typer.Option("--out", help='Where to write {"results": [...]} (input order).')],
+    cases: Annotated[
+        Path, typer.Argument(metavar="CASES", help='JSON file {"cases": [{"task_id", "messages": [...]}, ...]}.')
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help='Where to write {"results": [...]} (input order).')
+    ],
     domain: DomainOption = None,
     reward_basis: RewardBasisOption = "DB,COMMUNICATE",
     judge: JudgeOption = None,
@@ -129,12 +171,20 @@ def tau2_evaluate(
     from trace_envs.targets.tau2.cases import load_cases
 
     data, evaluator, basis = _setup(domain_dir, domain, reward_basis, judge)
+    from .errors import validation_summary
+
     try:
         parsed = load_cases(cases)
-    except (OSError, ValueError, ValidationError) as exc:
+    except ValidationError as exc:
+        raise typer.BadParameter(f"{cases}: {validation_summary(exc)}", param_hint="CASES") from None
+    except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="CASES") from None
+    if not parsed:
+        raise typer.BadParameter(
+            f'{cases} holds no cases: put {{"task_id", "messages"}} objects in its "cases" list', param_hint="CASES"
+        )
     results = []
-    table = Table(title=f"tau2 {data.domain}: {len(parsed)} trajectories")
+    table = Table(title=f"tau2 {data.domain}: {plural(len(parsed), 'trajectory', 'trajectories')}")
     for column in ("#", "task", "reward", "components", "final hash"):
         table.add_column(column)
     for index, case in enumerate(parsed):
@@ -161,5 +211,5 @@ def tau2_evaluate(
         )
     _write_json(out, {"results": results})
     console.print(table)
-    mean = sum(r["reward"] for r in results) / len(results) if results else 0.0
-    console.print(f"mean reward {mean:.4f} over {len(results)} cases; wrote {out}")
+    mean = sum(r["reward"] for r in results) / len(results)
+    console.print(f"mean reward {mean:.4f} over {plural(len(results), 'case')}; wrote {out}")

@@ -11,6 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .checks import checked_env, checked_model
+from .env_args import (
+    EnvOptionOption,
+    ImportOption,
+    import_modules,
+    parse_options,
+    resolve_env_id,
+    resolve_env_ids,
+)
 
 console = Console()
 
@@ -27,35 +36,63 @@ def _cpu_threads() -> None:
 
 @app.command("train")
 def train_command(
-    env: Annotated[list[str], typer.Option("--env", help="Env id to train on; repeat for a uniform mixture.")],
-    model: Annotated[str, typer.Option(help="Base model: a local directory or a hub id.")],
-    out: Annotated[Path, typer.Option(help="Adapter directory (adapter, trace_adapter.json, checkpoints/).")],
-    max_steps: Annotated[int | None, typer.Option(help="GRPO iterations (default 40, the paper's).")] = None,
-    config: Annotated[Path | None, typer.Option(help="YAML training config (fields of TrainConfig).")] = None,
-    num_generations: Annotated[int | None, typer.Option(help="K rollouts per group (same seed).")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="per_device_train_batch_size (multiple of K).")] = None,
-    max_completion_length: Annotated[int | None, typer.Option(help="Token cap of one multi-turn rollout.")] = None,
-    learning_rate: Annotated[float | None, typer.Option(help="AdamW learning rate (default 1e-5).")] = None,
+    env: Annotated[
+        list[str],
+        typer.Option(
+            "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
+        ),
+    ],
+    model: Annotated[str, typer.Option(metavar="MODEL", help="Base model: a local directory or a hub id.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", metavar="DIR", help="Adapter directory (adapter, trace_adapter.json, checkpoints/)."
+        ),
+    ],
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", help="GRPO iterations in all, counting those already in OUT (default 40, the paper's)."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="YAML training config (fields of TrainConfig).")
+    ] = None,
+    num_generations: Annotated[int | None, typer.Option(metavar="K", help="K rollouts per group (same seed).")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(metavar="B", help="per_device_train_batch_size (multiple of K).")
+    ] = None,
+    max_completion_length: Annotated[
+        int | None, typer.Option(metavar="T", help="Token cap of one multi-turn rollout.")
+    ] = None,
+    learning_rate: Annotated[
+        float | None, typer.Option(metavar="LR", help="AdamW learning rate (default 1e-5).")
+    ] = None,
     generation: Annotated[
-        str | None, typer.Option(help="Rollout backend: transformers, vllm-server or vllm-colocate.")
+        str | None,
+        typer.Option(metavar="BACKEND", help="Rollout backend: transformers, vllm-server or vllm-colocate."),
     ] = None,
-    vllm_server_url: Annotated[str | None, typer.Option(help="vLLM server base URL (vllm-server mode).")] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="Env knob KEY=VALUE (JSON value), for every --env.")
+    vllm_server_url: Annotated[
+        str | None, typer.Option(metavar="URL", help="vLLM server base URL (vllm-server mode).")
     ] = None,
+    option: EnvOptionOption = None,
+    imports: ImportOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
+
+    Rerunning it continues up to --max-steps in all: a finished run is left as it is.
 
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from trace_envs.training import load_config, train
+    from trace_envs.training import finished_run, load_config, train
 
-    from .envs import parse_options
-
+    env = resolve_env_ids(env, imports)
     knobs = parse_options(option)
+    for env_id in dict.fromkeys(env):
+        checked_env(env_id, knobs, "--env")
     overrides: dict[str, Any] = {
         "env_ids": list(env),
         "max_steps": max_steps,
@@ -72,6 +109,17 @@ def train_command(
             cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
     except (ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--config") from None
+    try:
+        done = finished_run(cfg, model, out) if resume else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
+    if done is not None:
+        console.print(
+            f"{out} already has {done.steps_done} training steps (--max-steps {cfg.max_steps} counts them): "
+            "nothing to train; pass a larger --max-steps to continue"
+        )
+        return
+    checked_model(model)
     _cpu_threads()
     console.print(f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {cfg.max_steps} steps → {out}")
     with Progress(
@@ -100,13 +148,20 @@ def train_command(
 
 @app.command("route")
 def route_command(
-    model: Annotated[str, typer.Option(help="The frozen base model (directory or hub id).")],
+    model: Annotated[str, typer.Option(metavar="MODEL", help="The frozen base model (directory or hub id).")],
     adapter: Annotated[
-        list[Path], typer.Option("--adapter", help="Adapter directory (repeat); labels A, B, … in order.")
+        list[Path],
+        typer.Option("--adapter", metavar="DIR", help="Adapter directory (repeat); labels A, B, … in order."),
     ],
-    task: Annotated[str | None, typer.Option(help="The task's opening message.")] = None,
-    env: Annotated[str | None, typer.Option(help="Take the task from this env's reset instead.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the env task.")] = 0,
+    task: Annotated[str | None, typer.Option(metavar="TEXT", help="The task's opening message.")] = None,
+    env: Annotated[
+        str | None,
+        typer.Option(
+            "--env", "-e", metavar="ENV_ID", help="Take the task from this env's reset instead (or MODULE:ENV_ID)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, metavar="N", help="Seed of the env task (0 or more).")] = 0,
+    imports: ImportOption = None,
     show_prompt: Annotated[bool, typer.Option(help="Print the routing prompt.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
@@ -118,10 +173,10 @@ def route_command(
     if (task is None) == (env is None):
         raise typer.BadParameter("give exactly one of --task TEXT or --env ENV_ID", param_hint="--task/--env")
     if env is not None:
-        from trace_envs.training import make_capability_env
-
-        task, _ = make_capability_env(env).reset(seed=seed)
+        import_modules(imports)
+        task, _ = checked_env(resolve_env_id(env, "--env"), {}, "--env").reset(seed=seed)
     assert task is not None
+    checked_model(model)
     try:
         cards = [CapabilityCard.from_adapter(a) for a in adapter]
     except FileNotFoundError as exc:
@@ -149,29 +204,69 @@ def route_command(
 
 @app.command("make-tiny-model")
 def make_tiny_model_command(
-    directory: Annotated[Path, typer.Argument(help="Where to write the model and tokenizer.")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the model and tokenizer.")],
     warmup: Annotated[
-        list[str] | None, typer.Option("--warmup", help="Env id whose oracle episodes to fine-tune on (repeatable).")
+        list[str] | None,
+        typer.Option("--warmup", metavar="ENV_ID", help="Env id whose oracle episodes to fine-tune on (repeatable)."),
     ] = None,
-    warmup_steps: Annotated[int, typer.Option(help="SFT steps of the warm-up.")] = 200,
-    episodes: Annotated[int, typer.Option(help="Oracle episodes per warm-up env.")] = 64,
-    seed: Annotated[int, typer.Option(help="Weight initialisation seed.")] = 0,
+    warmup_steps: Annotated[int, typer.Option(metavar="N", help="SFT steps of the warm-up.")] = 200,
+    episodes: Annotated[int, typer.Option(metavar="N", help="Oracle episodes per warm-up env.")] = 64,
+    seed: Annotated[int, typer.Option(metavar="N", help="Weight initialisation seed.")] = 0,
 ) -> None:
     """Build a tiny random Qwen3 model offline (local tokenizer, TRL's Qwen3 chat template).
 
     With --warmup ENV_ID, fine-tune it briefly with TRL's SFTTrainer on oracle episodes of those envs so
-    that it emits well-formed tool calls (a purely random model never calls a tool, and then GRPO has no signal).
+    that it emits well-formed tool calls (a purely random model never calls a tool, and then GRPO has no
+    signal). The warm-up shows a progress bar; 200 steps on trace/order-cancel-v0 take a few minutes on CPU.
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from transformers.utils.logging import disable_progress_bar
+
     from trace_envs.llm.tiny_model import build_tiny_model
 
-    path = build_tiny_model(directory, seed=seed)
+    disable_progress_bar()  # this command's own bars replace the per-file ones of transformers and datasets
+    with console.status(f"building a tiny Qwen3 model in {directory}…"):
+        path = build_tiny_model(directory, seed=seed)
     console.print(f"[green]built[/] tiny Qwen3 model at {path}")
-    if warmup:
-        from trace_envs.training.warmup import WarmupConfig, warmup_model
+    if not warmup:
+        return
+    from datasets.utils.logging import disable_progress_bar as quiet_datasets
 
-        _cpu_threads()
-        with console.status(f"SFT warm-up on {', '.join(warmup)} ({warmup_steps} steps)…"):
-            warmup_model(
-                path, warmup, config=WarmupConfig(max_steps=warmup_steps, episodes_per_env=episodes, seed=seed)
-            )
-        console.print(f"[green]warmed up[/] on oracle episodes of {', '.join(warmup)}")
+    from trace_envs.training.warmup import WarmupConfig, warmup_model
+
+    quiet_datasets()
+    _cpu_threads()
+    console.print(f"SFT warm-up on oracle episodes of {', '.join(warmup)}")
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        bars: dict[str, Any] = {}
+
+        def progress(phase: str, done: int, total: int, info: dict[str, float]) -> None:
+            if phase not in bars:
+                label = {"episodes": "oracle episodes", "steps": "SFT steps"}.get(phase, phase)
+                bars[phase] = bar.add_task(label, total=total, info="")
+            text = f"loss {info['loss']:.3f}" if "loss" in info else ""
+            bar.update(bars[phase], completed=done, total=total, info=text)
+
+        warmup_model(
+            path,
+            warmup,
+            config=WarmupConfig(max_steps=warmup_steps, episodes_per_env=episodes, seed=seed),
+            progress=progress,
+        )
+    console.print(f"[green]warmed up[/] on oracle episodes of {', '.join(warmup)}")

@@ -14,11 +14,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from .actions import STOP_TOKEN, format_tool_call, parse_action
+from .messages import Message
 from .spaces import UnicodeText, clip_text
 from .tools import ToolCall, ToolResult, Toolset
 from .user import User
-
-Message = dict[str, Any]
 
 
 def tool_calls_message(calls: list[ToolCall], content: str | None) -> Message:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .actions import format_tool_call
 from .conversation import ConversationEnv
 from .domain import Domain
+from .llm_user import LLMUser, UserModel
 from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
@@ -117,8 +118,12 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
             if declared is not None:
                 cls.Knobs = declared
 
-    def __init__(self, seed: int | None = None, render_mode: str | None = None, **knobs: Any):
+    def __init__(
+        self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
+    ):
         super().__init__(render_mode=render_mode)
+        self.user_model = user_model
+        """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
         try:
             self.knobs = cast(KnobsT, self.Knobs(**knobs))
         except ValidationError as exc:
@@ -146,7 +151,10 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         return self.domain
 
     def make_user(self, task: Task) -> User:
-        """The simulated user of a task (scripted and deterministic by default)."""
+        """The simulated user of a task: played by ``user_model`` if the env was given one, else scripted
+        and deterministic."""
+        if self.user_model is not None:
+            return LLMUser.from_task(self.user_model, task)
         return ScriptedUser(task.user)
 
     # ----- the Gymnasium API -----------------------------------------------------------------
@@ -223,29 +231,66 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         return self.domain.state_hash(gold)
 
     def facts_told(self) -> dict[str, bool]:
-        """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`)."""
+        """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`),
+        counting only messages sent after every required read (see :meth:`answer_start`)."""
         task = self.current_task
+        start = self.answer_start()
         said = " ".join(
-            normalize_fact_text(m["content"])
-            for m in self.messages
+            normalize_fact_text(m["content"] or "")
+            for m in self.messages[len(self.messages) if start is None else start :]
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )
         return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
-    def verify(self) -> Verdict:
-        """Success iff the state hash equals the gold hash and every required fact was told."""
+    def reads_done(self) -> dict[str, bool]:
+        """For each of the task's required reads (keyed by its action string), whether it succeeded."""
+        calls = self._successful_calls()
+        return {
+            format_tool_call(read): any(_same_call(read, name, arguments) for name, arguments, _ in calls)
+            for read in self.current_task.required_reads
+        }
+
+    def answer_start(self) -> int | None:
+        """Index of the first message after every required read has succeeded (0 if the task requires
+        none; ``None`` if one never did): only what the agent says from there on can tell a fact."""
+        pending = list(self.current_task.required_reads)
+        if not pending:
+            return 0
+        for name, arguments, after in self._successful_calls():
+            pending = [read for read in pending if not _same_call(read, name, arguments)]
+            if not pending:
+                return after
+        return None
+
+    def _successful_calls(self) -> list[tuple[str, Any, int]]:
+        """(name, arguments, index of the message after its result) of each tool call that succeeded."""
+        calls = []
+        for index, message in enumerate(self.messages):
+            if message["role"] != "assistant" or not message.get("tool_calls"):
+                continue
+            after = index + 1 + len(message["tool_calls"])
+            for call, result in zip(message["tool_calls"], self.messages[index + 1 : after], strict=False):
+                if result.get("role") == "tool" and not result.get("error"):
+                    calls.append((call["name"], call["arguments"], after))
+        return calls
+
+    def verify(self) -> Verdict[Any]:
+        """Success iff the state hash equals the gold hash, every required read was made and every
+        required fact was told after them."""
         state_hash = self.domain.state_hash(self.state)
         gold = self.gold_hash()
         facts = self.facts_told()
+        reads = self.reads_done()
         hash_match = state_hash == gold
-        success = hash_match and all(facts.values())
-        return Verdict(
+        success = hash_match and all(facts.values()) and all(reads.values())
+        return Verdict[None](
             reward=1.0 if success else 0.0,
             success=success,
             hash_match=hash_match,
             state_hash=state_hash,
             gold_hash=gold,
             facts_told=facts,
+            reads_done=reads,
             components={"db": float(hash_match), "communicate": float(all(facts.values()))},
         )
 
@@ -289,3 +334,8 @@ def _knobs_argument(cls: type) -> type[BaseModel] | None:
                 if isinstance(argument, type) and issubclass(argument, BaseModel):
                     return argument
     return None
+
+
+def _same_call(read: ToolCall, name: str, arguments: Any) -> bool:
+    """Whether a call the agent made is this read: the same name and equal arguments."""
+    return read.name == name and read.arguments == arguments

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -63,6 +63,11 @@ class Task(BaseModel):
     required_facts: list[str] = Field(
         default_factory=list, description="Text the agent must tell the user (tau2's substring match)."
     )
+    required_reads: list[ToolCall] = Field(
+        default_factory=list,
+        description="Tool calls (name and arguments) that must succeed before the required facts count: the "
+        "records a decision rests on, so that a canned answer without the lookup cannot pass.",
+    )
     expected_errors: list[int] = Field(
         default_factory=list,
         description="Indexes of reference steps that must fail (e.g. the permission error an agent recovers from).",
@@ -72,13 +77,26 @@ class Task(BaseModel):
     )
 
 
-class Verdict(BaseModel):
-    """The verifier's decision and the components that made it."""
+DetailsT = TypeVar("DetailsT")
+
+
+class Verdict(BaseModel, Generic[DetailsT]):
+    """The verifier's decision, one shape for every env (``info["verdict"]`` when an episode ends).
+
+    ``details`` holds what only one kind of env knows, as its own typed model (``Verdict[Tau2Evaluation]``
+    for the tau2 targets, ``Verdict[EvaluationResult]`` for the device target, ``None`` for capability
+    envs); ``Verdict.model_validate(info["verdict"])`` reads any env's verdict with the details as data."""
 
     reward: float = Field(ge=0.0, le=1.0)
     success: bool
-    hash_match: bool
+    hash_match: bool | None
+    """Whether the final state equals the gold state (``None``: the env's scoring compares no states)."""
     state_hash: str
-    gold_hash: str
+    gold_hash: str | None
     facts_told: dict[str, bool]
+    """Each fact the agent had to tell the user, and whether it did."""
+    reads_done: dict[str, bool] = Field(default_factory=dict)
+    """For each required read (as its action string), whether the agent made it successfully."""
     components: dict[str, float]
+    """The named parts of the reward (e.g. ``db`` and ``communicate``)."""
+    details: DetailsT | None = None

@@ -124,8 +124,8 @@ class ScriptedUser:
                 if reading == "unknown":
                     return self.script.unknown_reply
                 return "Sorry, I didn't get any message. Can you help me with my request?"
-        return self._end()
+        return self._close()
 
-    def _end(self) -> str:
+    def _close(self) -> str:
         self._done = True
         return f"{self.script.closing} {STOP_TOKEN}"

@@ -7,7 +7,8 @@ API (used by ``trace_envs.domains.airline`` and ``trace_envs.domains.retail``):
   ``TypeError`` wording with the class-qualified name (``RetailTools.get_user_details() missing 1
   required positional argument: 'user_id'``; the class name is the ``owner`` argument),
   ``"Error: " + str(exc)`` for any exception, ``Error: Tool '<name>' not found.`` for unknown names,
-  and results serialised by :func:`tau2_serialize`.
+  and results serialised by :func:`tau2_serialize`; pydantic error links name upstream's pinned
+  pydantic version (:func:`pin_pydantic_links`), so the text equals what tau2-bench records.
 * :func:`tau2_serialize` — tau2's result-to-text rule (reference 1.4).
 * :class:`Tau2DB` — base class of a domain database (``extra="forbid"``) with journaled writes:
   write tools call ``db.touch(db.orders, order_id)`` *before* mutating a top-level record (or before
@@ -35,6 +36,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 import types
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import replace
@@ -46,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from trace_envs.core import Domain, Tool, ToolCall, ToolResult, Toolset, canonical_hash, tool
 
 __all__ = [
+    "UPSTREAM_PYDANTIC_VERSION",
     "Tau2DB",
     "Tau2Domain",
     "Tau2Toolset",
@@ -54,6 +57,7 @@ __all__ = [
     "canonical_db_hash",
     "file_db_dump",
     "get_dict_hash",
+    "pin_pydantic_links",
     "tau2_serialize",
     "transfer_to_human_agents",
     "upstream_db_hash",
@@ -86,6 +90,23 @@ def tau2_serialize(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(_to_serializable(value), default=str)
+
+
+UPSTREAM_PYDANTIC_VERSION = "2.12"
+"""The pydantic minor version tau2-bench pins (``uv.lock``: 2.12.4); its error links name it."""
+
+_PYDANTIC_LINK = re.compile(r"https://errors\.pydantic\.dev/[0-9]+\.[0-9]+/")
+
+
+def pin_pydantic_links(text: str) -> str:
+    """``text`` with every ``https://errors.pydantic.dev/<version>/`` link naming upstream's pinned version.
+
+    A ``ValidationError``'s text ends with a link naming the *installed* pydantic's minor version; tau2-bench
+    replays a trajectory strictly (a replayed write must return the recorded text), so a link naming
+    another version makes its evaluator raise instead of scoring. Only the link is rewritten: the rest of
+    the message is the installed pydantic's wording (identical to 2.12's for the airline/retail models).
+    """
+    return _PYDANTIC_LINK.sub(f"https://errors.pydantic.dev/{UPSTREAM_PYDANTIC_VERSION}/", text)
 
 
 # ----- hashes -------------------------------------------------------------------------------------------
@@ -257,7 +278,8 @@ class Tau2Toolset(Toolset):
         return tau2_serialize(value)
 
     def format_error(self, item_name: str, exc: BaseException) -> str:
-        return f"Error: {exc}"
+        """``"Error: " + str(exc)``, with pydantic's error links naming upstream's pinned version."""
+        return pin_pydantic_links(f"Error: {exc}")
 
     def unknown_tool(self, name: str) -> str:
         return f"Error: Tool '{name}' not found."

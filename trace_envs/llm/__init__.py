@@ -11,6 +11,7 @@ from .errors import (
     AuthenticationFailed,
     BadRequest,
     LLMError,
+    MissingAPIKey,
     RateLimited,
     RequestTimeout,
     RetriesExhausted,
@@ -18,10 +19,11 @@ from .errors import (
 )
 from .factory import make_chat_model
 from .pricing import DEFAULT_PRICES, Price, PriceTable
-from .spec import ModelConfig, RetryConfig, is_model_spec
+from .spec import MODEL_SPEC_FORMS, ModelConfig, RetryConfig
 
 __all__ = [
     "DEFAULT_PRICES",
+    "MODEL_SPEC_FORMS",
     "AuthenticationFailed",
     "BadRequest",
     "BaseChatModel",
@@ -29,6 +31,7 @@ __all__ = [
     "ChatResponse",
     "LLMError",
     "MeteredModel",
+    "MissingAPIKey",
     "ModelConfig",
     "Price",
     "PriceTable",
@@ -40,6 +43,5 @@ __all__ = [
     "ServerError",
     "Usage",
     "cache_key",
-    "is_model_spec",
     "make_chat_model",
 ]

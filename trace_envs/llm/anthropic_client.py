@@ -4,13 +4,12 @@ and prompt caching of the stable prefix (tools, system prompt, conversation so f
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
-
-from trace_envs.core import ToolCall
 
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
-from .spec import ModelConfig
+from .spec import API_KEY_ENV, ModelConfig
 
 SAMPLING_KEYS = (
     "max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "thinking", "tool_choice",
@@ -33,7 +32,7 @@ def _sdk() -> Any:
 
 
 def to_anthropic(
-    messages: list[Message], tools: list[dict[str, Any]] | None, cache: bool
+    messages: Sequence[Message], tools: list[dict[str, Any]] | None, cache: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(system blocks, messages, tools) in Messages API form; consecutive same-role turns merged."""
     system: list[dict[str, Any]] = []
@@ -103,7 +102,7 @@ def from_anthropic(response: Any) -> ChatResponse:
         if block.type == "text":
             texts.append(block.text)
         elif block.type == "tool_use":
-            calls.append(ToolCall(name=block.name, arguments=dict(block.input or {}), id=block.id))
+            calls.append({"id": block.id, "name": block.name, "arguments": dict(block.input or {})})
     usage = response.usage
     return ChatResponse(
         content="".join(texts) or None,
@@ -120,13 +119,15 @@ def from_anthropic(response: Any) -> ChatResponse:
 
 
 class AnthropicChatModel(BaseChatModel):
-    """``anthropic:<model>``. The key comes from ``ModelConfig.api_key`` or ``$ANTHROPIC_API_KEY``;
-    ``base_url`` (or ``$ANTHROPIC_BASE_URL``) points it at a proxy or a local test server."""
+    """``anthropic:<model>``. The key comes from ``ModelConfig.api_key`` or ``$ANTHROPIC_API_KEY`` (the hosted
+    API without one raises :class:`MissingAPIKey` here); ``base_url`` (or ``$ANTHROPIC_BASE_URL``) points it
+    at a proxy or a local test server."""
 
     provider = "anthropic"
-    api_key_env = "ANTHROPIC_API_KEY"
+    api_key_env = API_KEY_ENV["anthropic"]
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_api_key()
         super().__init__(config, **kwargs)
         self._sdk = _sdk()
         self._client_kwargs: dict[str, Any] = {
@@ -145,7 +146,7 @@ class AnthropicChatModel(BaseChatModel):
         )
 
     def _params(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> dict[str, Any]:
         sampling = dict(sampling)
         if "stop" in sampling:
@@ -166,7 +167,7 @@ class AnthropicChatModel(BaseChatModel):
         return params
 
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:
@@ -176,7 +177,7 @@ class AnthropicChatModel(BaseChatModel):
         return from_anthropic(response)
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:

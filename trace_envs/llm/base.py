@@ -8,15 +8,18 @@ Messages are plain dicts in the chat form the envs produce::
     {"role": "tool", "id": str, "name": str, "content": str, "error": bool}
 
 Tool schemas are OpenAI function schemas (what ``env.reset()`` returns in ``info["tools"]``).
+
+This package does not import ``trace_envs.core``: a response carries the model's text and its tool calls
+as the provider sent them; turning them into an env action (and parsing Qwen/Hermes ``<tool_call>``
+text) is the rollout layer's job (:mod:`trace_envs.rollout.chat_policy`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
-
-from trace_envs.core import ToolCall, format_tool_call
 
 
 class Usage(BaseModel):
@@ -39,27 +42,18 @@ class Usage(BaseModel):
 
 
 class ChatResponse(BaseModel):
-    """One assistant turn: text and/or tool calls."""
+    """One assistant turn: text and/or tool calls.
+
+    ``tool_calls`` are the provider's structured calls, raw: ``{"id", "name", "arguments"}`` with
+    ``arguments`` a dict, or the JSON string an OpenAI-compatible endpoint sent (maybe malformed; the
+    rollout layer reports that to the agent). A local model's calls stay in ``content`` as text."""
 
     content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     stop_reason: str | None = None
     cached: bool = False
-
-    def as_action(self) -> str:
-        """The env action for this turn: the tool calls if any, else the text."""
-        if self.tool_calls:
-            return "\n".join(f"<tool_call>{format_tool_call(c)}</tool_call>" for c in self.tool_calls)
-        return self.content or ""
-
-    def as_message(self) -> dict[str, Any]:
-        """This turn as a chat message dict."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls]
-        return message
 
 
 @runtime_checkable
@@ -70,14 +64,14 @@ class ChatModel(Protocol):
 
     def chat(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         **sampling: Any,
     ) -> ChatResponse: ...
 
     async def achat(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         **sampling: Any,
     ) -> ChatResponse: ...

@@ -4,15 +4,15 @@ return exactly the same responses."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-
-from trace_envs.core import canonical_hash
 
 from .base import ChatResponse
 
@@ -20,12 +20,13 @@ CACHE_FORMAT = 1
 
 
 def cache_key(
-    model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+    model: str, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
 ) -> str:
-    """sha256 of the canonical JSON of everything that determines a response."""
-    return canonical_hash(
-        {"format": CACHE_FORMAT, "model": model, "messages": messages, "tools": tools or [], "sampling": sampling}
-    )
+    """sha256 of the canonical JSON (sorted keys, compact separators, UTF-8 kept) of everything that
+    determines a response."""
+    request = {"format": CACHE_FORMAT, "model": model, "messages": messages, "tools": tools or [], "sampling": sampling}
+    text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ResponseCache:

@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -42,7 +42,8 @@ def _cache_params(params: dict[str, Any]) -> dict[str, Any]:
     return params if sample == 0 else {**params, "__sample__": sample}
 
 
-Message = dict[str, Any]
+Message = Mapping[str, Any]
+"""A chat message as the clients read it (read-only: core's ``Message`` TypedDict, or any dict of that form)."""
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -114,18 +115,20 @@ class BaseChatModel:
     # ----- implemented by providers -----------------------------------------------------------
     @abstractmethod
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         """One request, no retries; raises :class:`LLMError` subclasses."""
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         """Async variant; the default runs the sync request in a worker thread."""
         return await asyncio.to_thread(self._request, messages, tools, sampling)
 
     # ----- the ChatModel protocol ---------------------------------------------------------------
-    def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
+    def chat(
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
         key = self._cache_key(messages, tools, params)
         hit = self._cached(key)
@@ -141,7 +144,7 @@ class BaseChatModel:
         return self._finish(key, response)
 
     async def achat(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> ChatResponse:
         params = {**self.config.sampling, **sampling}
         key = self._cache_key(messages, tools, params)
@@ -180,7 +183,7 @@ class BaseChatModel:
 
     # ----- helpers --------------------------------------------------------------------------------
     def _cache_key(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, params: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, params: dict[str, Any]
     ) -> str | None:
         """The request's cache key, or None without a cache (hashing the conversation is not free)."""
         if self.cache is None:
@@ -322,11 +325,13 @@ class MeteredModel:
             self.usage = self.usage + response.usage
         return response
 
-    def chat(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any) -> ChatResponse:
+    def chat(
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+    ) -> ChatResponse:
         return self._count(self.model.chat(messages, tools, **sampling))
 
     async def achat(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None = None, **sampling: Any
     ) -> ChatResponse:
         return self._count(await self.model.achat(messages, tools, **sampling))
 

@@ -18,6 +18,10 @@ class AuthenticationFailed(LLMError):
     """The endpoint rejected the credentials (401/403): fix the API key, retrying cannot help."""
 
 
+class MissingAPIKey(AuthenticationFailed):
+    """No API key is set for an endpoint that needs one; raised when the client is built, before any request."""
+
+
 class BadRequest(LLMError):
     """The endpoint rejected the request itself (400/404/422): wrong model name, context too long, …"""
 

@@ -26,19 +26,28 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import ToolCall
 from trace_envs.llm.fake_http import HttpConnection
 
 Wire = Literal["anthropic", "openai"]
+
+
+class FakeToolCall(BaseModel):
+    """A tool call the fake endpoint answers with (built from a dict or any object with these attributes)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str = ""
 
 
 class FakeReply(BaseModel):
     """One answer of the fake endpoint: an assistant turn, or an HTTP error (``status`` >= 400)."""
 
     content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[FakeToolCall] = Field(default_factory=list)
     raw_arguments: str | None = Field(
         default=None, description="openai: send this exact (maybe broken) arguments JSON."
     )
@@ -93,10 +102,10 @@ def order_cancel_agent(request: FakeRequest) -> FakeReply:
     order_id = _ORDER.search(opening).group(0)  # type: ignore[union-attr]
     results = [json.loads(m["content"]) for m in request.messages if m["role"] == "tool"]
     if not results:
-        return FakeReply(tool_calls=[ToolCall(name="get_order_details", arguments={"order_id": order_id})])
+        return FakeReply(tool_calls=[FakeToolCall(name="get_order_details", arguments={"order_id": order_id})])
     status = results[-1]["status"]
     if status == "pending":
-        return FakeReply(tool_calls=[ToolCall(name="cancel_order", arguments={"order_id": order_id})])
+        return FakeReply(tool_calls=[FakeToolCall(name="cancel_order", arguments={"order_id": order_id})])
     if status == "cancelled":
         return FakeReply(content=f"Your order {order_id} is now cancelled.")
     return FakeReply(content=f"I'm sorry, order {order_id} is already {status}, so it cannot be cancelled.")

@@ -1,6 +1,6 @@
 """A local Hugging Face transformers model: the tokenizer's chat template renders messages and tool
-schemas, ``generate`` answers, and tool calls are parsed from the text with
-:func:`trace_envs.core.parse_action` (Qwen/Hermes ``<tool_call>`` blocks or bare JSON). An optional
+schemas, ``generate`` answers, and the answer's tool calls stay in its text (Qwen/Hermes ``<tool_call>``
+blocks, parsed by the rollout layer like any agent's text). An optional
 PEFT adapter is loaded by directory or name. For CPU tests and small GPUs; use vLLM for scale."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections.abc import Sequence
 from typing import Any
-
-from trace_envs.core import parse_action
 
 from .base import ChatResponse, Usage
 from .client import SAMPLE_INDEX, BaseChatModel, Message
@@ -22,7 +21,7 @@ DEFAULT_MAX_NEW_TOKENS = 256
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
-def to_hf(messages: list[Message]) -> list[dict[str, Any]]:
+def to_hf(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our chat messages in the form transformers chat templates expect."""
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -45,13 +44,9 @@ def to_hf(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def response_from_text(text: str) -> ChatResponse:
-    """Split generated text into content and tool calls. Malformed calls stay as text, so the env
-    turns them into an error observation."""
-    visible = _THINK.sub("", text).strip()
-    parsed = parse_action(visible)
-    if parsed.tool_calls and not parsed.errors:
-        return ChatResponse(content=parsed.content, tool_calls=parsed.tool_calls)
-    return ChatResponse(content=visible)
+    """The generated text without its ``<think>`` blocks. Tool calls stay in the text (Qwen/Hermes
+    ``<tool_call>`` blocks); the rollout layer parses them as it does any agent's text."""
+    return ChatResponse(content=_THINK.sub("", text).strip())
 
 
 class HFChatModel(BaseChatModel):
@@ -87,7 +82,7 @@ class HFChatModel(BaseChatModel):
         self._generate_lock = threading.Lock()
 
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
@@ -131,6 +126,6 @@ class HFChatModel(BaseChatModel):
         )
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         return await asyncio.to_thread(self._request, messages, tools, sampling)

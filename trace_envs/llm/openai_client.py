@@ -9,14 +9,13 @@ costs about twice the CPU per request, which matters with hundreds of episodes i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
-
-from trace_envs.core import ToolCall, parse_action
 
 from .base import ChatResponse, Usage
 from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
 from .errors import ServerError
-from .spec import ModelConfig
+from .spec import API_KEY_ENV, ModelConfig
 
 CHAT_PATH = "/chat/completions"
 SAMPLING_KEYS = (
@@ -35,7 +34,7 @@ def _sdk() -> Any:
     return openai
 
 
-def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
+def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Our chat messages in chat-completions form."""
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -68,29 +67,20 @@ def to_openai(messages: list[Message]) -> list[dict[str, Any]]:
 
 
 def from_openai(completion: dict[str, Any]) -> ChatResponse:
-    """The first choice of a chat-completions response (wire JSON) as a ChatResponse. A tool call with
-    malformed JSON arguments is kept as a ``<tool_call>`` text block so the env reports the error to
-    the agent (never a crash here)."""
+    """The first choice of a chat-completions response (wire JSON) as a ChatResponse. Tool calls are kept
+    raw (``arguments`` as the JSON string sent, maybe malformed: the rollout layer reports that to the
+    agent), so nothing here can crash on a model's output."""
     choices = completion.get("choices") or []
     if not choices:
         raise ValueError(f"chat completion without choices: {json.dumps(completion)[:200]}")
     choice = choices[0]
     message = choice.get("message") or {}
     content: str | None = message.get("content")
-    calls: list[ToolCall] = []
-    broken: list[str] = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function")
-        if not isinstance(function, dict):
-            continue
-        arguments = function.get("arguments") or "{}"
-        parsed = parse_action({"id": call.get("id", ""), "name": function.get("name"), "arguments": arguments})
-        if parsed.errors:
-            raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            broken.append(f'<tool_call>{{"name": {json.dumps(function.get("name"))}, "arguments": {raw}}}</tool_call>')
-        calls.extend(parsed.tool_calls)
-    if broken:
-        calls, content = [], "\n".join([*(c for c in [content] if c), *broken])
+    calls = [
+        {"id": call.get("id", ""), "name": function.get("name"), "arguments": function.get("arguments") or "{}"}
+        for call in message.get("tool_calls") or []
+        if isinstance(function := call.get("function"), dict)
+    ]
     usage = completion.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
     return ChatResponse(
@@ -107,13 +97,14 @@ def from_openai(completion: dict[str, Any]) -> ChatResponse:
 
 
 class OpenAIChatModel(BaseChatModel):
-    """``openai:<base_url>#<model>``. The key comes from ``ModelConfig.api_key``, ``$OPENAI_API_KEY``,
-    or is a placeholder (a local vLLM server needs none)."""
+    """``openai:<base_url>#<model>``. The key comes from ``ModelConfig.api_key`` or ``$OPENAI_API_KEY``; the
+    hosted API without one raises :class:`MissingAPIKey` here, other endpoints (a vLLM server) get a placeholder."""
 
     provider = "openai"
-    api_key_env = "OPENAI_API_KEY"
+    api_key_env = API_KEY_ENV["openai"]
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_api_key()
         super().__init__(config, **kwargs)
         self._sdk = _sdk()
         self._client_kwargs: dict[str, Any] = {
@@ -131,7 +122,7 @@ class OpenAIChatModel(BaseChatModel):
         )
 
     def _params(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> dict[str, Any]:
         """The request body: standard fields, then any extra (vLLM) sampling params, sent as they are."""
         params: dict[str, Any] = {"model": self.config.model, "messages": to_openai(messages)}
@@ -147,7 +138,7 @@ class OpenAIChatModel(BaseChatModel):
             raise ServerError(f"{self.spec}: the endpoint answered with a malformed chat completion: {exc}") from exc
 
     def _request(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:
@@ -157,7 +148,7 @@ class OpenAIChatModel(BaseChatModel):
         return self._decode(raw)
 
     async def _arequest(
-        self, messages: list[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
         params = self._params(messages, tools, sampling)
         try:

@@ -6,11 +6,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .errors import MissingAPIKey
+
 Provider = Literal["anthropic", "openai", "hf"]
 MODEL_SPEC_FORMS = "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
+API_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+"""Where each provider's key is read from by default."""
+HOSTED_API = {
+    "anthropic": ("ANTHROPIC_BASE_URL", "api.anthropic.com"),
+    "openai": ("OPENAI_BASE_URL", "api.openai.com"),
+}
+"""Per provider: the SDK's base-URL variable and the host of the hosted API, the endpoint that needs a key
+(a vLLM server, a proxy or a local test server gets a placeholder key when none is set)."""
 
 
 class RetryConfig(BaseModel):
@@ -105,6 +116,27 @@ class ModelConfig(BaseModel):
             return self.api_key
         return os.environ.get(self.api_key_env or default_env)
 
+    def needs_api_key(self) -> bool:
+        """Whether the endpoint is the provider's hosted API (``base_url``, else the SDK's base-URL
+        variable, unset or naming the hosted host), which rejects requests without a key."""
+        if self.provider not in HOSTED_API:
+            return False
+        url_env, host = HOSTED_API[self.provider]
+        base_url = self.base_url or os.environ.get(url_env)
+        return base_url is None or urlparse(base_url).hostname == host
+
+    def check_api_key(self) -> None:
+        """Raise :class:`MissingAPIKey`, naming the variable to set, when the endpoint needs a key and
+        none is set (checked up front: without it every request fails, after retries if offline)."""
+        if self.provider not in API_KEY_ENV or not self.needs_api_key():
+            return
+        variable = self.api_key_env or API_KEY_ENV[self.provider]
+        if self.resolve_api_key(API_KEY_ENV[self.provider]) is None:
+            raise MissingAPIKey(
+                f"{self.spec}: no API key: set ${variable} (or pass api_key), or point base_url at an endpoint "
+                "that needs none"
+            )
+
     def resolve_adapter(self) -> Path | None:
         """hf: the adapter directory (an existing path, else ``<adapter_root>/<name>``)."""
         if not self.adapter:
@@ -120,8 +152,3 @@ class ModelConfig(BaseModel):
             f"adapter {self.adapter!r} not found: neither {direct} nor {named} is a directory; pass a PEFT adapter "
             "directory or set adapter_root / $TRACE_ENVS_ADAPTERS to the folder holding named adapters"
         )
-
-
-def is_model_spec(spec: str) -> bool:
-    """Whether a policy spec names a model (rather than a scripted policy)."""
-    return spec.split(":", 1)[0] in ("anthropic", "openai", "hf") and ":" in spec

@@ -5,21 +5,13 @@ with TrajectoryStore("runs/x.jsonl") as store:
     run_rollouts(make_jobs(["trace/order-cancel-v0"], range(8)), "oracle", store=store)
 """
 
+from .batch import run_rollouts
 from .chat_policy import ChatPolicy
-from .llm_user import LLMUser, scenario_from_task, use_llm_user
+from .jobs import EpisodeJob, RolloutSummary, make_jobs
 from .policy import AsyncPolicy, Policy, make_policy
-from .runner import (
-    EpisodeJob,
-    RolloutSummary,
-    arun_episode,
-    arun_rollouts,
-    checked_policy_spec,
-    make_jobs,
-    policy_factory,
-    run_episode,
-    run_rollouts,
-)
-from .scripted import NoopPolicy, OraclePolicy, RandomPolicy, play_actions
+from .policy_spec import POLICY_SPEC_FORMS, PolicySpec
+from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
+from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy, ScriptedPolicy, play_actions
 from .store import (
     FORMAT,
     EpisodeRecord,
@@ -35,16 +27,19 @@ from .store import (
 
 __all__ = [
     "FORMAT",
+    "POLICY_SPEC_FORMS",
     "AsyncPolicy",
     "ChatPolicy",
     "EpisodeJob",
     "EpisodeRecord",
-    "LLMUser",
+    "FlawedPolicy",
     "NoopPolicy",
     "OraclePolicy",
     "Policy",
+    "PolicySpec",
     "RandomPolicy",
     "RolloutSummary",
+    "ScriptedPolicy",
     "Timings",
     "ToolCallRecord",
     "TrajectoryStore",
@@ -62,6 +57,4 @@ __all__ = [
     "policy_factory",
     "run_episode",
     "run_rollouts",
-    "scenario_from_task",
-    "use_llm_user",
 ]

@@ -1,4 +1,4 @@
-"""The policy interface and policy spec strings (``oracle``, ``noop``, ``random``, ``flawed:<cap>``)."""
+"""The policy interface and :func:`make_policy`, which builds one from a policy spec string."""
 
 from __future__ import annotations
 
@@ -6,12 +6,25 @@ from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 
+from trace_envs.llm.base import ChatModel, Usage
+
+from .policy_spec import PolicySpec
+
 
 @runtime_checkable
 class Policy(Protocol):
-    """Chooses the agent's action (text) from the latest observation and info."""
+    """Chooses the agent's action (text) from the latest observation and info, and says what chose it
+    and what that cost (the runner records both with every episode)."""
 
     spec: str
+
+    @property
+    def model(self) -> ChatModel | None:
+        """The model that chooses the actions (``None``: a scripted policy)."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens and cost of this episode's actions so far (zero for scripted policies)."""
 
     def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
         """Start an episode of ``env`` (which has just been reset)."""
@@ -29,37 +42,37 @@ class AsyncPolicy(Policy, Protocol):
         """The next action, without blocking the event loop."""
 
 
-def make_policy(spec: str, seed: int = 0, **model_options: Any) -> Policy:
-    """Build a policy from its spec string. Scripted specs: ``oracle``, ``noop``, ``random``,
-    ``flawed:<capability>[,<capability>…]``; model specs (``anthropic:<model>``,
+def make_policy(spec: str | PolicySpec, seed: int = 0, **model_options: Any) -> Policy:
+    """Build a policy from its spec (see :class:`PolicySpec`). Scripted specs: ``oracle``, ``noop``,
+    ``random``, ``flawed`` (each env's own capability), ``flawed:<capability>[,<capability>…]`` (known
+    names only, see :func:`~trace_envs.rollout.scripted.check_capabilities`); model specs (``anthropic:<model>``,
     ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
     client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
     the policy's sampling params). To share one client across episodes, use
     ``ChatPolicy(make_chat_model(spec))``."""
-    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
-
-    kind, _, rest = spec.partition(":")
-    if kind in ("anthropic", "openai", "hf") and rest:
+    sampling = model_options.pop("sampling", None)
+    parsed = spec if isinstance(spec, PolicySpec) else PolicySpec.parse(spec, **model_options)
+    if parsed.model is not None:
         from trace_envs.llm.factory import make_chat_model
 
         from .chat_policy import ChatPolicy
 
-        sampling = model_options.pop("sampling", None)
-        return ChatPolicy(make_chat_model(spec, **model_options), sampling=sampling)
-    if spec == "oracle":
+        return ChatPolicy(make_chat_model(parsed.model, **model_options), sampling=sampling)
+    from .scripted import check_capabilities
+
+    check_capabilities(parsed.capabilities)
+    return scripted_policy(parsed, seed)
+
+
+def scripted_policy(parsed: PolicySpec, seed: int = 0) -> Policy:
+    """The scripted policy of a parsed spec, capability names not checked (:func:`make_policy` checks
+    them; rollouts check once, then build one policy per episode with this)."""
+    from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy
+
+    if parsed.kind == "oracle":
         return OraclePolicy()
-    if spec == "noop":
+    if parsed.kind == "noop":
         return NoopPolicy()
-    if spec == "random":
+    if parsed.kind == "random":
         return RandomPolicy(seed=seed)
-    if kind == "flawed":
-        capabilities = [c.strip() for c in rest.split(",") if c.strip()]
-        if not capabilities:
-            raise ValueError(
-                "policy spec 'flawed:' needs at least one capability, e.g. 'flawed:precondition_verification'"
-            )
-        return FlawedPolicy(capabilities)
-    raise ValueError(
-        f"unknown policy spec {spec!r}; expected one of: oracle, noop, random, flawed:<capability>[,…], "
-        "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
-    )
+    return FlawedPolicy(parsed.capabilities)

@@ -1,6 +1,6 @@
 """The agent loop: play a policy (scripted or model-backed) on any env of ours and record the episode;
-run many episodes concurrently (asyncio, bounded) against one endpoint, appending each finished
-episode to a :class:`TrajectoryStore` and skipping the ones a previous run finished.
+run many episodes concurrently in one process (asyncio, bounded) against one endpoint, appending each
+finished episode to a :class:`TrajectoryStore` and skipping the ones a previous run finished.
 
 Envs are cheap pure Python, so env steps run in the event loop; model calls are awaited. Envs whose
 user is an :class:`LLMUser` (blocking model calls inside ``step``) are stepped in worker threads.
@@ -11,47 +11,35 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import gymnasium as gym
-from pydantic import BaseModel, Field
 
+from trace_envs.core import CapabilityEnv, LLMUser
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
 
-from .llm_user import LLMUser, episode_user, use_llm_user
+from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .policy import Policy
-from .store import EpisodeKey, EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
+from .policy_spec import PolicySpec
+from .store import EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
 
 
-class EpisodeJob(BaseModel):
-    """One episode to run: which env (and its constructor options), which seed, which repeat."""
-
-    env_id: str
-    seed: int
-    sample: int = 0
-    env_kwargs: dict[str, Any] = Field(default_factory=dict)
-
-
-def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) -> list[EpisodeJob]:
-    """Every (env, seed, sample) combination, env-major."""
-    seed_list = list(seeds)
-    return [EpisodeJob(env_id=e, seed=s, sample=k) for e in env_ids for s in seed_list for k in range(samples)]
+def episode_user(env: gym.Env[Any, Any]) -> Any:
+    """The current user object of an env (``None`` if it has none)."""
+    return getattr(env.unwrapped, "user", None)
 
 
 def has_model_user(env: gym.Env[Any, Any]) -> bool:
     """Whether the env's user is played by a model (its steps then block on requests)."""
-    inner = env.unwrapped
-    if getattr(inner, "user_model", None) is not None or getattr(inner, "llm_user_model", None) is not None:
-        return True
-    return isinstance(episode_user(env), LLMUser)
+    return getattr(env.unwrapped, "user_model", None) is not None or isinstance(episode_user(env), LLMUser)
 
 
 def accepts_user_model(env_id: str) -> bool:
-    """Whether the env's constructor takes ``user_model`` (target envs with an LLM user do)."""
+    """Whether the env's constructor takes ``user_model`` (every ``CapabilityEnv`` and target env does)."""
     import importlib
     import inspect
 
@@ -59,6 +47,8 @@ def accepts_user_model(env_id: str) -> bool:
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
         entry = getattr(importlib.import_module(module), attr)
+    if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
+        return True
     try:
         return "user_model" in inspect.signature(entry).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -86,6 +76,15 @@ def _tool_call_records(messages: list[dict[str, Any]]) -> list[ToolCallRecord]:
     return records
 
 
+def check_policy(policy: object) -> None:
+    """Refuse, before any episode starts, an object that does not implement the ``Policy`` protocol."""
+    if not isinstance(policy, Policy):
+        raise TypeError(
+            f"{type(policy).__name__} is not a Policy: it needs spec, model, usage, reset() and act() "
+            "(subclass trace_envs.rollout.ScriptedPolicy for a policy that no model plays)"
+        )
+
+
 async def arun_episode(
     env: gym.Env[Any, Any],
     policy: Policy,
@@ -102,6 +101,7 @@ async def arun_episode(
     set (it is run again on resume); an authentication failure is raised, since no episode can
     succeed without credentials.
     """
+    check_policy(policy)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     start = time.perf_counter()
     policy_s = env_s = 0.0
@@ -153,10 +153,10 @@ async def arun_episode(
         ended = "error"
     finally:
         SAMPLE_INDEX.reset(sample_token)
-    verdict = info.get("verdict") or info.get("evaluation") or {}
+    verdict = info.get("verdict") or {}
     user = episode_user(env)
-    usage = getattr(policy, "usage", None)
-    model = getattr(policy, "model", None)
+    usage = policy.usage
+    model = policy.model
     user_model = getattr(user, "model", None)
     user_usage = meter.usage if isinstance(meter, MeteredModel) else getattr(user, "usage", None)
     return EpisodeRecord(
@@ -179,7 +179,7 @@ async def arun_episode(
         num_steps=len(actions),
         components={k: float(v) for k, v in (verdict.get("components") or {}).items()},
         verdict=verdict,
-        usage=usage if isinstance(usage, Usage) else Usage(),
+        usage=usage,
         user_usage=user_usage if isinstance(user_usage, Usage) else Usage(),
         timings=Timings(started_at=started_at, wall_s=time.perf_counter() - start, policy_s=policy_s, env_s=env_s),
         error=error,
@@ -190,53 +190,13 @@ def run_episode(env: gym.Env[Any, Any], policy: Policy, **options: Any) -> Episo
     """Synchronous :func:`arun_episode` (runs its own event loop, and closes the policy model's
     connections of that loop when the episode ends)."""
 
+    check_policy(policy)
+
     async def run() -> EpisodeRecord:
-        async with closing_connections(getattr(policy, "model", None)):
+        async with closing_connections(policy.model):
             return await arun_episode(env, policy, **options)
 
     return asyncio.run(run())
-
-
-class RolloutSummary(BaseModel):
-    """Totals of one rollout run (the episodes it ran, not the ones it skipped)."""
-
-    episodes: int = 0
-    skipped: int = 0
-    failed: int = 0
-    successes: int = 0
-    reward_sum: float = 0.0
-    steps: int = 0
-    usage: Usage = Field(default_factory=Usage)
-    wall_s: float = 0.0
-    per_env: dict[str, dict[str, float]] = Field(default_factory=dict)
-
-    @property
-    def pass_rate(self) -> float:
-        finished = self.episodes - self.failed
-        return self.successes / finished if finished else 0.0
-
-    @property
-    def mean_reward(self) -> float:
-        finished = self.episodes - self.failed
-        return self.reward_sum / finished if finished else 0.0
-
-    def add(self, record: EpisodeRecord) -> None:
-        self.episodes += 1
-        self.steps += record.num_steps
-        self.usage = self.usage + record.usage + record.user_usage
-        row = self.per_env.setdefault(
-            record.env_id, {"episodes": 0, "failed": 0, "successes": 0, "reward_sum": 0.0, "tokens": 0}
-        )
-        row["episodes"] += 1
-        row["tokens"] += record.usage.input_tokens + record.usage.output_tokens
-        if record.error is not None:
-            self.failed += 1
-            row["failed"] += 1
-            return
-        self.successes += int(record.success)
-        self.reward_sum += record.reward
-        row["successes"] += int(record.success)
-        row["reward_sum"] += record.reward
 
 
 PolicyFactory = Callable[[EpisodeJob], Policy]
@@ -251,16 +211,17 @@ def policy_factory(
 ) -> tuple[PolicyFactory, str]:
     """A per-episode policy factory for a spec, sharing one model client across episodes; returns
     (factory, recorded policy spec)."""
-    from trace_envs.llm.spec import is_model_spec
-
     from .chat_policy import ChatPolicy
-    from .policy import make_policy
+    from .policy import scripted_policy
+    from .scripted import check_capabilities
 
-    if model is not None or is_model_spec(spec):
+    parsed = PolicySpec.parse(spec, **(model_options or {})) if model is None else None
+    if parsed is None or parsed.model is not None:
         if model is None:
             from trace_envs.llm.factory import make_chat_model
 
-            model = make_chat_model(spec, **(model_options or {}))
+            assert parsed is not None and parsed.model is not None
+            model = make_chat_model(parsed.model)
         shared = model
 
         def chat_policy(job: EpisodeJob) -> Policy:
@@ -268,31 +229,22 @@ def policy_factory(
 
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
-    make_policy(spec)  # validate the spec now, not in the first episode
-    return (lambda job: make_policy(spec, seed=job.seed + 1_000_003 * job.sample)), spec
+    check_capabilities(parsed.capabilities)  # once here, not in every episode
+    return (lambda job: scripted_policy(parsed, seed=job.seed + 1_000_003 * job.sample)), spec
 
 
 def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None) -> str:
     """The spec a policy's records carry, validated without building the model (an hf model would
-    load its weights for nothing in a process that only hands the spec to workers)."""
-    from trace_envs.llm.spec import ModelConfig, is_model_spec
+    load its weights for nothing in a process that only hands the spec to workers), API key and
+    ``flawed:<capability>`` names included."""
+    from .scripted import check_capabilities
 
-    from .policy import make_policy
-
-    if is_model_spec(policy):
-        return ModelConfig.parse(policy, **(model_options or {})).spec
-    make_policy(policy)
+    parsed = PolicySpec.parse(policy, **(model_options or {}))
+    if parsed.model is not None:
+        parsed.model.check_api_key()
+        return parsed.spec
+    check_capabilities(parsed.capabilities)
     return policy
-
-
-def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore | None) -> list[EpisodeJob]:
-    """The jobs ``store`` has no finished episode of (all of them without a store); opening the
-    store first repairs a torn last line."""
-    if store is None:
-        return list(jobs)
-    store.open()
-    done: set[EpisodeKey] = store.finished_keys()
-    return [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
 
 
 async def arun_rollouts(
@@ -335,13 +287,12 @@ async def arun_rollouts(
         pool = idle_envs.setdefault((job.env_id, repr(sorted(job.env_kwargs.items()))), [])
         if pool:
             return pool.pop()
-        if user_model is not None and accepts_user_model(job.env_id):
-            metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
-            return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
-        env = gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
-        if user_model is not None:
-            use_llm_user(env, user_model)
-        return env
+        if user_model is None:
+            return gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
+        if not accepts_user_model(job.env_id):
+            raise ValueError(f"{job.env_id} takes no user_model, so a model cannot play its user; drop user_model")
+        metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
+        return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
 
     async def worker() -> None:
         while True:
@@ -363,6 +314,7 @@ async def arun_rollouts(
             summary.add(record)
             if on_episode is not None:
                 on_episode(record)
+            await asyncio.sleep(0)  # scripted episodes never wait: let Ctrl-C's cancellation in between them
 
     try:
         async with asyncio.TaskGroup() as group:
@@ -377,19 +329,3 @@ async def arun_rollouts(
         await aclose_models(*owned)  # this loop's HTTP connections die with it
     summary.wall_s = time.perf_counter() - start
     return summary
-
-
-def run_rollouts(
-    jobs: Sequence[EpisodeJob], policy: str | PolicyFactory, *, workers: int = 1, **options: Any
-) -> RolloutSummary:
-    """Synchronous :func:`arun_rollouts`; ``workers > 1`` shards the jobs over that many processes
-    (:mod:`trace_envs.rollout.workers`: for when one process's CPU, not the endpoint, is the bound)."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if workers > 1:
-        if not isinstance(policy, str):
-            raise ValueError("workers > 1: pass the policy as a spec string (a policy factory cannot cross processes)")
-        from .workers import run_rollouts_in_workers
-
-        return run_rollouts_in_workers(jobs, policy, workers=workers, **options)
-    return asyncio.run(arun_rollouts(jobs, policy, **options))

@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
+from trace_envs.llm.base import ChatModel, Usage
 
 
 def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
@@ -20,7 +21,19 @@ def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
     return inner
 
 
-class ScriptPolicy:
+class ScriptedPolicy:
+    """A policy that no model plays: ``model`` is ``None`` and ``usage`` zero (the ``Policy`` protocol's
+    members; subclass it for a policy of your own)."""
+
+    spec = "scripted"
+    model: ChatModel | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage()
+
+
+class ScriptPolicy(ScriptedPolicy):
     """Plays a fixed list of actions, then ends the conversation with the stop token."""
 
     spec = "script"
@@ -52,29 +65,57 @@ class OraclePolicy(ScriptPolicy):
         return _capability_env(env).oracle_actions()
 
 
-class FlawedPolicy(ScriptPolicy):
-    """``flawed_actions()`` on envs whose capability is named; the reference solution elsewhere.
-    On tau2 target tasks the named deficits are applied to the gold actions (see ``tau2_flaws``)."""
+def known_capabilities() -> list[str]:
+    """The names ``flawed:<capability>`` accepts, sorted: the capabilities the registered envs declare
+    (see :mod:`trace_envs.capabilities`; a user's own env counts once its module is imported)."""
+    from trace_envs.capabilities import capabilities
 
-    def __init__(self, capabilities: Sequence[str]):
+    return sorted(capabilities())
+
+
+def check_capabilities(capabilities: Sequence[str]) -> None:
+    """Raise ``ValueError`` listing the valid names when one of ``capabilities`` is not known (a typo
+    would otherwise play the reference solution everywhere); none named (plain ``flawed``) is valid."""
+    if not capabilities:
+        return
+    known = known_capabilities()
+    unknown = [c for c in capabilities if c not in known]
+    if unknown:
+        raise ValueError(
+            f"unknown capability {', '.join(map(repr, unknown))} in policy spec 'flawed:{','.join(capabilities)}'; "
+            f"known capabilities: {', '.join(known)} (plain 'flawed' plays each env's own capability)"
+        )
+
+
+class FlawedPolicy(ScriptPolicy):
+    """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
+    capability); the reference solution elsewhere. On tau2 target tasks the named deficits are applied
+    to the gold actions (see ``tau2_flaws``)."""
+
+    def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
         self.capabilities = list(capabilities)
-        self.spec = "flawed:" + ",".join(self.capabilities)
+        self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_env_actions
+        from .tau2_flaws import is_tau2_target, tau2_deficits, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
+            if not self.capabilities:
+                raise ValueError(
+                    "plain 'flawed' plays an env's own capability, and a tau2 target task has none: name the "
+                    f"deficits, --policy flawed:<capability> with one of {', '.join(tau2_deficits())}"
+                )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
-        if inner.capability.name in self.capabilities:
+        if not self.capabilities or inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()
             if flawed is not None:
                 return flawed
         return inner.oracle_actions()
 
 
-class NoopPolicy:
+class NoopPolicy(ScriptedPolicy):
     """Sends an empty message every turn."""
 
     spec = "noop"
@@ -86,7 +127,7 @@ class NoopPolicy:
         return ""
 
 
-class RandomPolicy:
+class RandomPolicy(ScriptedPolicy):
     """Seeded random actions: random text, or a random tool with made-up arguments."""
 
     spec = "random"

@@ -7,7 +7,8 @@ on a target task the way an agent lacking that capability would. Each capability
 - :func:`skip_lookups_before_write` (precondition verification): skip the non-writing calls before the first write;
 - :func:`stop_after_first_write` (multi-step task completion);
 - :func:`near_miss_argument` (tool-calling precision, structured data reasoning): swap one argument of the
-  first write for a near-miss value from the state (another id, name or number of the same kind in the DB).
+  first write for a near-miss value from the state (another id, name or number of the same kind in the DB);
+  in a list or mapping argument (airline's ``passengers``, ``flights``) one scalar inside is swapped.
 
 Capabilities without a rule (device-side ones) leave the gold actions as they are.
 """
@@ -16,12 +17,15 @@ from __future__ import annotations
 
 import hashlib
 import random
+import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from trace_envs.core import STOP_TOKEN, ToolCall, format_tool_call
 
 IsWrite = Callable[[str], bool]
+_MISSING: Any = object()
 
 
 def gold_calls(task: Any) -> list[ToolCall]:
@@ -57,26 +61,36 @@ def stop_after_first_write(
     return calls if first is None else calls[: first + 1]
 
 
-def _values_by_key(state: Any) -> tuple[dict[str, set[Any]], list[list[str]]]:
-    """Every scalar value seen under each key, and the key lists of every mapping, in the state."""
-    by_key: dict[str, set[Any]] = {}
-    key_lists: list[list[str]] = []
-    stack: list[tuple[Any, str]] = [(state, "")]
-    while stack:
-        node, field = stack.pop()
-        if isinstance(node, dict):
-            key_lists.append([k for k in node if isinstance(k, str)])
-            stack.extend((value, key) for key, value in node.items())
-        elif isinstance(node, list):
-            stack.extend((item, field) for item in node)  # list items count as values of the list's field
-        elif isinstance(node, str | int | float) and not isinstance(node, bool) and field:
-            by_key.setdefault(field, set()).add(node)
-    return by_key, key_lists
+@dataclass(frozen=True)
+class StateIndex:
+    """What near misses are drawn from: every scalar value seen under each key of a state, and the key
+    lists of its mappings. Built once per state (a walk over the whole database), reused per task."""
+
+    by_key: dict[str, set[Any]]
+    key_lists: list[list[str]]
+
+    @classmethod
+    def of(cls, state: Any) -> StateIndex:
+        by_key: dict[str, set[Any]] = {}
+        key_lists: list[list[str]] = []
+        stack: list[tuple[Any, str]] = [(state, "")]
+        while stack:
+            node, field = stack.pop()
+            if isinstance(node, dict):
+                key_lists.append([k for k in node if isinstance(k, str)])
+                stack.extend((value, key) for key, value in node.items())
+            elif isinstance(node, list):
+                stack.extend((item, field) for item in node)  # list items count as values of the list's field
+            elif isinstance(node, str | int | float) and not isinstance(node, bool) and field:
+                by_key.setdefault(field, set()).add(node)
+        return cls(by_key, key_lists)
 
 
 def near_misses(value: Any, by_key: dict[str, set[Any]], key_lists: list[list[str]]) -> list[Any]:
     """Other values of the same kind as ``value`` in the state: values stored under the same field
     elsewhere, or sibling keys of a mapping keyed by ``value`` (sorted, so the choice is seeded only)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return []  # only scalars have near misses (a dict or list is unhashable and has no single kind)
     found: set[Any] = set()
     for values in by_key.values():
         if value in values:
@@ -90,25 +104,41 @@ def near_misses(value: Any, by_key: dict[str, set[Any]], key_lists: list[list[st
 
 
 def near_miss_argument(calls: list[ToolCall], is_write: IsWrite, state: Any, rng: random.Random) -> list[ToolCall]:
-    """Swap one argument of the first write (else the first call) for a near-miss value."""
+    """Swap one scalar of the first write's arguments (else the first call's) for a near-miss value
+    from ``state`` (the state's data, or its :class:`StateIndex`).
+
+    Arguments are searched in sorted name order, then depth first through lists (in order) and
+    mappings (sorted keys), so nested shapes such as airline's ``passengers`` (a list of dicts) get a
+    leaf swapped (e.g. one passenger's date of birth) instead of being compared as a whole.
+    """
     if not calls:
         return calls
     index = next((i for i, c in enumerate(calls) if is_write(c.name)), 0)
     call = calls[index]
-    by_key, key_lists = _values_by_key(state)
+    known = state if isinstance(state, StateIndex) else StateIndex.of(state)
     for name in sorted(call.arguments):
-        value = call.arguments[name]
-        if isinstance(value, list):
-            for position, item in enumerate(value):
-                options = near_misses(item, by_key, key_lists)
-                if options:
-                    swapped = [*value[:position], rng.choice(options), *value[position + 1 :]]
-                    return _replace(calls, index, name, swapped)
-        elif isinstance(value, str | int | float) and not isinstance(value, bool):
-            options = near_misses(value, by_key, key_lists)
-            if options:
-                return _replace(calls, index, name, rng.choice(options))
+        swapped = _swap_leaf(call.arguments[name], known.by_key, known.key_lists, rng)
+        if swapped is not _MISSING:
+            return _replace(calls, index, name, swapped)
     return calls
+
+
+def _swap_leaf(value: Any, by_key: dict[str, set[Any]], key_lists: list[list[str]], rng: random.Random) -> Any:
+    """``value`` with its first swappable scalar replaced by a near miss, or ``_MISSING`` if none is."""
+    if isinstance(value, list):
+        for position, item in enumerate(value):
+            swapped = _swap_leaf(item, by_key, key_lists, rng)
+            if swapped is not _MISSING:
+                return [*value[:position], swapped, *value[position + 1 :]]
+        return _MISSING
+    if isinstance(value, dict):
+        for key in sorted(value, key=str):
+            swapped = _swap_leaf(value[key], by_key, key_lists, rng)
+            if swapped is not _MISSING:
+                return {**value, key: swapped}
+        return _MISSING
+    options = near_misses(value, by_key, key_lists)
+    return rng.choice(options) if options else _MISSING
 
 
 def _replace(calls: list[ToolCall], index: int, name: str, value: Any) -> list[ToolCall]:
@@ -149,5 +179,38 @@ def is_tau2_target(env: Any) -> bool:
 
 def tau2_env_actions(env: Any, capabilities: Sequence[str] = ()) -> list[str]:
     """:func:`tau2_actions` for the current task of a reset tau2 target env."""
-    state = env.domain.dump_state(env.db)
-    return tau2_actions(env.task, env.toolset.mutates, state, capabilities)
+    return tau2_actions(env.task, env.toolset.mutates, _state_for(env, capabilities), capabilities)
+
+
+def _state_for(env: Any, capabilities: Sequence[str]) -> Any:
+    """What the named capabilities' rules read of the env's database: nothing for the rules that ignore it,
+    the cached :class:`StateIndex` when the only other rule is :func:`near_miss_argument`, else its JSON."""
+    if not capabilities:
+        return None
+    from trace_envs.capabilities import tau2_flaws
+
+    rules = tau2_flaws()
+    named = {rules[c] for c in capabilities if c in rules} - {skip_lookups_before_write, stop_after_first_write}
+    if not named:
+        return None
+    if named == {near_miss_argument}:
+        return _reset_state_index(env)
+    return env.domain.dump_state(env.db)
+
+
+_INDEXES: weakref.WeakKeyDictionary[Any, tuple[Any, StateIndex]] = weakref.WeakKeyDictionary()
+
+
+def _reset_state_index(env: Any) -> StateIndex:
+    """The :class:`StateIndex` of a reset env's database, built once per env: a target env restores its
+    database to the loaded state at every reset, so while nothing is written (``db.dirty`` false) the
+    state is the one indexed before. Walking the whole airline database costs about 0.3 s per episode."""
+    db = env.db
+    pristine = getattr(db, "dirty", True) is False
+    cached = _INDEXES.get(env)
+    if pristine and cached is not None and cached[0] is db:
+        return cached[1]
+    index = StateIndex.of(env.domain.dump_state(db))
+    if pristine:
+        _INDEXES[env] = (db, index)
+    return index

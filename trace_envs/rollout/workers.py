@@ -8,6 +8,7 @@ summary and ``on_episode``; resume works exactly as with one process.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import multiprocessing
 import queue
@@ -20,8 +21,10 @@ import gymnasium as gym
 from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
+from trace_envs.plugins import loaded_folders
 
-from .runner import EpisodeJob, RolloutSummary, checked_policy_spec, pending_jobs, run_rollouts
+from .jobs import EpisodeJob, RolloutSummary, pending_jobs
+from .runner import arun_rollouts, checked_policy_spec
 from .store import EpisodeRecord, FsyncMode, TrajectoryStore
 
 POLL_S = 0.2
@@ -30,7 +33,8 @@ _REGISTER_FIELDS = (
     "disable_env_checker", "kwargs", "additional_wrappers", "vector_entry_point",
 )  # fmt: skip
 """The ``EnvSpec`` fields ``gym.register`` takes: workers re-register envs the parent registered at
-run time (e.g. a user's own env), since a spawned process only has the built-in ones."""
+run time (e.g. a user's own env), since a spawned process only has the ones ``import trace_envs`` registers
+(folders loaded with ``load_envs`` are loaded again in the worker, so their modules exist there)."""
 
 
 class WorkerFailed(RuntimeError):
@@ -52,6 +56,8 @@ class WorkerPlan(BaseModel):
     model_options: dict[str, Any] | None = None
     sampling: dict[str, Any] | None = None
     user_model: dict[str, Any] | None = None
+    env_folders: list[str] = []
+    """Folders of env modules the parent loaded with ``load_envs``: the worker loads them too."""
     store_path: str | None = None
     fsync: FsyncMode = "background"
 
@@ -60,11 +66,15 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
     """A worker's body: register the parent's env specs, run its shard, report each record."""
     plan = WorkerPlan.model_validate_json(plan_json)
     try:
-        import trace_envs  # noqa: F401  (registers the built-in envs)
+        import trace_envs  # registers the built-in envs, the plugins' and $TRACE_ENVS_PATH's
+        from trace_envs.registration import env_class
 
+        for folder in plan.env_folders:
+            trace_envs.load_envs(folder)
         for env_id, spec in env_specs.items():
             if env_id not in gym.registry:
                 gym.register(**{k: v for k, v in vars(spec).items() if k in _REGISTER_FIELDS})
+            env_class(env_id)  # import its module now, as the parent had (a user's flawed:<capability> needs it)
         user_model = None
         if plan.user_model is not None:
             from trace_envs.llm import ModelConfig, make_chat_model
@@ -72,11 +82,11 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
             user_model = make_chat_model(ModelConfig.model_validate(plan.user_model))
         store = TrajectoryStore(plan.store_path, fsync=plan.fsync) if plan.store_path else None
         try:
-            run_rollouts(
+            asyncio.run(arun_rollouts(
                 plan.jobs, plan.policy, store=store, concurrency=plan.concurrency, max_steps=plan.max_steps,
                 model_options=plan.model_options, sampling=plan.sampling, user_model=user_model,
                 on_episode=lambda record: results.put(("record", record.model_dump_json())),
-            )  # fmt: skip
+            ))  # fmt: skip
         finally:
             if store is not None:
                 store.close()
@@ -133,7 +143,7 @@ def run_rollouts_in_workers(
         plan = WorkerPlan(
             index=index, jobs=shard, policy=policy, concurrency=max(1, math.ceil(concurrency / len(shards))),
             max_steps=max_steps, model_options=model_options, sampling=sampling, user_model=user_config,
-            store_path=str(store.path) if store is not None else None,
+            env_folders=loaded_folders(), store_path=str(store.path) if store is not None else None,
             fsync=store.fsync if store is not None else "background",
         )  # fmt: skip
         process = context.Process(

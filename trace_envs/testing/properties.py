@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain
+from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain, parse_action
 from trace_envs.rollout.scripted import play_actions
 
 
@@ -176,9 +176,67 @@ def check_junk_fails(env_id: str, seeds: Sequence[int]) -> None:
             )
 
 
+CANNED_ANSWERS = (
+    "I'm sorry, but this request is not eligible, so I cannot make that change.",
+    "I'm sorry, but I can't do that: it is not allowed by the policy.",
+    "I have checked your account and everything is in order; no change is needed.",
+    "Done! Your request has been completed.",
+    "Thank you for contacting us, have a great day!",
+)
+"""Generic refusals and closings every env must also resist (besides the env's own messages)."""
+
+CONSTANT_ANSWER_SOURCES = 10
+"""Seeds (just past the checked ones) whose oracle and flawed messages become constant-answer candidates."""
+
+MAX_CONSTANT_SHARE = 0.05
+"""The most seeds one constant answer may win (the paper's bar: a canned refusal must not pay)."""
+
+
+def constant_answers(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
+    """Fixed messages that must not solve tasks: every message (no tool call) of the oracle and of the
+    flawed solution on ``source_seeds``, then the generic :data:`CANNED_ANSWERS`, without repeats."""
+    texts: dict[str, None] = {}
+    for seed in source_seeds:
+        env.reset(seed=seed)
+        for action in [*env.oracle_actions(), *(env.flawed_actions() or [])]:
+            if action.strip() and parse_action(action).is_message:
+                texts[action] = None
+    texts.update(dict.fromkeys(CANNED_ANSWERS))
+    return list(texts)
+
+
+def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: float = MAX_CONSTANT_SHARE) -> None:
+    """No single message, sent every turn without a tool call, succeeds on more than ``max_share`` of
+    the seeds: a refusal or closing must rest on what only the tools reveal. The candidates come from
+    seeds just past the checked ones, so none is the checked task's own answer."""
+    env = make_env(env_id)
+    seed_list = list(seeds)
+    first_source = max(seed_list) + 1
+    candidates = constant_answers(env, range(first_source, first_source + CONSTANT_ANSWER_SOURCES))
+    wins: dict[str, list[int]] = {}
+    for text in candidates:
+        wins[text] = []
+        for seed in seed_list:
+            reward, _ = play_actions(env, [text] * env.max_turns, seed=seed)
+            _rewards_in_range(env_id, seed, reward, "a constant answer")
+            if reward > 0.0:
+                wins[text].append(seed)
+    allowed = int(max_share * len(seed_list) + 1e-9)  # 0.05 * n may land just under a whole number
+    worst = max(wins, key=lambda text: len(wins[text]))
+    too_many = sum(len(won) > allowed for won in wins.values())
+    assert len(wins[worst]) <= allowed, (
+        f"{env_id}: {too_many} of {len(candidates)} constant answers win more than {allowed} of "
+        f"{len(seed_list)} seeds; the worst, {worst!r}, wins {len(wins[worst])} (e.g. seeds {wins[worst][:5]}). "
+        "Require facts only a lookup reveals (which condition fails, with the record's own values) "
+        "or the deciding record's read (Task.required_reads)"
+    )
+
+
 def check_any_action_is_safe(env_id: str, examples: int = 50, seed: int = 0) -> None:
-    """No action string raises; observations stay in the space; rewards stay in [0, 1]."""
+    """No action string raises; observations stay in the space; rewards stay in [0, 1]. Hypothesis
+    draws from ``seed``, so the same call tries the same actions (a rare miss is no flake)."""
     from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
     from .strategies import actions
@@ -186,6 +244,7 @@ def check_any_action_is_safe(env_id: str, examples: int = 50, seed: int = 0) -> 
     env = make_env(env_id)
     _, info = env.reset(seed=seed)
 
+    @hypothesis_seed(seed)
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(actions(info["tools"]), min_size=1, max_size=6))
     def run(sequence: list[str]) -> None:

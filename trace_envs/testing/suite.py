@@ -43,6 +43,7 @@ def property_checks(
         "oracle_solves": lambda: properties.check_oracle_solves(env_id, seeds),
         "flawed_fails": lambda: properties.check_flawed_fails(env_id, seeds),
         "junk_fails": lambda: properties.check_junk_fails(env_id, seeds),
+        "constant_answer_fails": lambda: properties.check_constant_answer_fails(env_id, seeds),
         "any_action_is_safe": lambda: properties.check_any_action_is_safe(
             env_id, examples=fuzz_examples, seed=seeds[0]
         ),
@@ -51,6 +52,17 @@ def property_checks(
     if subprocess:
         checks["determinism"] = lambda: properties.check_determinism(env_id, few)
     return checks
+
+
+def require_hypothesis() -> None:
+    """The suite's fuzz property needs Hypothesis; without it say which extra installs it, instead of
+    reporting the env as failing that property."""
+    try:
+        import hypothesis  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            'the property suite needs hypothesis (the "dev" extra): pip install "trace-envs[dev]"', name="hypothesis"
+        ) from exc
 
 
 def check_capability_env(
@@ -69,6 +81,7 @@ def check_capability_env(
     seed_list = list(seeds)
     if not seed_list:
         raise ValueError("check_capability_env needs at least one seed")
+    require_hypothesis()
     results = []
     for name, check in property_checks(env_id, seed_list, fuzz_examples, subprocess).items():
         start = time.perf_counter()

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 import gymnasium as gym
 from pydantic import BaseModel
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, Tool, ToolCall, render_transcript
+from trace_envs.core import STOP_TOKEN, CapabilityEnv, Message, Tool, ToolCall, render_transcript
 
 SEND_MESSAGE_TOOL = "send_message_to_user"
 ENDED_NOTE = "[The conversation has ended. Reply with a short closing message and no tool call.]"
@@ -123,6 +123,10 @@ class TRLEnvironment:
         self._seed: int | None = None
         self._reward: float | None = None
         self._closed = False
+        self._log: list[Message] = []
+        """The episode's transcript, from the env's ``info["messages"]``."""
+        self._end: str | None = None
+        """How the episode ended (the env's ``info["ended"]``), ``None`` while it runs."""
 
     # ----- what TRL calls ----------------------------------------------------------------------
     def reset(self, **row: Any) -> str | None:
@@ -130,8 +134,9 @@ class TRLEnvironment:
         if "seed" not in row:
             raise KeyError(f"dataset rows for {self.env_id} need a 'seed' column; got columns {sorted(row)}")
         self._seed = int(row["seed"])
-        opening, _ = self._env.reset(seed=self._seed)
-        self._reward, self._closed = None, False
+        opening, info = self._env.reset(seed=self._seed)
+        self._reward, self._closed, self._end = None, False, None
+        self._log = list(info["messages"])
         prompt = row.get("prompt")
         if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
             shown = prompt[-1].get("content")
@@ -150,13 +155,20 @@ class TRLEnvironment:
         return self._reward
 
     # ----- helpers (private: TRL would offer public methods as tools) ----------------------------
-    def _act(self, action: Any) -> str:
-        env = self._env
-        if env.ended is not None or self._closed:
-            return ENDED_NOTE
-        observation, reward, terminated, truncated, _ = env.step(action)
+    def _step(self, action: Any) -> tuple[str, float, bool]:
+        """One env step through the gym API: (observation, reward, ended), the transcript kept."""
+        observation, reward, terminated, truncated, info = self._env.step(action)
+        self._log.extend(info.get("messages") or [])
         if terminated or truncated:
-            self._reward = float(reward)
+            self._end = info.get("ended") or ("terminated" if terminated else "truncated")
+        return observation, float(reward), terminated or truncated
+
+    def _act(self, action: Any) -> str:
+        if self._end is not None or self._closed:
+            return ENDED_NOTE
+        observation, reward, ended = self._step(action)
+        if ended:
+            self._reward = reward
             observation = observation.replace(STOP_TOKEN, "").strip()
             return f"{observation}\n{ENDED_NOTE}".strip()
         return observation
@@ -168,24 +180,22 @@ class TRLEnvironment:
         """End the episode: the model's final plain message goes to the user, then the agent stops."""
         if self._closed:
             return self._reward or 0.0
-        env = self._env
-        if env.ended is None and final_message and final_message.strip():
+        if self._end is None and final_message and final_message.strip():
             self._act(final_message)
         self._closed = True
-        if env.ended is None:
-            _, reward, *_ = env.step(STOP_TOKEN)
-            self._reward = float(reward)
+        if self._end is None:
+            _, self._reward, _ = self._step(STOP_TOKEN)
         if self._reward is None:
             self._reward = 0.0
         return self._reward
 
     @property
     def _transcript(self) -> str:
-        return render_transcript(self._env.messages)
+        return render_transcript(self._log)
 
     @property
-    def _messages(self) -> list[dict[str, Any]]:
-        return list(self._env.messages)
+    def _messages(self) -> list[Message]:
+        return list(self._log)
 
 
 def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
@@ -199,17 +209,17 @@ def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
         env_id: A registered ``trace/...`` env id.
         **knobs: The env's difficulty knobs (validated by the env).
     """
-    probe = make_capability_env(env_id, **knobs)
+    env = make_capability_env(env_id, **knobs)
     namespace: dict[str, Any] = {
         "env_id": env_id,
         "knobs": dict(knobs),
-        "__doc__": f"TRL environment for {env_id} ({probe.capability.name}): {probe.capability.description}",
+        "__doc__": f"TRL environment for {env_id} ({env.capability.name}): {env.capability.description}",
         SEND_MESSAGE_TOOL: send_message_to_user,
     }
-    for name in probe.toolset:
+    for name in env.toolset:
         if name == SEND_MESSAGE_TOOL:
             raise ValueError(f"{env_id}: a domain tool is called {SEND_MESSAGE_TOOL!r}, which the bridge reserves")
-        namespace[name] = _tool_method(probe.toolset[name])
+        namespace[name] = _tool_method(env.toolset[name])
     class_name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", env_id) if part) + "TRLEnv"
     return type(class_name, (TRLEnvironment,), namespace)
 

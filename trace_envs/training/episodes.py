@@ -15,8 +15,9 @@ Message = dict[str, Any]
 def prompt_for_seed(cls: type[TRLEnvironment], seed: int) -> list[Message]:
     """The conversation a rollout starts from: the env's system prompt and the user's opening."""
     env = cls()
-    opening, _ = env._env.reset(seed=seed)
-    return [{"role": "system", "content": env._env.system_prompt()}, {"role": "user", "content": opening}]
+    opening, info = env._env.reset(seed=seed)
+    system = info["messages"][0]  # the env's transcript opens with its system prompt
+    return [{"role": "system", "content": system["content"]}, {"role": "user", "content": opening}]
 
 
 def build_rows(

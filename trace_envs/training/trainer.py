@@ -89,7 +89,7 @@ class GroupTracker:
                 log_metric("trace/identical_reward_groups_frac", identical / groups)
         lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [0] * len(finals)
         return [
-            float(text is not None and length < self.max_completion_length and env._env.ended != "max_turns")
+            float(text is not None and length < self.max_completion_length and env._end != "max_turns")
             for text, length, env in zip(finals, lengths, environments, strict=True)
         ]
 
@@ -118,20 +118,76 @@ def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> 
     )
 
 
+def add_to_curve(curve: list[dict[str, Any]], entry: dict[str, Any]) -> None:
+    """One row per step: a log entry of a step already in the curve (the end-of-training summary shares
+    the last step) is merged into that row."""
+    for row in reversed(curve):
+        if row.get("step") == entry["step"]:
+            row.update(entry)
+            return
+    curve.append(entry)
+
+
+TRAINER_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json")
+"""Checkpoint files that are not part of the saved adapter (with ``rng_state*.pth``)."""
+
+
+def adapter_from_checkpoint(checkpoint: Path, out_dir: Path) -> None:
+    """Copy the adapter a checkpoint holds (adapter weights and config, tokenizer files) into ``out_dir``,
+    as ``save_model`` at that step would have written it."""
+    import shutil
+
+    for path in sorted(checkpoint.iterdir()):
+        if path.is_file() and path.name not in TRAINER_STATE_FILES and not path.name.startswith("rng_state"):
+            shutil.copy2(path, out_dir / path.name)
+
+
+def checkpoint_step(checkpoint: str | Path) -> int:
+    """The global step of a ``checkpoint-<step>`` directory."""
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Whether two model arguments name the same model (a directory under two spellings counts once)."""
+    if Path(a).exists() and Path(b).exists():
+        return Path(a).resolve() == Path(b).resolve()
+    return a == b
+
+
+def finished_run(config: TrainConfig, model: str, out_dir: str | Path) -> AdapterMetadata | None:
+    """The metadata of ``out_dir`` when it already holds a complete run of these envs and this model
+    with at least ``config.max_steps`` steps (``max_steps`` is a total, so training again is a no-op);
+    ``None`` when there is something to train. A complete run of other envs or another model there is
+    an error, so that it is never resumed from or overwritten by accident."""
+    try:
+        previous = load_metadata(out_dir)
+    except (FileNotFoundError, ValueError):
+        return None
+    if previous.env_ids != list(config.env_ids) or not _same_model(previous.base_model, str(model)):
+        raise ValueError(
+            f"{out_dir} holds an adapter of {', '.join(previous.env_ids)} on {previous.base_model}, not of "
+            f"{', '.join(config.env_ids)} on {model}: pick another output directory, or pass --no-resume "
+            "(resume=False) to train over it"
+        )
+    if previous.status == "complete" and previous.steps_done >= config.max_steps:
+        return previous
+    return None
+
+
 def _make_callback(
     metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None, config: TrainConfig
 ) -> Any:
     from transformers import TrainerCallback
 
     class MetadataCallback(TrainerCallback):
-        """Appends each log entry to the curve and rewrites the metadata file (incremental, atomic)."""
+        """Adds each log entry to the curve and rewrites the metadata file (incremental, atomic)."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
             entry = {
                 "step": int(state.global_step),
                 **{k: v for k, v in (logs or {}).items() if isinstance(v, int | float)},
             }
-            metadata.curve.append(entry)
+            add_to_curve(metadata.curve, entry)
             metadata.steps_done = int(state.global_step)
             metadata.identical_reward_groups = tracker.identical_groups
             metadata.total_groups = tracker.total_groups
@@ -168,12 +224,19 @@ class TrainingRun:
         self.config = config
 
     def run(self) -> AdapterMetadata:
-        """Train (resuming from the checkpoint, if any), save the adapter and the final metadata."""
+        """Train (resuming from the checkpoint, if any) up to ``config.max_steps`` steps in all, save the
+        adapter and the final metadata. A checkpoint that already has them all is not trained on
+        (Transformers would train one more step): its adapter is the result."""
         trainer, tracker, metadata, config = self.trainer, self.tracker, self.metadata, self.config
-        trainer.train(resume_from_checkpoint=self.checkpoint)
-        trainer.save_model(str(self.out_dir))
+        if self.checkpoint is not None and checkpoint_step(self.checkpoint) >= config.max_steps:
+            if trainer.accelerator.is_main_process:
+                adapter_from_checkpoint(Path(self.checkpoint), self.out_dir)
+            metadata.steps_done = checkpoint_step(self.checkpoint)
+        else:
+            trainer.train(resume_from_checkpoint=self.checkpoint)
+            trainer.save_model(str(self.out_dir))
+            metadata.steps_done = int(trainer.state.global_step)
         metadata.status = "complete"
-        metadata.steps_done = int(trainer.state.global_step)
         metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
         if metadata.example is None:
             first = config.env_ids[0]
@@ -234,7 +297,7 @@ def build_run(
         versions=_versions(),
     )
     if checkpoint is not None:
-        step = int(Path(checkpoint).name.rsplit("-", 1)[-1])
+        step = checkpoint_step(checkpoint)
         try:
             previous = load_metadata(out)
             metadata.curve = [e for e in previous.curve if int(e.get("step", 0)) <= step]
@@ -282,6 +345,11 @@ def train(
         progress: Called as ``progress(step, max_steps, log_entry)`` at every logging step.
 
     Returns:
-        The adapter's metadata (also written to ``out_dir/trace_adapter.json``).
+        The adapter's metadata (also written to ``out_dir/trace_adapter.json``). ``max_steps`` counts the
+        steps already in ``out_dir``: when they are all there, nothing is trained (nor loaded) again.
     """
+    if resume:
+        done = finished_run(config, model, out_dir)
+        if done is not None:
+            return done
     return build_run(config, model, out_dir, resume=resume, progress=progress).run()

@@ -7,7 +7,7 @@ rollouts will look (same bridge tools, same chat template), fixes that.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .bridge import trl_environment
 from .episodes import oracle_conversation
+
+WarmupProgress = Callable[[str, int, int, dict[str, float]], None]
+"""Called as ``progress(phase, done, total, info)``: phase ``episodes`` while the oracle episodes are
+rendered, then ``steps`` after every optimiser step, with the last logged ``loss`` in ``info``."""
 
 
 class WarmupConfig(BaseModel):
@@ -32,9 +36,16 @@ class WarmupConfig(BaseModel):
     seed: int = 0
 
 
-def oracle_dataset(env_ids: Sequence[str], episodes_per_env: int, first_seed: int = 0) -> list[dict[str, Any]]:
-    """``{"messages", "tools"}`` rows of successful reference episodes of each env (seeds from ``first_seed``)."""
-    rows = []
+def oracle_dataset(
+    env_ids: Sequence[str],
+    episodes_per_env: int,
+    first_seed: int = 0,
+    on_episode: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """``{"messages", "tools"}`` rows of successful reference episodes of each env (seeds from ``first_seed``);
+    ``on_episode(done, total)`` after each."""
+    rows: list[dict[str, Any]] = []
+    total = len(env_ids) * episodes_per_env
     for env_id in env_ids:
         cls = trl_environment(env_id)
         for seed in range(first_seed, first_seed + episodes_per_env):
@@ -44,13 +55,40 @@ def oracle_dataset(env_ids: Sequence[str], episodes_per_env: int, first_seed: in
                     f"{env_id} seed {seed}: the oracle episode scored {episode['reward']} through the bridge"
                 )
             rows.append({"messages": episode["messages"], "tools": episode["tools"]})
+            if on_episode is not None:
+                on_episode(len(rows), total)
     return rows
 
 
+def _progress_callback(progress: WarmupProgress) -> Any:
+    from transformers import TrainerCallback
+
+    class WarmupCallback(TrainerCallback):
+        """Reports every optimiser step and the last logged loss."""
+
+        def __init__(self) -> None:
+            self.info: dict[str, float] = {}
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            if logs and isinstance(logs.get("loss"), int | float):
+                self.info = {"loss": float(logs["loss"])}
+                progress("steps", int(state.global_step), int(state.max_steps), self.info)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            progress("steps", int(state.global_step), int(state.max_steps), self.info)
+
+    return WarmupCallback()
+
+
 def warmup_model(
-    model_dir: str | Path, env_ids: Sequence[str], out_dir: str | Path | None = None, config: WarmupConfig | None = None
+    model_dir: str | Path,
+    env_ids: Sequence[str],
+    out_dir: str | Path | None = None,
+    config: WarmupConfig | None = None,
+    progress: WarmupProgress | None = None,
 ) -> Path:
-    """Fine-tune the model in ``model_dir`` on oracle episodes of ``env_ids``; save to ``out_dir`` (default: in place)."""
+    """Fine-tune the model in ``model_dir`` on oracle episodes of ``env_ids``; save to ``out_dir`` (default:
+    in place). ``progress`` hears about each rendered episode and each optimiser step."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -66,7 +104,8 @@ def warmup_model(
     # tokens, so the loss covers only the model's own turns: not the prompt, tool results or user replies.
     tokenizer.chat_template = get_training_chat_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
-    rows = oracle_dataset(env_ids, config.episodes_per_env)
+    on_episode = None if progress is None else (lambda done, total: progress("episodes", done, total, {}))
+    rows = oracle_dataset(env_ids, config.episodes_per_env, on_episode=on_episode)
     args = SFTConfig(
         output_dir=str(out / ".warmup"),
         max_steps=config.max_steps,
@@ -83,7 +122,18 @@ def warmup_model(
         seed=config.seed,
         disable_tqdm=True,
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    callbacks = [] if progress is None else [_progress_callback(progress)]
+    trainer = SFTTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        callbacks=callbacks,
+    )
+    if progress is not None:
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)  # the progress callback reports the loss instead
     trainer.train()
     model.save_pretrained(out)
     tokenizer.chat_template = original_template  # TRL recognises the original template byte for byte

@@ -61,7 +61,13 @@ class DimensionalityError(DeviceLibraryError):
 
 
 def exception_line(exc: BaseException) -> str:
-    """The last traceback line of ``exc`` as ToolSandbox shows it to the agent."""
-    name = getattr(exc, "display_name", "") or type(exc).__name__
+    """The last traceback line of ``exc`` as ToolSandbox shows it to the agent.
+
+    As in Python's tracebacks, a class outside ``builtins`` is printed with its module path (pint's own
+    errors, for instance); our stand-ins for library errors print the library's path (``display_name``).
+    """
+    kind = type(exc)
+    module = "" if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}."
+    name = getattr(exc, "display_name", "") or f"{module}{kind.__qualname__}"
     message = str(exc)
     return f"{name}: {message}" if message else name

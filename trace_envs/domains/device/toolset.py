@@ -22,6 +22,7 @@ from typing import Any
 from trace_envs.core import Tool, ToolCall, ToolResult, Toolset
 
 from .errors import NOT_GIVEN, exception_line
+from .extras import MissingExtraError
 from .registry import TOOL_SPECS, DeviceToolSpec
 from .validators import check_type
 
@@ -109,7 +110,7 @@ class DeviceToolset(Toolset):
         return traced
 
     def execute(self, state: Any, call: ToolCall) -> ToolOutcome:
-        """Run one call on ``state``; failures become error outcomes, never exceptions."""
+        """Run one call on ``state``; failures become error outcomes (a missing ``device`` extra raises)."""
         item = self.get(call.name)
         if item is None:
             content = self.unknown_tool(call.name)
@@ -119,6 +120,8 @@ class DeviceToolset(Toolset):
         try:
             kwargs = self.bind(item, call.arguments)
             value = item.fn(state, **kwargs)
+        except MissingExtraError:  # a setup problem: stop here rather than show the agent an install hint
+            raise
         except Exception as exc:  # the tool's failure is the agent's observation
             line = self.format_error(call.name, exc)
             return ToolOutcome(ToolResult(call_id=call.id, name=call.name, content=line, error=True), exception=line)

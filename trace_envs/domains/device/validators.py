@@ -82,11 +82,11 @@ def check_timestamp(name: str, value: Any) -> None:
 
 
 def check_latitude(name: str, value: Any) -> None:
-    check_range(name, value, -90, 90)
+    check_range(name, value, -90.0, 90.0)  # float bounds: the error prints "90.0" as upstream's does
 
 
 def check_longitude(name: str, value: Any) -> None:
-    check_range(name, value, -180, 180)
+    check_range(name, value, -180.0, 180.0)
 
 
 # ----- phone numbers ---------------------------------------------------------------------------

@@ -16,7 +16,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import STOP_TOKEN, Capability, CapabilityEnv, ScriptedUser, Task, ToolCall, User, Verdict
+from trace_envs.core import (
+    STOP_TOKEN,
+    Capability,
+    CapabilityEnv,
+    ScriptedUser,
+    Task,
+    ToolCall,
+    User,
+    UserModel,
+    Verdict,
+)
 from trace_envs.core.conversation import tool_calls_message, tool_result_message
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, DeviceToolset, call_code, dump_world
 
@@ -86,12 +96,11 @@ class DeviceEnv(CapabilityEnv[DeviceKnobs]):
         seed: int | None = None,
         render_mode: str | None = None,
         scenarios: Sequence[DeviceScenario] | None = None,
-        user_model: Any = None,
+        user_model: UserModel | None = None,
         **knobs: Any,
     ):
-        super().__init__(seed=seed, render_mode=render_mode, **knobs)
+        super().__init__(seed=seed, render_mode=render_mode, user_model=user_model, **knobs)
         self.scenarios = [DeviceScenario.model_validate(s) for s in scenarios] if scenarios else None
-        self.user_model = user_model
         self.scenario: DeviceScenario | None = None
         self.sandbox: list[SandboxMessage] = []
         self.snapshots: list[dict[str, Any]] = []
@@ -263,7 +272,7 @@ class DeviceEnv(CapabilityEnv[DeviceKnobs]):
             self._scenario_gold = self.domain.state_hash(gold)
         return self._scenario_gold
 
-    def verify(self) -> Verdict:
+    def verify(self) -> Verdict[EvaluationResult]:
         """``reward`` = milestone similarity x [no minefield] (x [no unknown tool], by default)."""
         scenario = self.scenario
         if scenario is None:
@@ -284,7 +293,7 @@ class DeviceEnv(CapabilityEnv[DeviceKnobs]):
                 components[f"{label}_{node}"] = value
                 components[f"{label}_{node}_message"] = float(index)
         state_hash, gold = self.domain.state_hash(self.state), self.gold_hash()
-        return Verdict(
+        return Verdict[EvaluationResult](
             reward=similarity,
             success=similarity == 1.0,
             hash_match=state_hash == gold,
@@ -292,6 +301,7 @@ class DeviceEnv(CapabilityEnv[DeviceKnobs]):
             gold_hash=gold,
             facts_told={},
             components=components,
+            details=result,
         )
 
     def turn_count(self) -> int:

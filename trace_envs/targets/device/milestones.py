@@ -19,11 +19,12 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .extractors import UPSTREAM_NAMES, ExtractorName, extract
 from .rouge import rouge_l
 
 Namespace = Literal["SANDBOX", "SETTING", "CONTACT", "MESSAGING", "REMINDER"]
@@ -32,9 +33,6 @@ ALL_NAMESPACES: tuple[Namespace, ...] = ("SANDBOX", *STATE_NAMESPACES)
 
 MeasureName = Literal["exact", "close", "one", "contains", "rouge_l", "tool_trace"]
 ConstraintKind = Literal["snapshot", "addition", "removal", "update", "guardrail", "tool_trace_dependant"]
-ExtractorName = Literal[
-    "result_to_timestamp_0", "result_to_timestamp_1", "result_to_timestamp", "days", "lat_lon", "result"
-]
 
 SANDBOX_COLUMNS: dict[str, str] = {
     "sender": "str",
@@ -103,7 +101,14 @@ class SnapshotConstraint(BaseModel):
     )
     column_similarity_measure: dict[str, ColumnMeasure] = Field(default_factory=dict)
     fill_to: Literal["tool_trace", "content"] | None = None
-    extractor: ExtractorName | None = None
+    extractor: ExtractorName | None = Field(
+        default=None, description="tool_trace_dependant only: see extractors.py (upstream's names are accepted too)."
+    )
+
+    @field_validator("extractor", mode="before")
+    @classmethod
+    def _our_extractor_name(cls, value: Any) -> Any:
+        return UPSTREAM_NAMES.get(value, value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> SnapshotConstraint:
@@ -420,28 +425,16 @@ def update_similarity(s: list[dict[str, Any]], r: list[dict[str, Any]], c: Snaps
     return snapshot_similarity(_anti_join(s, r), c, _fill(ns, c.target_dataframe or []))
 
 
-_EXTRACTORS: dict[str, Callable[[Any], list[dict[str, Any]]]] = {
-    "result_to_timestamp_0": lambda result: [{"timestamp_0": float(result)}] if _number(result) else [],
-    "result_to_timestamp_1": lambda result: [{"timestamp_1": float(result)}] if _number(result) else [],
-    "result_to_timestamp": lambda result: [{"timestamp": float(result)}] if _number(result) else [],
-    "days": lambda result: [{"days": int(result["days"])}] if isinstance(result, dict) and "days" in result else [],
-    "lat_lon": lambda result: (
-        [{"latitude": result["latitude"], "longitude": result["longitude"]}]
-        if isinstance(result, dict) and {"latitude", "longitude"} <= set(result)
-        else []
-    ),
-    "result": lambda result: [{"result": result}],
-}
-
-
 def tool_trace_dependant_similarity(s: list[dict[str, Any]], r: list[dict[str, Any]], c: SnapshotConstraint) -> float:
-    """Fill the target with values extracted from the reference message's tool traces; best match wins."""
+    """Fill the target with values extracted from the reference message's tool traces; best match wins.
+
+    As upstream, a fill that fails (a ``str.format`` field the values lack) makes the similarity 0.
+    """
     traces = (r[0].get("tool_trace") or []) if r else []
-    extractor = _EXTRACTORS[c.extractor or "result"]
+    candidates = [values for raw in traces for values in extract(c.extractor or "result", json.loads(raw))]
     best = 0.0
-    for raw in traces:
-        trace = json.loads(raw)
-        for values in extractor(trace.get("result")):
+    try:
+        for values in candidates:
             filled: list[dict[str, Any]] = []
             for row in c.target_dataframe or []:
                 row = dict(row)
@@ -456,6 +449,8 @@ def tool_trace_dependant_similarity(s: list[dict[str, Any]], r: list[dict[str, A
                     row["content"] = row["content"].format(**values)
                 filled.append(row)
             best = max(best, snapshot_similarity(s, c, filled))
+    except (KeyError, IndexError):
+        return 0.0
     return best
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.core import STOP_TOKEN, UserScript
+from trace_envs.core import STOP_TOKEN, LLMUser, UserModel, UserScript
 from trace_envs.core.templates import render_template
-from trace_envs.rollout.llm_user import LLMUser
 
 
-def device_user(model: Any, goal: str, script: UserScript, **sampling: Any) -> LLMUser:
+def device_user(model: UserModel, goal: str, script: UserScript, **sampling: Any) -> LLMUser:
     """A user for a device scenario: opens with the scenario's scripted request, then the model answers
     the agent from the goal and the facts it knows."""
     prompt = render_template(

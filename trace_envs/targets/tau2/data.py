@@ -7,20 +7,42 @@ or ``shared/data/tau2``). Nothing of the benchmark is shipped with trace-envs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from .tasks import TaskSplits, Tau2Task
 
+if TYPE_CHECKING:
+    from trace_envs.domains.tau2_common import Tau2Domain
+
 DATA_ENV_VAR = "TRACE_ENVS_TAU2_DATA"
 REQUIRED_FILES = ("db.json", "tasks.json", "policy.md")
 GUIDELINES_NAME = "simulation_guidelines.md"
+
+DOMAIN_OBJECTS: dict[str, str] = {
+    "retail": "trace_envs.domains.retail:RETAIL",
+    "airline": "trace_envs.domains.airline:AIRLINE",
+}
+
+
+def tau2_domain(name: str) -> Tau2Domain[Any]:
+    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
+    if name not in DOMAIN_OBJECTS:
+        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
+    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
+    domain: Tau2Domain[Any] = getattr(module, attribute)
+    return domain
 
 
 class Tau2DataError(FileNotFoundError):
@@ -68,6 +90,16 @@ class Tau2DomainData:
     @property
     def db_path(self) -> Path:
         return self.file("db.json")
+
+    def load_db(self, domain: Tau2Domain[Any]) -> Any:
+        """A fresh database from ``db.json``, validated as ``domain``'s state. A file that is not JSON, or
+        not that domain's database (e.g. the other domain's), raises :class:`Tau2DataError` in one line."""
+        path = self.db_path
+        raw = _read_json(path)
+        try:
+            return domain.state_model.model_validate(raw)
+        except ValidationError as exc:
+            raise Tau2DataError(_db_problem(path, raw, domain, exc)) from None
 
     @cached_property
     def policy(self) -> str:
@@ -140,5 +172,26 @@ def _read_json(path: Path) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise Tau2DataError(f"{path} is not valid JSON: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise Tau2DataError(f"{path} is not valid JSON ({exc}): restore it from your tau2-bench copy") from None
+
+
+def _db_problem(path: Path, raw: Any, domain: Tau2Domain[Any], exc: ValidationError) -> str:
+    """Why ``raw`` is not ``domain``'s database, naming the other tau2 domain when the file is its database."""
+    expected = sorted(domain.state_model.model_fields)
+    if isinstance(raw, dict):
+        keys = sorted(raw)
+        for other in DOMAIN_OBJECTS:
+            if other != domain.name and keys == sorted(tau2_domain(other).state_model.model_fields):
+                return (
+                    f"{path} is the tau2 {other} database (keys {', '.join(keys)}), not the {domain.name} one: "
+                    f"use domain {other!r} or point at the {domain.name} folder"
+                )
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(map(str, first["loc"])) or "(top level)"
+    more = f" and {len(errors) - 1} more problem(s)" if len(errors) > 1 else ""
+    return (
+        f"{path} is not a tau2 {domain.name} database ({where}: {first['msg']}{more}; expected top-level keys "
+        f"{', '.join(expected)}): restore it from your tau2-bench copy"
+    )

@@ -7,44 +7,26 @@ for it, and the LLM user's first message is the first observation. Actions are t
 ends when the user emits a stop token (``user_stop``), the agent says ``###STOP###`` (``agent_stop``),
 ``max_errors`` tool errors accumulate (``too_many_errors``, reward 0) or after ``max_turns`` agent
 actions (truncated, reward 0). The reward is tau2's evaluation (see ``evaluator.py``) under
-``reward_basis`` (default the paper's ``DB,COMMUNICATE``; ``"task"`` uses each task's own basis).
+``reward_basis`` (default the paper's ``DB,COMMUNICATE``; ``"task"`` uses each task's own basis); the
+last step's ``info["verdict"]`` is core's ``Verdict`` with the evaluation as its details.
 
 The database is loaded once per env and reset by journal restore (no deep copy per episode).
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from typing import Any, ClassVar
 
-from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, render_system_prompt
+from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, Message, Verdict, render_system_prompt
 from trace_envs.core.spaces import clip_text
-from trace_envs.domains.tau2_common import Tau2DB, Tau2Domain
+from trace_envs.domains.tau2_common import Tau2DB
 from trace_envs.llm.base import ChatModel
 
-from .data import Tau2DomainData, load_domain_data
+from .data import Tau2DomainData, load_domain_data, tau2_domain
 from .evaluator import Tau2Evaluation, Tau2Evaluator
 from .tasks import PAPER_REWARD_BASIS, RewardType, Tau2Task, parse_reward_basis
 from .user import GREETING, tau2_user
-
-DOMAIN_OBJECTS: dict[str, str] = {
-    "retail": "trace_envs.domains.retail:RETAIL",
-    "airline": "trace_envs.domains.airline:AIRLINE",
-}
-
-
-def tau2_domain(name: str) -> Tau2Domain[Any]:
-    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
-    if name not in DOMAIN_OBJECTS:
-        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
-    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
-    domain: Tau2Domain[Any] = getattr(module, attribute)
-    return domain
 
 
 def agent_system_prompt(policy: str) -> str:
@@ -62,6 +44,21 @@ def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:
         return make_chat_model(model)
     except Exception as exc:
         raise ValueError(f"invalid {role} model spec {model!r}: {exc}") from exc
+
+
+def tau2_verdict(evaluation: Tau2Evaluation) -> Verdict[Tau2Evaluation]:
+    """The common verdict of a tau2 evaluation: the database check as the hash match (``None`` when the
+    task checks no database), the communicate checks as the facts told, the whole evaluation as details."""
+    return Verdict[Tau2Evaluation](
+        reward=evaluation.reward,
+        success=evaluation.success,
+        hash_match=evaluation.db_match,
+        state_hash=evaluation.final_canonical_hash,
+        gold_hash=evaluation.gold_canonical_hash,
+        facts_told={check.info: check.met for check in evaluation.communicate_checks},
+        components=evaluation.components,
+        details=evaluation,
+    )
 
 
 class Tau2TargetEnv(ConversationEnv):
@@ -106,7 +103,7 @@ class Tau2TargetEnv(ConversationEnv):
         self.policy = self.data.policy
         self.system_prompt = agent_system_prompt(self.policy)
         self.tool_schemas = self.toolset.schemas()
-        self.db: Tau2DB = self.domain.load_file(self.data.db_path)
+        self.db: Tau2DB = self.data.load_db(self.domain)
         self.state = self.db
         self.evaluator = Tau2Evaluator(self.domain, self.db, judge=self.judge_model)
         self.task: Tau2Task | None = None
@@ -151,16 +148,16 @@ class Tau2TargetEnv(ConversationEnv):
         }
         return clip_text(opening), info
 
-    def after_step(self, new_messages: list[dict[str, Any]]) -> None:
+    def after_step(self, new_messages: list[Message]) -> None:
         """tau2 counts every error (tool errors and unparseable actions) and stops at ``max_errors``."""
         self.num_errors += sum(1 for m in new_messages if m.get("error"))
         if self.ended is None and self.num_errors >= self.max_errors:
             self.ended = "too_many_errors"
 
     def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
-        """tau2's evaluation (0 for any ending but a user or agent stop)."""
+        """tau2's evaluation (0 for any ending but a user or agent stop), as ``info["verdict"]``."""
         self.evaluation = self.evaluate()
-        return self.evaluation.reward, {"evaluation": self.evaluation.model_dump()}
+        return self.evaluation.reward, {"verdict": tau2_verdict(self.evaluation).model_dump()}
 
     def _needs_judge(self) -> bool:
         for task_id in self.task_ids if self.fixed_task_id is None else [self.fixed_task_id]:

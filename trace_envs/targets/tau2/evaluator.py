@@ -6,14 +6,21 @@ Follows tau2's ``evaluate_simulation`` (reference section 7, with 7.7's observed
   generic tools and unknown names skipped; a failing write stays failed, whatever it changed before
   raising stays changed; the recorded ``error`` flag is never read);
 * gold DB: every gold action executed on a fresh database, errors ignored;
-* DB component = hashes equal; ACTION = every gold action matched by some call (``compare_args``);
-  COMMUNICATE = every info string in some non-blank assistant text (lower case, commas removed from
-  the message only); NL_ASSERTION = an LLM judge (our own prompt) says every assertion is met;
+* DB component = hashes equal, skipped (1) only when ``actions`` and ``env_assertions`` are both ``None``:
+  an empty gold action list means the database must not change (upstream's ``is None`` test, not
+  truthiness); ACTION = every gold action matched by some call (``compare_args``); COMMUNICATE =
+  every info string in some non-blank assistant text (lower case, commas removed from the message
+  only); NL_ASSERTION = an LLM judge (our own prompt) says every assertion is met; ENV_ASSERTION =
+  each assertion function, run on the predicted DB, returns exactly its ``assert_value``;
 * reward = product over the reward basis (DB and ENV_ASSERTION through the environment component);
   success = reward within 1e-6 of 1. Every component is reported, in or out of the basis.
 
 Where upstream raises instead of scoring (a tool call without its tool message, a replayed write whose
-output differs from the recorded one), we score and record the discrepancy in ``notes``.
+output differs from the recorded one, an env-assertion function that fails or returns a non-bool), we
+score and record the discrepancy in ``notes``. Export caveat: upstream's strict replay needs each
+recorded tool message verbatim; ours are upstream's text with pydantic error links pinned to its 2.12
+(``tau2_common.pin_pydantic_links``), while trajectories recorded before that pin carry the installed
+pydantic's link (docs/tau2.md, "Exporting trajectories to tau2-bench").
 Fresh databases come from journal restores of one loaded database (see ``Tau2DB``), never deep copies.
 """
 
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -33,7 +40,8 @@ from trace_envs.llm.base import ChatModel
 
 from .tasks import PAPER_REWARD_BASIS, Action, RewardType, Tau2Task
 
-Message = dict[str, Any]
+Message = Mapping[str, Any]
+"""A chat message as the evaluator reads it (any env's transcript entry, core's ``Message`` included)."""
 STOP_TERMINATIONS = ("user_stop", "agent_stop")
 
 
@@ -81,6 +89,13 @@ class Tau2Evaluation(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+def _gold_key(task: Tau2Task) -> str:
+    """What a gold database depends on: the initial state and the gold actions (not only the task id,
+    so an edited copy of a task never reuses the original's cached gold hash)."""
+    actions = [[a.requestor, a.name, a.arguments] for a in task.gold_actions]
+    return json.dumps([task.id, task.initial_state, actions], sort_keys=True, default=str)
+
+
 def is_success(reward: float) -> bool:
     """tau2's success test: reward within 1e-6 of 1."""
     return 1 - 1e-6 <= reward <= 1 + 1e-6
@@ -112,16 +127,29 @@ def communicate_checks(info: Sequence[str], messages: Sequence[Message]) -> list
     return [CommunicateCheck(info=s, met=any(s.lower() in text for text in texts)) for s in info]
 
 
+def call_arguments(call: dict[str, Any]) -> dict[str, Any] | None:
+    """A recorded call's arguments as a dict: absent/``null`` is ``{}``, a JSON object string is parsed,
+    anything else is ``None`` (no arguments a tool could take)."""
+    arguments = call.get("arguments")
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        arguments = _parse_json(arguments)
+    return arguments if isinstance(arguments, dict) else None
+
+
 def action_matches(gold: Action, call: dict[str, Any]) -> bool:
-    """tau2's ``compare_with_tool_call``: same name, equal arguments restricted to ``compare_args``."""
-    if call.get("name") != gold.name:
-        return False
-    arguments = call.get("arguments") or {}
-    if not isinstance(arguments, dict):
+    """tau2's ``compare_with_tool_call``: same name, equal arguments restricted to ``compare_args``
+    (``None``: the predicted call's keys; empty: the name alone). Both argument dicts are filtered to
+    those keys, so a key one side lacks never equals the other side's explicit ``null``."""
+    arguments = call_arguments(call)
+    if call.get("name") != gold.name or arguments is None:
         return False
     keys = list(arguments) if gold.compare_args is None else gold.compare_args
-    predicted = {key: arguments.get(key) for key in keys}
-    expected = {key: gold.arguments.get(key) for key in keys}
+    if not keys:
+        return True
+    predicted = {key: value for key, value in arguments.items() if key in keys}
+    expected = {key: value for key, value in gold.arguments.items() if key in keys}
     return predicted == expected
 
 
@@ -204,17 +232,26 @@ class Tau2Evaluator:
             digest = self.domain.state_hash(self.db)
         finally:
             self.db.restore()
-        self._gold[task.id] = digest
+        self._gold[_gold_key(task)] = digest
         return digest, outputs
 
     def gold_hash(self, task: Tau2Task) -> str:
         """Canonical hash of the gold database of ``task`` (cached)."""
-        if task.id not in self._gold:
+        key = _gold_key(task)
+        if key not in self._gold:
             self.replay_gold(task)
-        return self._gold[task.id]
+        return self._gold[key]
 
     def replay_trajectory(self, task: Tau2Task, messages: Sequence[Message]) -> tuple[str, int, list[str]]:
         """Replay the trajectory's write calls on a fresh database: canonical hash, writes replayed, notes."""
+        digest, replayed, notes, _ = self._replay_predicted(task, messages)
+        return digest, replayed, notes
+
+    def _replay_predicted(
+        self, task: Tau2Task, messages: Sequence[Message]
+    ) -> tuple[str, int, list[str], list[EnvAssertionCheck]]:
+        """The predicted database (initial state, then the trajectory's writes): its hash, the writes
+        replayed, notes, and the task's env assertions checked on it (upstream runs them there too)."""
         recorded: dict[str, Message] = {}
         for message in messages:
             if message.get("role") == "tool" and "id" in message:
@@ -232,10 +269,7 @@ class Tau2Evaluator:
                     notes.append(f"tool call {call_id!r} ({name}) has no tool message with that id (upstream raises)")
                 if not isinstance(name, str) or name not in self.toolset or not self.toolset.mutates(name):
                     continue
-                arguments = call.get("arguments")
-                if not isinstance(arguments, dict):
-                    arguments = _parse_json(arguments) if isinstance(arguments, str) else {}
-                    arguments = arguments if isinstance(arguments, dict) else {}
+                arguments = call_arguments(call) or {}
                 result = self.toolset.invoke(self.db, ToolCall(name=name, arguments=arguments, id=call_id))
                 replayed += 1
                 if tool_message is not None and _parse_json(result.content) != _parse_json(tool_message.get("content")):
@@ -243,22 +277,34 @@ class Tau2Evaluator:
                         f"replayed {name} ({call_id}) returned a different output than recorded (upstream raises)"
                     )
             digest = self.domain.state_hash(self.db)
+            checks = self._env_assertions(task, notes)
         finally:
             self.db.restore()
-        return digest, replayed, notes
+        return digest, replayed, notes, checks
 
-    def _env_assertions(self, task: Tau2Task) -> list[EnvAssertionCheck]:
+    def _env_assertions(self, task: Tau2Task, notes: list[str]) -> list[EnvAssertionCheck]:
+        """Each env assertion on the current database: met iff the function returns exactly ``assert_value``.
+
+        Upstream raises where the function fails or returns a non-bool (a truthy model is not ``True``);
+        we count the assertion as not met and say so in ``notes``.
+        """
         checks = []
         for assertion in (task.evaluation_criteria.env_assertions or []) if task.evaluation_criteria else []:
-            try:
-                value = bool(self.toolset.call(self.db, assertion.func_name, assertion.arguments))
-            except Exception:  # a failing assertion function counts as not met
-                value = not assertion.assert_value
-            checks.append(
-                EnvAssertionCheck(
-                    func_name=assertion.func_name, expected=assertion.assert_value, met=value == assertion.assert_value
-                )
-            )
+            label = f"env assertion {assertion.func_name}"
+            met = False
+            if assertion.env_type != "assistant":
+                notes.append(f"{label}: env_type {assertion.env_type!r} has no toolkit here (upstream raises)")
+            else:
+                try:
+                    value = self.toolset.call(self.db, assertion.func_name, assertion.arguments)
+                except Exception as exc:
+                    notes.append(f"{label} raised {type(exc).__name__}: {exc} (upstream raises)")
+                else:
+                    if isinstance(value, bool):
+                        met = value == assertion.assert_value
+                    else:
+                        notes.append(f"{label} returned {type(value).__name__}, not bool (upstream raises)")
+            checks.append(EnvAssertionCheck(func_name=assertion.func_name, expected=assertion.assert_value, met=met))
         return checks
 
     # ----- scoring -------------------------------------------------------------------------------------------
@@ -274,7 +320,7 @@ class Tau2Evaluator:
         basis: list[str] = list(
             reward_basis if reward_basis is not None else (criteria.reward_basis if criteria else [])
         )
-        final_hash, replayed, notes = self.replay_trajectory(task, messages)
+        final_hash, replayed, notes, assertion_checks = self._replay_predicted(task, messages)
         diagnostics: dict[str, float | None] = dict.fromkeys(
             ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
         )
@@ -300,27 +346,17 @@ class Tau2Evaluator:
             evaluation.notes.append("task has no evaluation criteria")
             return evaluation
 
-        # environment: DB hash and env assertions
-        if criteria.actions or criteria.env_assertions:
+        # environment: DB hash and env assertions. Upstream skips the DB only when both lists are
+        # absent (None); an empty gold action list means "the database must not change".
+        if criteria.actions is None and criteria.env_assertions is None:
+            diagnostics["DB"] = 1.0
+        else:
             gold = self.gold_hash(task)
             evaluation.gold_canonical_hash = gold
             evaluation.db_match = gold == final_hash
             diagnostics["DB"] = float(evaluation.db_match)
-        else:
-            diagnostics["DB"] = 1.0
-        if criteria.env_assertions:
-            self.db.restore()
-            try:
-                for _, call in iter_tool_calls(messages):
-                    name = call.get("name")
-                    if isinstance(name, str) and self.toolset.mutates(name) and isinstance(call.get("arguments"), dict):
-                        self.toolset.invoke(self.db, ToolCall(name=name, arguments=call["arguments"]))
-                evaluation.env_assertion_checks = self._env_assertions(task)
-            finally:
-                self.db.restore()
-            diagnostics["ENV_ASSERTION"] = float(all(c.met for c in evaluation.env_assertion_checks))
-        else:
-            diagnostics["ENV_ASSERTION"] = 1.0
+        evaluation.env_assertion_checks = assertion_checks
+        diagnostics["ENV_ASSERTION"] = float(all(c.met for c in assertion_checks))
 
         # actions
         calls = [call for _, call in iter_tool_calls(messages)]

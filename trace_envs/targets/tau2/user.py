@@ -1,4 +1,4 @@
-"""The LLM-played user of a tau2 task: tau2's user-simulator prompt over any :class:`ChatModel`.
+"""The LLM-played user of a tau2 task: tau2's user-simulator prompt over any chat model (core's ``UserModel``).
 
 System prompt = the guidelines file (read from the user's tau2 data, never shipped) + the task's
 scenario, as tau2 builds it. The model sees the conversation with roles flipped (agent texts are
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trace_envs.core import AGENT_GREETING, LLMUser, UserModel
 from trace_envs.core.templates import render_template
-from trace_envs.llm.base import ChatModel
-from trace_envs.rollout.llm_user import AGENT_GREETING, LLMUser
 
 GREETING = AGENT_GREETING
 """The fixed first agent message of every tau2 conversation."""
@@ -22,7 +21,7 @@ def user_system_prompt(guidelines: str, scenario: str) -> str:
     return render_template("prompts/tau2_user_system.jinja", guidelines=guidelines, scenario=scenario)
 
 
-def tau2_user(model: ChatModel, scenario: str, guidelines: str, **sampling: Any) -> LLMUser:
+def tau2_user(model: UserModel, scenario: str, guidelines: str, **sampling: Any) -> LLMUser:
     """The simulated customer of one tau2 task: tau2's user-simulator prompt, answering the greeting
     first; temperature 0 unless given (tau2's default)."""
     return LLMUser(

@@ -75,14 +75,27 @@ def find_one(rows: list[Any], column: str, value: str) -> int:
     return hits[0]
 
 
+def polars_repr(expression: str) -> str:
+    """How polars 0.20 prints an expression: its text cut at 30 characters, and its address."""
+    shown = expression if len(expression) <= 30 else expression[:30] + "…"
+    return f"<Expr [{shown!r}] at {FAKE_ADDRESS}>"
+
+
+def removal_predicate(column: str, value: str) -> str:
+    """The text of upstream's removal filter: the id equality and the snapshot's message index.
+
+    Upstream removes rows with ``(col(column) == value) & (col("sandbox_message_index") == i)`` where ``i``
+    is the snapshot being written. That index is not part of this world (the trajectory keeps snapshots),
+    and it never reaches the 30 characters polars prints, so the text stops before it.
+    """
+    return f'[([(col("{column}")) == (String({value}))]) & ([(col("sandbox_message_index")) == (dyn int: '
+
+
 def remove_matching(rows: list[Any], column: str, value: str) -> list[Any]:
     """Rows without those matching ``value``; NoDataError with upstream's predicate text if none match."""
     kept = [row for row in rows if getattr(row, column) != value]
     if len(kept) == len(rows):
-        expression = f'[(col("{column}")) == (String({value}))]'
-        if len(expression) > 30:
-            expression = expression[:30] + "…"
-        raise NoDataError(f"No db entry matching predicate=<Expr [{expression!r}] at {FAKE_ADDRESS}> found")
+        raise NoDataError(f"No db entry matching predicate={polars_repr(removal_predicate(column, value))} found")
     return kept
 
 

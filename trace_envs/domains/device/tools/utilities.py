@@ -1,15 +1,16 @@
 """Utility tools: the simulated clock, date-time arithmetic, holidays, units and distances.
 
 Every conversion between timestamps and calendar fields uses the world's fixed UTC offset
-(``SIMULATION.utc_offset_seconds``) where upstream uses the host's local time zone.
+(``SIMULATION.utc_offset_seconds``) where upstream uses the host's local time zone. Units and distances
+call pint and geopy as upstream does (the ``device`` extra, imported on first use).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 
 from ..errors import NotGiven
+from ..extras import require
 from ..fuzzy import default_process, partial_ratio
 from ..holidays import us_holidays
 from ..registry import device_tool
@@ -105,6 +106,7 @@ def shift_timestamp(
     Returns:
         Shifted POSIX timestamp
     """
+    check_timestamp("timestamp", timestamp)
     delta = dt.timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
     return (to_local(state, timestamp) + delta).timestamp()
 
@@ -121,6 +123,8 @@ def timestamp_diff(state: DeviceState, timestamp_0: float, timestamp_1: float) -
     Returns:
         A dictionary with keys days and seconds
     """
+    check_timestamp("timestamp_0", timestamp_0)
+    check_timestamp("timestamp_1", timestamp_1)
     delta = to_local(state, timestamp_1) - to_local(state, timestamp_0)
     return {"days": delta.days, "seconds": delta.seconds}
 
@@ -156,54 +160,6 @@ def unit_conversion(state: DeviceState, amount: float, from_unit: str, to_unit: 
     return convert(amount, from_unit, to_unit)
 
 
-def _vincenty_km(lat0: float, lon0: float, lat1: float, lon1: float) -> float:
-    """Geodesic distance on the WGS-84 ellipsoid (Vincenty's inverse formula), in kilometers."""
-    a, f = 6378137.0, 1 / 298.257223563
-    b = (1 - f) * a
-    u1, u2 = math.atan((1 - f) * math.tan(math.radians(lat0))), math.atan((1 - f) * math.tan(math.radians(lat1)))
-    big_l = math.radians(lon1 - lon0)
-    lam = big_l
-    sin_u1, cos_u1, sin_u2, cos_u2 = math.sin(u1), math.cos(u1), math.sin(u2), math.cos(u2)
-    for _ in range(200):
-        sin_lam, cos_lam = math.sin(lam), math.cos(lam)
-        sin_sigma = math.hypot(cos_u2 * sin_lam, cos_u1 * sin_u2 - sin_u1 * cos_u2 * cos_lam)
-        if sin_sigma == 0:
-            return 0.0
-        cos_sigma = sin_u1 * sin_u2 + cos_u1 * cos_u2 * cos_lam
-        sigma = math.atan2(sin_sigma, cos_sigma)
-        sin_alpha = cos_u1 * cos_u2 * sin_lam / sin_sigma
-        cos2_alpha = 1 - sin_alpha**2
-        cos_2sm = cos_sigma - 2 * sin_u1 * sin_u2 / cos2_alpha if cos2_alpha else 0.0
-        c = f / 16 * cos2_alpha * (4 + f * (4 - 3 * cos2_alpha))
-        previous = lam
-        lam = big_l + (1 - c) * f * sin_alpha * (
-            sigma + c * sin_sigma * (cos_2sm + c * cos_sigma * (-1 + 2 * cos_2sm**2))
-        )
-        if abs(lam - previous) < 1e-12:
-            break
-    else:  # nearly antipodal points: fall back to the sphere
-        from ..backend import distance_km
-
-        return distance_km(lat0, lon0, lat1, lon1)
-    u_sq = cos2_alpha * (a**2 - b**2) / b**2
-    big_a = 1 + u_sq / 16384 * (4096 + u_sq * (-768 + u_sq * (320 - 175 * u_sq)))
-    big_b = u_sq / 1024 * (256 + u_sq * (-128 + u_sq * (74 - 47 * u_sq)))
-    delta_sigma = (
-        big_b
-        * sin_sigma
-        * (
-            cos_2sm
-            + big_b
-            / 4
-            * (
-                cos_sigma * (-1 + 2 * cos_2sm**2)
-                - big_b / 6 * cos_2sm * (-3 + 4 * sin_sigma**2) * (-3 + 4 * cos_2sm**2)
-            )
-        )
-    )
-    return b * big_a * (sigma - delta_sigma) / 1000.0
-
-
 @device_tool("utilities")
 def calculate_lat_lon_distance(
     state: DeviceState, latitude_0: float, longitude_0: float, latitude_1: float, longitude_1: float
@@ -219,11 +175,12 @@ def calculate_lat_lon_distance(
     Returns:
         Distance in kilometers
     """
-    check_latitude("latitude_0", latitude_0)
-    check_longitude("longitude_0", longitude_0)
+    check_latitude("latitude_0", latitude_0)  # upstream's order: both latitudes, then both longitudes
     check_latitude("latitude_1", latitude_1)
+    check_longitude("longitude_0", longitude_0)
     check_longitude("longitude_1", longitude_1)
-    return _vincenty_km(latitude_0, longitude_0, latitude_1, longitude_1)
+    distance = require("geopy.distance", "calculate_lat_lon_distance")
+    return float(distance.distance((latitude_0, longitude_0), (latitude_1, longitude_1)).kilometers)
 
 
 @device_tool("utilities")

@@ -1,20 +1,37 @@
-"""``LLMUser``: a simulated user played by a chat model (core's ``User`` protocol), for target envs
-where the scripted user is too rigid. Roles are flipped for the model: the agent's messages are its
-``user`` turns and its own lines are ``assistant`` turns, as in tau2-bench's user simulator."""
+"""``LLMUser``: a simulated user played by a chat model, for envs where the scripted user is too rigid.
+
+The model is injected (any object with ``chat(messages, **sampling)`` answering with ``.content``,
+e.g. a :class:`trace_envs.llm.ChatModel`), so core needs no model client. Roles are flipped for the
+model: the agent's messages are its ``user`` turns and its own lines ``assistant`` turns, as in
+tau2-bench's user simulator.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-import gymnasium as gym
-
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, Task
-from trace_envs.core.templates import render_template
-from trace_envs.llm.base import ChatModel, Usage
+from .actions import STOP_TOKEN
+from .messages import Message
+from .task import Task
+from .templates import render_template
 
 END_TOKENS = (STOP_TOKEN, "###TRANSFER###", "###OUT-OF-SCOPE###")
 """Any of these in a user message ends the conversation (tau2-bench's user stop tokens)."""
 AGENT_GREETING = "Hi! How can I help you today?"
+"""The fixed first agent message of every tau2 conversation (the model user answers it first)."""
+
+
+class ChatReply(Protocol):
+    """What a chat model answers: at least its text."""
+
+    @property
+    def content(self) -> str | None: ...
+
+
+class UserModel(Protocol):
+    """A chat model that can play a user: ``chat(messages, **sampling)`` with chat-form messages."""
+
+    def chat(self, messages: list[Message], **sampling: Any) -> ChatReply: ...
 
 
 def scenario_from_task(task: Task) -> str:
@@ -36,7 +53,7 @@ class LLMUser:
 
     def __init__(
         self,
-        model: ChatModel,
+        model: UserModel,
         system_prompt: str,
         *,
         opening: str | None = None,
@@ -48,12 +65,13 @@ class LLMUser:
         self.opening = opening
         self.greeting = greeting
         self.sampling = dict(sampling or {})
-        self.usage = Usage()
-        self.history: list[dict[str, Any]] = []
+        self.usage: Any = None
+        """The sum of the replies' ``usage`` (what the model reports, e.g. ``trace_envs.llm.Usage``)."""
+        self.history: list[Message] = []
         self.stop_token: str | None = None
 
     @classmethod
-    def from_task(cls, model: ChatModel, task: Task, **options: Any) -> LLMUser:
+    def from_task(cls, model: UserModel, task: Task, **options: Any) -> LLMUser:
         """A user for a capability task: its goal, opening request and facts as the scenario."""
         prompt = render_template(
             "prompts/llm_user_system.jinja", scenario=scenario_from_task(task), stop_token=STOP_TOKEN
@@ -79,25 +97,10 @@ class LLMUser:
     def _say(self, agent_text: str) -> str:
         self.history.append({"role": "user", "content": agent_text})
         response = self.model.chat([{"role": "system", "content": self.system_prompt}, *self.history], **self.sampling)
-        self.usage = self.usage + response.usage
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.usage = usage if self.usage is None else self.usage + usage
         text = (response.content or "").strip() or "Sorry, could you repeat that?"
         self.history.append({"role": "assistant", "content": text})
         self.stop_token = next((token for token in END_TOKENS if token in text), None)
         return text
-
-
-def use_llm_user(env: gym.Env[Any, Any], model: ChatModel, **options: Any) -> gym.Env[Any, Any]:
-    """Make a :class:`CapabilityEnv` (or any env with a ``make_user(task)`` hook) simulate its user
-    with ``model`` from the next reset on. Returns ``env``."""
-    inner = env.unwrapped
-    if not hasattr(inner, "make_user"):
-        raise TypeError(f"{type(inner).__name__} has no make_user(task) hook, so its user cannot be replaced")
-    inner.make_user = lambda task: LLMUser.from_task(model, task, **options)
-    inner.llm_user_model = model  # type: ignore[attr-defined]
-    return env
-
-
-def episode_user(env: gym.Env[Any, Any]) -> Any:
-    """The current user object of an env (``None`` if it has none)."""
-    inner = env.unwrapped
-    return inner.user if isinstance(inner, CapabilityEnv) else getattr(inner, "user", None)

@@ -1,0 +1,53 @@
+"""The help of ``trace-envs``: ``-h`` everywhere, ``--version``, no Python types, pipeline order."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+import trace_envs
+from trace_envs.cli import build_app
+
+runner = CliRunner()
+app = build_app()
+COMMANDS = ["list", "describe", "play", "tau2-replay", "tau2-evaluate", "rollout", "analyze"]
+COMMANDS += ["make-tiny-model", "train", "route"]
+TYPE_LEAK = re.compile(r"(?<![\w:])<(bool|str|int|float|path|int range|float range|list\[[^>]*\])>|\{[a-z_]+\}")
+"""Typer's type labels (``<bool>``, ``<list[str]>``; help text such as ``hf:<path>`` is not one) and its
+``{arg}`` usage form."""
+
+
+def test_commands_are_listed_in_pipeline_order() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    listed = [line.split()[1] for line in result.output.splitlines() if re.match(r"^│ [a-z0-9-]+ ", line)]
+    commands = [name for name in listed if name in COMMANDS]
+    assert commands == COMMANDS, listed
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_dash_h_is_help_and_shows_no_python_types(command: str | None) -> None:
+    args = [command] if command else []
+    long = runner.invoke(app, [*args, "--help"])
+    short = runner.invoke(app, [*args, "-h"])
+    assert long.exit_code == 0 and short.exit_code == 0, short.output
+    assert short.output == long.output
+    assert not TYPE_LEAK.findall(long.output), TYPE_LEAK.findall(long.output)
+
+
+def test_options_show_metavars_and_flags_show_none() -> None:
+    output = runner.invoke(app, ["analyze", "-h"], terminal_width=200).output
+    assert re.search(r"--runs\s+R \[x>=1\]", output)
+    assert re.search(r"--out\s+-o\s+DIR", output)  # -o is --out in every command
+    assert re.search(r"--batch\s+--no-batch\s+Label through", output)  # a flag: no metavar
+    assert "Usage: trace-envs analyze [OPTIONS] STORE" in output
+    output = runner.invoke(app, ["train", "-h"], terminal_width=200).output
+    assert re.search(r"--env\s+-e\s+ENV_ID", output) and re.search(r"--model\s+MODEL", output)
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"trace-envs {trace_envs.__version__}"

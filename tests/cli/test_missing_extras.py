@@ -1,0 +1,75 @@
+"""Without an optional extra, a command says which one to install in one line (exit code 2), and the
+property suite names the extra that has Hypothesis instead of blaming the env.
+
+Each case runs in a subprocess whose import system refuses the extra's modules, as if not installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trace_envs.cli.extras import missing_extra
+
+BLOCKER = """
+import sys
+BLOCKED = set({blocked!r})
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Blocker())
+"""
+TRAIN_MODULES = ["torch", "transformers", "trl", "peft"]
+
+
+def run_blocked(blocked: list[str], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    program = BLOCKER.format(blocked=blocked) + code
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, cwd=cwd, timeout=300, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["make-tiny-model", "tiny"],
+        ["train", "--env", "trace/order-cancel-v0", "--model", "tiny", "--out", "adapter"],
+        ["route", "--model", "tiny", "--adapter", "adapter", "--task", "Cancel my order."],
+    ],
+)
+def test_train_commands_without_the_train_extra(args: list[str], tmp_path: Path) -> None:
+    code = f"sys.argv = ['trace-envs', *{args!r}]\nfrom trace_envs.cli import main\nmain()\n"
+    result = run_blocked(TRAIN_MODULES, code, tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"trace-envs {args[0]}: needs the 'train' extra")
+    assert 'pip install "trace-envs[train]"' in lines[0]
+    assert not (tmp_path / "tiny").exists()  # nothing half-built
+
+
+def test_property_suite_without_hypothesis_names_the_dev_extra(tmp_path: Path) -> None:
+    code = (
+        "from trace_envs.testing import check_capability_env\n"
+        "try:\n"
+        "    check_capability_env('trace/order-cancel-v0', seeds=range(2))\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = run_blocked(["hypothesis"], code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert 'pip install "trace-envs[dev]"' in result.stdout
+    assert "fails" not in result.stdout  # not reported as the env failing a property
+
+
+def test_missing_extra_reads_the_cause_chain() -> None:
+    outer = RuntimeError("loading the adapter failed")
+    outer.__cause__ = ModuleNotFoundError("No module named 'peft'", name="peft")
+    assert missing_extra(outer) == "needs the 'train' extra (peft is not installed): pip install \"trace-envs[train]\""
+    assert missing_extra(ModuleNotFoundError("No module named 'numpy_fancy'", name="numpy_fancy")) is None
+    wrapped = ModuleNotFoundError("anthropic: models need the 'llm' extra: pip install 'trace-envs[llm]'")
+    assert missing_extra(wrapped) == str(wrapped)

@@ -1,0 +1,79 @@
+"""The contract gate on variations of a correct module."""
+
+from __future__ import annotations
+
+import pytest
+
+from trace_envs.synthesis import GateContext
+from trace_envs.synthesis.contract import contract_gate, domain_attribute
+
+from .conftest import GOOD_MODULE
+
+GOOD = GOOD_MODULE.read_text(encoding="utf-8")
+
+
+def check(source: str, **context: object) -> set[str]:
+    settings: dict[str, object] = {"target": "retail", "capability": "precondition_verification", **context}
+    return {f.rule for f in contract_gate(source, GateContext(**settings)).findings}  # type: ignore[arg-type]
+
+
+def test_the_good_module_keeps_the_contract() -> None:
+    result = contract_gate(GOOD, GateContext(target="retail", capability="precondition_verification"))
+    assert result.passed
+    assert result.details == {"env_class": "RetailCancelEnv", "tools": ["get_order_details", "cancel_pending_order"]}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule"),
+    [
+        ("    domain = RETAIL\n", "", "no-domain"),
+        ("    domain = RETAIL\n", "    domain = RETAIL.toolset\n", "wrong-domain"),
+        ('name="precondition_verification"', 'name="Precondition Verification"', "capability-name"),
+        ('name="precondition_verification"', "name=NAME", "capability-not-literal"),
+        (
+            '    tool_names = ("get_order_details", "cancel_pending_order")\n',
+            "    tool_names = TOOLS\n",
+            "tool-names-not-literal",
+        ),
+        ("    max_turns = 10\n", "    max_turns = 10\n    tool_schemas = []\n", "schema-override"),
+        (
+            "    max_turns = 10\n",
+            "    max_turns = 10\n\n    def choose_domain(self):\n        return RETAIL\n",
+            "domain-variant",
+        ),
+        (
+            "class RetailCancelEnv(CapabilityEnv):",
+            "class Base(CapabilityEnv):\n    pass\n\n\nclass Other(Base):\n    pass\n\n\nclass RetailCancelEnv(Base):",
+            "several-env-classes",
+        ),
+    ],
+)
+def test_each_breach_is_named(old: str, new: str, rule: str) -> None:
+    assert old in GOOD
+    assert rule in check(GOOD.replace(old, new))
+
+
+def test_an_env_may_inherit_from_its_own_base_class() -> None:
+    source = GOOD.replace(
+        "class RetailCancelEnv(CapabilityEnv):",
+        "class Base(CapabilityEnv):\n    max_turns = 8\n\n\nclass RetailCancelEnv(Base):",
+    )
+    assert check(source) == set()
+
+
+def test_building_a_domain_or_assigning_schemas_at_run_time_is_refused() -> None:
+    source = GOOD + "\n\nMINE = Domain('retail', None, Toolset([]))\n\n\ndef patch(env):\n    env.tool_schemas = []\n"
+    source = source.replace(
+        "from trace_envs.core import Capability,", "from trace_envs.core import Domain, Toolset, Capability,"
+    )
+    assert {"own-domain", "schema-override"} <= check(source)
+
+
+def test_no_requested_capability_accepts_any_snake_case_name() -> None:
+    assert check(GOOD.replace("precondition_verification", "order_triage"), capability=None) == set()
+    assert "wrong-capability" in check(GOOD.replace("precondition_verification", "order_triage"))
+
+
+@pytest.mark.parametrize(("target", "name"), [("retail", "RETAIL"), ("airline", "AIRLINE"), ("device", "DEVICE")])
+def test_the_fix_names_the_targets_domain_object(target: str, name: str) -> None:
+    assert domain_attribute(target) == name

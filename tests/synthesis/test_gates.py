@@ -1,0 +1,111 @@
+"""The pipeline: order, stopping, skipped gates, reports, bad input; and the correct module passes all."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from trace_envs.synthesis import (
+    Gate,
+    GateContext,
+    GateResult,
+    default_gates,
+    named_gate,
+    validate_file,
+    validate_source,
+)
+
+from .conftest import GOOD_MODULE, make_context
+
+
+def test_gates_run_cheapest_first() -> None:
+    assert [gate.gate_name for gate in default_gates()] == [
+        "parse",
+        "static_policy",
+        "contract",
+        "leakage",
+        "execution",
+    ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+def test_a_correct_module_passes_every_gate(tau2_data: Path) -> None:
+    report = validate_file(GOOD_MODULE, make_context(seeds=8))
+    assert report.passed, report.table()
+    assert report.stopped_by is None
+    execution = report.result("execution")
+    assert execution.details["blocked"] == 0 and execution.details["seeds"] == 8
+    assert report.table().splitlines()[-1].startswith("retail_cancel.py: passed in")
+
+
+def test_the_first_failure_stops_the_rest() -> None:
+    calls: list[str] = []
+
+    def gate(name: str, status: str) -> Gate:
+        @named_gate(name)
+        def run(source: str, context: GateContext) -> GateResult:
+            calls.append(name)
+            return GateResult(gate=name, status=status)  # type: ignore[arg-type]
+
+        return run
+
+    report = validate_source(
+        "x = 1\n", GateContext(target="retail"), [gate("a", "passed"), gate("b", "failed"), gate("c", "passed")]
+    )
+    assert calls == ["a", "b"]
+    assert [(r.gate, r.status) for r in report.results] == [("a", "passed"), ("b", "failed"), ("c", "skipped")]
+    assert report.stopped_by == "b" and not report.passed
+    assert report.result("c").details["note"] == "stopped by b"
+
+
+def test_a_gate_that_crashes_fails_with_a_message_not_a_traceback() -> None:
+    @named_gate("broken")
+    def broken(source: str, context: GateContext) -> GateResult:
+        raise KeyError("oops")
+
+    report = validate_source("x = 1\n", GateContext(target="retail"), [broken])
+    (finding,) = report.findings()
+    assert finding.rule == "gate-error" and "KeyError" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("settings", "field"),
+    [
+        ({"target": "shop"}, "target"),
+        ({"target": "retail", "seeds": 0}, "seeds"),
+        ({"target": "retail", "fuzz_examples": 0}, "fuzz_examples"),
+    ],
+)
+def test_bad_context_names_the_field(settings: dict[str, object], field: str) -> None:
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        GateContext(**settings)  # type: ignore[arg-type]
+
+
+def test_bad_module_paths_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        validate_file(tmp_path / "absent.py", GateContext(target="retail"))
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="is not UTF-8"):
+        validate_file(binary, GateContext(target="retail"))
+
+
+def test_the_report_round_trips_as_json() -> None:
+    report = validate_source("import os\n", GateContext(target="retail"))
+    again = type(report).model_validate_json(report.model_dump_json())
+    assert again == report and again.stopped_by == "static_policy"
+    assert "static_policy  failed" in report.table()
+
+
+def test_without_hypothesis_the_execution_gate_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trace_envs.synthesis import execution
+
+    real = execution.importlib.util.find_spec
+    monkeypatch.setattr(
+        execution.importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name, *a)
+    )
+    result = execution.execution_gate("x = 1\n", GateContext(target="retail"))
+    assert result.status == "failed"
+    assert "trace-envs[synthesis]" in result.findings[0].fix

@@ -1,0 +1,130 @@
+"""Gates 1 and 2 on small snippets: what they refuse, what they let through, and what they say."""
+
+from __future__ import annotations
+
+import pytest
+
+from trace_envs.synthesis import GateContext
+from trace_envs.synthesis.static_policy import check_policy, parse_gate, static_policy_gate
+
+CONTEXT = GateContext(target="retail")
+
+
+def rules(source: str) -> set[str]:
+    result = static_policy_gate(source, CONTEXT)
+    return {f.rule for f in result.findings}
+
+
+ALLOWED = {
+    "seeded rng": "import random\nr = random.Random(7)\nx = r.choice([1, 2])\n",
+    "rng argument": "def generate(self, rng):\n    return rng.choice([1, 2]) + rng.randint(1, 3)\n",
+    "fixed dates": "from datetime import date, datetime, timedelta\nd = datetime(2024, 5, 15) + timedelta(days=3)\n",
+    "super init": "class A(B):\n    def __init__(self):\n        super().__init__(seed=1)\n",
+    "literal getattr": "v = getattr(obj, 'status', None)\n",
+    "contract and domain": "from trace_envs.core import CapabilityEnv\nfrom trace_envs.domains.retail import RETAIL\n",
+    "domain submodule": "from trace_envs.domains.retail.data_model import Order\n",
+    "stdlib subset": "import math, re, json, itertools, functools, dataclasses, enum, string, typing\n"
+    "from collections import Counter\nfrom collections.abc import Sequence\nfrom pydantic import BaseModel\n",
+    "local hash variable": "hash = 'abc'\nprint(hash)\n",
+    "main guard": "if __name__ == '__main__':\n    pass\n",
+    "f-string": "name = 'x'\ntext = f'hello {name}'\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_ordinary_env_code_passes(name: str) -> None:
+    assert rules(ALLOWED[name]) == set()
+
+
+REFUSED = {
+    "import os": ("import os\n", "forbidden-import"),
+    "from os import path": ("from os import path\n", "forbidden-import"),
+    "another domain": ("from trace_envs.domains.airline import AIRLINE\n", "forbidden-import"),
+    "the testing package": ("import trace_envs.testing\n", "forbidden-import"),
+    "relative import": ("from . import helpers\n", "relative-import"),
+    "star import": ("from trace_envs.core import *\n", "star-import"),
+    "module random function": ("import random\nx = random.random()\n", "global-rng"),
+    "aliased random": ("import random as r\nx = r.shuffle([1])\n", "global-rng"),
+    "from random import": ("from random import choice\n", "global-rng"),
+    "random.seed": ("import random\nrandom.seed(3)\n", "global-rng"),
+    "unseeded Random": ("import random\nr = random.Random()\n", "global-rng"),
+    "random function as value": ("import random\npick = random.choice\n", "global-rng"),
+    "date.today": ("from datetime import date\nd = date.today()\n", "wall-clock"),
+    "datetime.datetime.utcnow": ("import datetime\nd = datetime.datetime.utcnow()\n", "wall-clock"),
+    "from datetime import now": ("import datetime as dt\nd = dt.datetime.now()\n", "wall-clock"),
+    "getattr clock": ("from datetime import datetime\nf = getattr(datetime, 'now')\n", "wall-clock"),
+    "open": ("data = open('/etc/passwd').read()\n", "forbidden-name"),
+    "exec": ("exec('x = 1')\n", "forbidden-name"),
+    "compile": ("c = compile('1', 'f', 'eval')\n", "forbidden-name"),
+    "__import__": ("m = __import__('os')\n", "forbidden-name"),
+    "globals": ("g = globals()\n", "forbidden-name"),
+    "vars": ("v = vars(obj)\n", "forbidden-name"),
+    "hash": ("k = hash('x')\n", "nondeterministic-builtin"),
+    "hash as key": ("k = sorted(['b', 'a'], key=hash)\n", "nondeterministic-builtin"),
+    "id": ("k = id(obj)\n", "nondeterministic-builtin"),
+    "computed getattr": ("f = getattr(obj, 'op' + 'en')\n", "dynamic-attribute"),
+    "computed setattr": ("setattr(obj, name, 1)\n", "dynamic-attribute"),
+    "getattr as value": ("g = getattr\n", "dynamic-attribute"),
+    "dunder getattr": ("g = getattr(obj, '__class__')\n", "dunder-attribute"),
+    "dunder attribute": ("c = obj.__class__\n", "dunder-attribute"),
+    "dunder on super other than init": ("x = super().__getattribute__('a')\n", "dunder-attribute"),
+    "__builtins__": ("b = __builtins__\n", "dunder-name"),
+    "frame walk": ("def g():\n    yield 1\nf = g().gi_frame.f_globals\n", "frame-attribute"),
+    "dunder string key": ("x = table['__builtins__']\n", "dunder-string"),
+    "format-string attribute walk": ("s = '{0.__class__}'.format(obj)\n", "dunder-string"),
+    "global statement": ("count = 0\ndef bump():\n    global count\n    count += 1\n", "global-state"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_forbidden_constructs_are_reported(name: str) -> None:
+    source, rule = REFUSED[name]
+    assert rule in rules(source)
+
+
+def test_a_finding_names_the_line_the_construct_and_the_fix() -> None:
+    source = "import random\n\n\ndef generate(rng):\n    return random.choice([1, 2])\n"
+    (finding,) = static_policy_gate(source, CONTEXT).findings
+    assert finding.line == 5
+    assert finding.subject == "random.choice"
+    assert "rng.choice" in finding.fix
+    assert finding.render().startswith("line 5: random.choice: random.choice uses the process-wide random generator")
+
+
+def test_the_allow_list_follows_the_target() -> None:
+    source = "from trace_envs.domains.airline import AIRLINE\n"
+    assert static_policy_gate(source, GateContext(target="airline")).passed
+    assert not static_policy_gate(source, GateContext(target="retail")).passed
+
+
+def test_one_finding_per_construct_and_line_in_line_order() -> None:
+    import ast
+
+    source = "import os\nimport os\nx = open('a')\n"
+    findings = check_policy(ast.parse(source), source, "retail")
+    assert [(f.line, f.rule) for f in findings] == [
+        (1, "forbidden-import"),
+        (2, "forbidden-import"),
+        (3, "forbidden-name"),
+    ]
+
+
+def test_a_dunder_inside_an_f_string_is_reported_at_its_line() -> None:
+    source = "x = 1\n\ny = f'{x}__import__'\nz = f'{x.__class__}'\nw = f'{x} is fine'\n"
+    found = {(f.line, f.rule) for f in static_policy_gate(source, CONTEXT).findings}
+    assert found == {(3, "dunder-string"), (4, "dunder-attribute")}
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("def f(:\n    pass\n", "invalid syntax"),
+        ("return 3\n", "'return' outside function"),
+        ("x = 1\x00\n", "null bytes"),
+        ("x = 1\n" * 60_000, "more than the 300,000 allowed"),
+    ],
+)
+def test_the_parse_gate_reports_what_does_not_compile(source: str, text: str) -> None:
+    result = parse_gate(source, CONTEXT)
+    assert result.status == "failed"
+    assert text in result.findings[0].render()

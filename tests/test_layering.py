@@ -1,0 +1,209 @@
+"""Package boundaries, checked on the source (every import, function-level and TYPE_CHECKING ones included):
+
+- core <- domains <- envs (``generated_envs``); targets build on core, domains and llm, never rollout;
+- llm <- rollout <- analysis, and llm imports nothing of ours (not even core);
+- ``trace_envs`` never imports ``generated_envs`` (the shipped envs are a plugin);
+- training and routing use the gym API, ``info`` and the env contract (``oracle_actions``, ``capability``),
+  not env internals;
+- no import cycles between modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from .conftest import REPO_ROOT
+
+PACKAGE_SURFACE = {
+    "trace_envs",
+    "trace_envs.registration",
+    "trace_envs.plugins",
+    "trace_envs.description",
+    "trace_envs.capabilities",
+}
+"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, and the capability
+registry (read from the registered envs' declarations)."""
+
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "domains": {"core"},
+    "envs": {"core", "domains"},
+    "targets": {"core", "domains", "llm"},
+    "llm": set(),
+    "rollout": {"core", "llm", "package"},
+    "analysis": {"core", "llm", "rollout", "package"},
+    "training": {"core", "package"},
+    "routing": {"core", "training"},
+    "testing": {"core", "rollout", "package"},
+    "synthesis": {"core", "domains", "targets", "llm", "rollout", "testing", "package"},
+    "guide": {"core", "domains", "package"},
+    "package": {"core"},
+    "cli": {
+        "core",
+        "domains",
+        "targets",
+        "llm",
+        "rollout",
+        "analysis",
+        "training",
+        "routing",
+        "testing",
+        "synthesis",
+        "package",
+    },
+}
+"""The layers each layer may import (besides itself)."""
+
+ENV_INTERNALS = {
+    "state", "task", "task_seed", "domain", "user", "user_model", "messages", "ended", "turn", "knobs",
+    "tool_schemas", "gold_hash", "facts_told", "verify", "finish", "system_prompt", "policy_text", "make_user",
+    "invoke_tool", "start_conversation", "after_step", "choose_domain", "generate", "current_task",
+    "run_tool_calls", "talk", "replay_reference", "_gold_hash", "_pending_seed", "_cache_key",
+}  # fmt: skip
+"""What training and routing may not read off an env. ``toolset`` is not listed: TRL needs a method for
+every tool an env can offer, and one episode's ``info["tools"]`` does not say that for envs whose tools
+vary per episode (``trace/device-v0``)."""
+
+
+def layer(module: str) -> str | None:
+    """The layer of a dotted module name (``None``: not one of ours)."""
+    if module == "generated_envs" or module.startswith("generated_envs."):
+        return "envs"
+    if module in PACKAGE_SURFACE:
+        return "package"
+    parts = module.split(".")
+    if parts[0] != "trace_envs" or len(parts) < 2:
+        return None
+    return parts[1] if parts[1] in ALLOWED else f"unknown:{parts[1]}"
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str
+    where: str
+
+
+def source_modules() -> dict[str, tuple[Path, bool]]:
+    """Every module of ``trace_envs`` and ``generated_envs``: dotted name -> (file, is a package)."""
+    out = {}
+    for package in ("trace_envs", "generated_envs"):
+        for path in sorted((REPO_ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            out[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return out
+
+
+def imports_of(module: str, source: str, is_package: bool, known: set[str], path: str = "") -> Iterator[Import]:
+    """Every import of ours in ``source``, resolved to the most specific known module."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:  # relative: from the module's package, one level up per extra dot
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                target = ".".join(p for p in (base, node.module) if p)
+            targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in known else target for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known and layer(target) is not None:
+                target = target.rpartition(".")[0]
+            if layer(target) is not None:
+                yield Import(target, f"{path}:{node.lineno}")
+
+
+def layering_violations(module: str, source: str, is_package: bool, known: set[str], path: str) -> list[str]:
+    own = layer(module)
+    assert own is not None
+    if own.startswith("unknown:"):
+        return [f"{path}: package trace_envs.{own[8:]} has no layer; add it to ALLOWED in tests/test_layering.py"]
+    problems = []
+    for found in imports_of(module, source, is_package, known, path):
+        other = layer(found.module)
+        if other != own and other not in ALLOWED[own]:
+            allowed = ", ".join(sorted(ALLOWED[own])) or "nothing of ours"
+            problems.append(f"{found.where} imports {found.module}: {own} may import only {allowed}")
+    return list(dict.fromkeys(problems))
+
+
+def test_every_import_respects_the_layers() -> None:
+    modules = source_modules()
+    problems = []
+    for module, (path, is_package) in modules.items():
+        source = path.read_text(encoding="utf-8")
+        rel = str(path.relative_to(REPO_ROOT))
+        problems += layering_violations(module, source, is_package, set(modules), rel)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_import_cycles() -> None:
+    modules = source_modules()
+    edges: dict[str, set[str]] = {}
+    for module, (path, is_package) in modules.items():
+        source = path.read_text(encoding="utf-8")
+        edges[module] = {i.module for i in imports_of(module, source, is_package, set(modules))} - {module}
+    done: set[str] = set()
+
+    def visit(module: str, trail: list[str]) -> None:
+        if module in trail:
+            cycle = [*trail[trail.index(module) :], module]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for target in sorted(edges.get(module, ())):
+            visit(target, [*trail, module])
+        done.add(module)
+
+    for module in sorted(edges):
+        visit(module, [])
+
+
+def env_internal_reads(source: str, path: str) -> list[str]:
+    """``<something env-like>.<internal>`` attribute reads (``env``, ``self._env``, ``env._env`` …)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ENV_INTERNALS and "env" in ast.unparse(node.value):
+            found.append(f"{path}:{node.lineno} reads {ast.unparse(node)} (an env internal)")
+    return found
+
+
+def test_training_and_routing_use_the_gym_api_not_env_internals() -> None:
+    problems = []
+    for folder in ("training", "routing"):
+        for path in sorted((REPO_ROOT / "trace_envs" / folder).rglob("*.py")):
+            problems += env_internal_reads(path.read_text(encoding="utf-8"), str(path.relative_to(REPO_ROOT)))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_internals_listed_are_real_env_attributes() -> None:
+    env = gym.make("trace/order-cancel-v0").unwrapped
+    env.reset(seed=0)
+    assert not [name for name in ENV_INTERNALS if not hasattr(env, name)]
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "needle"),
+    [
+        ("trace_envs.llm.x", "from trace_envs.core import ToolCall", "trace_envs/llm/x.py:1 imports trace_envs.core"),
+        ("trace_envs.targets.tau2.x", "def f():\n    from ...rollout import runner", "imports trace_envs.rollout"),
+        ("trace_envs.registration", "import generated_envs", "package may import only core"),
+        ("trace_envs.core.x", "from ..domains import retail", "core may import only nothing of ours"),
+        ("trace_envs.newpart.x", "", "package trace_envs.newpart has no layer"),
+    ],
+)
+def test_the_checks_catch_a_violation(module: str, source: str, needle: str) -> None:
+    known = {*source_modules(), "trace_envs.rollout.runner"}
+    path = module.replace(".", "/") + ".py"
+    assert any(needle in p for p in layering_violations(module, source, False, known, path))
+    assert env_internal_reads("reward = self._env.verify().reward", "t.py") == [
+        "t.py:1 reads self._env.verify (an env internal)"
+    ]

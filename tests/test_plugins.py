@@ -1,0 +1,137 @@
+"""Envs from plugins: the ``trace_envs.envs`` entry points (the shipped envs are one), ``load_envs(folder)``
+and ``$TRACE_ENVS_PATH``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import trace_envs
+from generated_envs import SHIPPED_ENVS
+from trace_envs.plugins import ENTRY_POINT_GROUP, PATH_VARIABLE, loaded_folders
+from trace_envs.rollout import play_actions
+
+from .conftest import REPO_ROOT
+
+RENAMED_ENV = '''
+"""An env module of a folder: a shipped env under a new capability name."""
+
+from generated_envs.order_cancel import OrderCancelEnv
+from trace_envs.core import Capability
+
+
+class PluginOrderCancelEnv(OrderCancelEnv):
+    capability = Capability(name="plugin_order_cancel", description="Cancel the order the user names.")
+'''
+
+
+@pytest.fixture
+def clean_registry() -> Iterator[None]:
+    """Forget the ``trace/`` ids a test registers."""
+    before = set(gym.registry)
+    yield
+    for env_id in set(gym.registry) - before:
+        del gym.registry[env_id]
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=REPO_ROOT,
+        check=False,
+    )
+
+
+def test_the_shipped_envs_are_a_plugin() -> None:
+    points = {p.name: p.value for p in entry_points(group=ENTRY_POINT_GROUP)}
+    assert points.get("shipped") == "generated_envs:register", (
+        f"the installed metadata lacks the {ENTRY_POINT_GROUP!r} entry point: reinstall with `pip install -e .`"
+    )
+    assert set(SHIPPED_ENVS) <= set(trace_envs.list_envs())
+
+
+def test_a_third_party_package_registers_through_the_entry_point_group(tmp_path: Path) -> None:
+    (tmp_path / "thirdparty_envs.py").write_text(
+        "from trace_envs.core import register_env\n\n"
+        "def register():\n"
+        "    register_env('trace/third-party-v0', 'generated_envs.order_cancel:OrderCancelEnv')\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "broken_envs.py").write_text("def register():\n    raise RuntimeError('no licence file')\n")
+    for name, value in (("thirdparty-envs", "thirdparty_envs:register"), ("broken-envs", "broken_envs:register")):
+        meta = tmp_path / f"{name.replace('-', '_')}-1.0.dist-info"
+        meta.mkdir()
+        (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8")
+        (meta / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{name} = {value}\n", encoding="utf-8")
+    result = run_python(
+        "import json, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import trace_envs\n"
+        "print(json.dumps([trace_envs.list_envs(), [str(w.message) for w in caught]]))",
+        PYTHONPATH=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    ids, warned = json.loads(result.stdout)
+    assert "trace/third-party-v0" in ids and "trace/order-cancel-v0" in ids
+    assert len(warned) == 1 and "'broken-envs'" in warned[0] and "no licence file" in warned[0]
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_load_envs_registers_the_envs_a_folder_defines(tmp_path: Path) -> None:
+    (tmp_path / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
+    (tmp_path / "named.py").write_text(RENAMED_ENV + '\nENV_ID = "trace/named-by-module-v0"\n', encoding="utf-8")
+    (tmp_path / "_helpers.py").write_text("raise RuntimeError('helpers are not env modules')\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a module", encoding="utf-8")
+    ids = trace_envs.load_envs(tmp_path)
+    assert ids == ["trace/named-by-module-v0", "trace/plugin-order-cancel-v0"]  # not the imported base class
+    assert trace_envs.load_envs(str(tmp_path)) == ids  # again: nothing new, no conflict
+    assert str(tmp_path.resolve()) in loaded_folders()
+    env = gym.make("trace/plugin-order-cancel-v0")
+    _, info = env.reset(seed=4)
+    assert info["capability"] == "plugin_order_cancel"
+    reward, _ = play_actions(env, env.unwrapped.oracle_actions(), seed=4)  # type: ignore[attr-defined]
+    assert reward == 1.0
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_load_envs_says_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(NotADirectoryError, match="is not a folder"):
+        trace_envs.load_envs(tmp_path / "missing")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "typo.py").write_text("from trace_envs.core import CapabilityEnvv\n", encoding="utf-8")
+    with pytest.raises(ImportError, match=r"typo\.py failed to import: ImportError"):
+        trace_envs.load_envs(broken)
+    clash = tmp_path / "clash"
+    clash.mkdir()
+    (clash / "clash.py").write_text(RENAMED_ENV + '\nENV_ID = "trace/order-cancel-v0"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"already registered to 'generated_envs\.order_cancel:OrderCancelEnv'"):
+        trace_envs.load_envs(clash)
+    two = tmp_path / "two"
+    two.mkdir()
+    (two / "two.py").write_text(
+        RENAMED_ENV + "\nclass Other(PluginOrderCancelEnv):\n    pass\n\nENV_ID = 'trace/x-v0'\n", encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match="sets ENV_ID but defines 2 envs"):
+        trace_envs.load_envs(two)
+
+
+def test_the_path_variable_is_loaded_on_import(tmp_path: Path) -> None:
+    (tmp_path / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
+    code = "import trace_envs; print('trace/plugin-order-cancel-v0' in trace_envs.list_envs())"
+    assert run_python(code, **{PATH_VARIABLE: f"{tmp_path}{os.pathsep}"}).stdout.strip() == "True"
+    missing = run_python(code, **{PATH_VARIABLE: str(tmp_path / "missing")})
+    assert missing.returncode != 0 and f"${PATH_VARIABLE}: " in missing.stderr and "is not a folder" in missing.stderr

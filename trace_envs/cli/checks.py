@@ -1,0 +1,68 @@
+"""Usage checks shared by commands: an env id (registered, trainable, its knobs) and a model path, each
+failing as one line that names the fix instead of a traceback from gymnasium or transformers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
+    """The capability env an id names, built once to check it; an unknown id, a target env (not
+    trainable) or a knob the env does not take is a usage error naming the fix."""
+    import gymnasium as gym
+    from pydantic import ValidationError
+
+    from trace_envs.core import CapabilityEnv
+    from trace_envs.registration import env_class, list_capability_envs
+    from trace_envs.training import make_capability_env
+
+    from .errors import validation_summary
+
+    try:
+        cls = env_class(env_id)
+    except gym.error.Error as exc:  # NameNotFound, VersionNotFound, ...
+        raise typer.BadParameter(
+            f"{env_id!r} is not a registered env ({exc}); see `trace-envs list`", param_hint=hint
+        ) from None
+    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+        trainable = ", ".join(list_capability_envs())
+        raise typer.BadParameter(
+            f"{env_id!r} is a target env, not a capability env; use one of {trainable}", param_hint=hint
+        )
+    try:
+        cls.Knobs.model_validate(knobs)
+    except ValidationError as exc:
+        known = ", ".join(cls.Knobs.model_fields) or "none"
+        raise typer.BadParameter(
+            f"{validation_summary(exc)} for {env_id} (its knobs: {known}; see `trace-envs describe {env_id}`)",
+            param_hint="--option",
+        ) from None
+    return make_capability_env(env_id, **knobs)
+
+
+def checked_model(model: str, hint: str = "--model") -> str:
+    """``model`` if it names a local model directory or a loadable hub id; otherwise a usage error
+    naming the fix (transformers would say "Repo id must use alphanumeric chars" for a mistyped path)."""
+    from transformers import AutoConfig
+
+    path = Path(model).expanduser()
+    looks_like_path = model.startswith((".", "/", "~")) or model.endswith("/") or model.count("/") > 1
+    if looks_like_path and not path.exists():
+        raise typer.BadParameter(
+            f"no model directory {model!r}: pass a local model folder (e.g. one written by "
+            "`trace-envs make-tiny-model DIR`) or a hub id such as Qwen/Qwen3-0.6B",
+            param_hint=hint,
+        )
+    try:
+        AutoConfig.from_pretrained(str(path) if path.exists() else model)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise typer.BadParameter(
+            f"cannot load model {model!r} ({first}): pass a local model folder with config.json or a hub id "
+            "you can download",
+            param_hint=hint,
+        ) from None
+    return model

@@ -1,0 +1,150 @@
+"""Where envs come from: installed packages (entry points) and folders of env modules.
+
+- A package registers its envs through the ``trace_envs.envs`` entry-point group. Each entry point
+  names a zero-argument callable that registers envs and domains (with
+  :func:`trace_envs.core.register_env` / :func:`~trace_envs.core.register_domain`), or a module that
+  does so when imported. ``generated_envs`` (the shipped envs) is one such package.
+- :func:`load_envs` imports every module of a folder and registers each ``CapabilityEnv`` it defines.
+- ``$TRACE_ENVS_PATH`` (folders separated by ``os.pathsep``) is loaded by ``import trace_envs``, so
+  worker processes (TRL/accelerate, rollout workers) see the same envs as the process that started them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import warnings
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+
+from .core.env import CapabilityEnv
+from .core.registry import NAMESPACE, register_env
+
+ENTRY_POINT_GROUP = "trace_envs.envs"
+PATH_VARIABLE = "TRACE_ENVS_PATH"
+_LOADED_FOLDERS: list[Path] = []
+
+
+def load_plugins() -> list[str]:
+    """Load every entry point of the ``trace_envs.envs`` group (in name order); returns their names.
+    A plugin that fails is reported with a warning naming it, and the others still load."""
+    loaded = []
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
+        try:
+            target = point.load()
+            if callable(target):
+                target()
+        except Exception as exc:  # one broken third-party package must not break ``import trace_envs``
+            warnings.warn(
+                f"trace_envs: the {ENTRY_POINT_GROUP!r} entry point {point.name!r} ({point.value}) failed, so its "
+                f"envs are not registered: {type(exc).__name__}: {exc}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            continue
+        loaded.append(point.name)
+    return loaded
+
+
+def plugin_packages() -> list[ModuleType]:
+    """The top-level packages of the loaded ``trace_envs.envs`` entry points (``generated_envs`` for the
+    shipped envs): where plugin code lives, e.g. for a sandbox's import path."""
+    names = {point.value.split(":")[0].split(".")[0] for point in entry_points(group=ENTRY_POINT_GROUP)}
+    return [sys.modules[name] for name in sorted(names) if name in sys.modules]
+
+
+def load_envs(path: str | os.PathLike[str]) -> list[str]:
+    """Import every ``*.py`` module of the folder ``path`` (names starting with ``_`` are skipped) and
+    register each ``CapabilityEnv`` subclass a module defines; returns their ids, in file order.
+
+    The id is the module's ``ENV_ID`` when it sets one (then it must define exactly one env), else
+    ``trace/<capability name with dashes>-v0``. Modules are imported under names unique to the folder, so
+    two folders may hold files of the same name; loading a folder again registers nothing new.
+    """
+    folder = Path(path).expanduser().resolve()
+    if not folder.is_dir():
+        raise NotADirectoryError(f"load_envs: {folder} is not a folder; pass the folder that holds the env modules")
+    prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
+    ids: list[str] = []
+    for file in sorted(folder.glob("*.py")):
+        if file.name.startswith("_"):
+            continue
+        module = _import_file(f"{prefix}_{file.stem}", file)
+        ids += _register_module(module, file)
+    if folder not in _LOADED_FOLDERS:
+        _LOADED_FOLDERS.append(folder)
+    return ids
+
+
+def loaded_folders() -> list[str]:
+    """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes)."""
+    return [str(folder) for folder in _LOADED_FOLDERS]
+
+
+def load_env_path() -> list[str]:
+    """Load every folder of ``$TRACE_ENVS_PATH``; returns the ids registered."""
+    ids: list[str] = []
+    for entry in os.environ.get(PATH_VARIABLE, "").split(os.pathsep):
+        if entry.strip():
+            if not Path(entry).expanduser().is_dir():
+                raise NotADirectoryError(
+                    f"${PATH_VARIABLE}: {entry!r} is not a folder; set it to folders of env modules separated by "
+                    f"{os.pathsep!r}, or unset it"
+                )
+            ids += load_envs(entry)
+    return ids
+
+
+def _import_file(name: str, file: Path) -> ModuleType:
+    """The module of ``file`` imported as ``name`` (or the one already imported under that name)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"load_envs: cannot import {file} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ImportError(f"load_envs: {file} failed to import: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _register_module(module: ModuleType, file: Path) -> list[str]:
+    """Register the concrete ``CapabilityEnv`` subclasses that ``module`` defines (not the ones it imports)."""
+    classes = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, CapabilityEnv)
+        and value.__module__ == module.__name__
+        and not inspect.isabstract(value)
+    ]
+    explicit = getattr(module, "ENV_ID", None)
+    if explicit is not None and len(classes) != 1:
+        raise ValueError(
+            f"load_envs: {file} sets ENV_ID but defines {len(classes)} envs; ENV_ID names a module's only env "
+            "(remove it to name each env after its capability)"
+        )
+    ids = []
+    for cls in classes:
+        env_id = str(explicit) if explicit is not None else _default_id(cls, file)
+        register_env(env_id, f"{module.__name__}:{cls.__qualname__}")
+        ids.append(env_id)
+    return ids
+
+
+def _default_id(cls: type[CapabilityEnv], file: Path) -> str:
+    """``trace/<capability name, underscores as dashes>-v0``."""
+    capability = getattr(cls, "capability", None)
+    if capability is None:
+        raise ValueError(
+            f"load_envs: {cls.__name__} in {file} declares no capability; set capability = Capability(...)"
+        )
+    return f"{NAMESPACE}/{capability.name.replace('_', '-')}-v0"

@@ -1,0 +1,80 @@
+"""What a rollout run is made of: the episodes to play (jobs), which of them a store still lacks, and
+the totals of the episodes played. Plain data shared by the in-process loop and the worker processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from trace_envs.llm.base import Usage
+
+from .store import EpisodeKey, EpisodeRecord, TrajectoryStore
+
+
+class EpisodeJob(BaseModel):
+    """One episode to run: which env (and its constructor options), which seed, which repeat."""
+
+    env_id: str
+    seed: int
+    sample: int = 0
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) -> list[EpisodeJob]:
+    """Every (env, seed, sample) combination, env-major."""
+    seed_list = list(seeds)
+    return [EpisodeJob(env_id=e, seed=s, sample=k) for e in env_ids for s in seed_list for k in range(samples)]
+
+
+class RolloutSummary(BaseModel):
+    """Totals of one rollout run (the episodes it ran, not the ones it skipped)."""
+
+    episodes: int = 0
+    skipped: int = 0
+    failed: int = 0
+    successes: int = 0
+    reward_sum: float = 0.0
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    wall_s: float = 0.0
+    per_env: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    @property
+    def pass_rate(self) -> float:
+        finished = self.episodes - self.failed
+        return self.successes / finished if finished else 0.0
+
+    @property
+    def mean_reward(self) -> float:
+        finished = self.episodes - self.failed
+        return self.reward_sum / finished if finished else 0.0
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.episodes += 1
+        self.steps += record.num_steps
+        self.usage = self.usage + record.usage + record.user_usage
+        row = self.per_env.setdefault(
+            record.env_id, {"episodes": 0, "failed": 0, "successes": 0, "reward_sum": 0.0, "tokens": 0}
+        )
+        row["episodes"] += 1
+        row["tokens"] += record.usage.input_tokens + record.usage.output_tokens
+        if record.error is not None:
+            self.failed += 1
+            row["failed"] += 1
+            return
+        self.successes += int(record.success)
+        self.reward_sum += record.reward
+        row["successes"] += int(record.success)
+        row["reward_sum"] += record.reward
+
+
+def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore | None) -> list[EpisodeJob]:
+    """The jobs ``store`` has no finished episode of (all of them without a store); opening the
+    store first repairs a torn last line."""
+    if store is None:
+        return list(jobs)
+    store.open()
+    done: set[EpisodeKey] = store.finished_keys()
+    return [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]

@@ -1,0 +1,98 @@
+"""Reports of the validation gates: one finding per problem, one result per gate, one report per module.
+
+A finding names where (line, seed), what (the construct, event or property) and the fix, so that a person
+or the repair loop can act on it without rerunning anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+GateStatus = Literal["passed", "failed", "skipped"]
+
+
+class Finding(BaseModel):
+    """One problem a gate found in a module."""
+
+    rule: str = Field(description="Short stable code of the rule broken, e.g. 'forbidden-import'.")
+    message: str = Field(description="What is wrong, in one sentence.")
+    fix: str = Field(description="What to change so the gate passes.")
+    line: int | None = Field(default=None, description="1-based line in the module, where known.")
+    subject: str = Field(default="", description="The offending construct: source text, event or property.")
+    seed: int | None = Field(default=None, description="The seed that shows the problem, where one does.")
+
+    def render(self) -> str:
+        """``line 12: random.choice: <message> Fix: <fix>`` (the parts that are known)."""
+        where = [
+            f"line {self.line}" if self.line is not None else "",
+            f"seed {self.seed}" if self.seed is not None else "",
+        ]
+        prefix = ", ".join(part for part in where if part)
+        head = f"{prefix}: " if prefix else ""
+        subject = f"{self.subject}: " if self.subject else ""
+        return f"{head}{subject}{self.message} Fix: {self.fix}"
+
+
+class GateResult(BaseModel):
+    """The outcome of one gate on one module."""
+
+    gate: str
+    status: GateStatus
+    seconds: float = 0.0
+    findings: list[Finding] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict, description="Measurements and evidence (gate-specific).")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def summary(self) -> str:
+        """The first finding (or how many), for one line of the gate table."""
+        if not self.findings:
+            return str(self.details.get("note", ""))
+        first = self.findings[0].render()
+        more = len(self.findings) - 1
+        return first + (f" (+{more} more)" if more else "")
+
+
+class ValidationReport(BaseModel):
+    """Every gate's result for one module, and which gate stopped it."""
+
+    module: str = Field(description="The module's file name (or '<source>').")
+    source_sha256: str
+    target: str
+    capability: str | None = None
+    results: list[GateResult]
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status == "passed" for r in self.results)
+
+    @property
+    def stopped_by(self) -> str | None:
+        """The first gate that failed (``None`` when every gate passed)."""
+        return next((r.gate for r in self.results if r.status == "failed"), None)
+
+    def result(self, gate: str) -> GateResult:
+        for result in self.results:
+            if result.gate == gate:
+                return result
+        raise KeyError(f"no gate {gate!r} in this report; gates: {[r.gate for r in self.results]}")
+
+    def findings(self) -> list[Finding]:
+        return [finding for result in self.results for finding in result.findings]
+
+    def table(self) -> str:
+        """A plain-text table: gate, status, seconds, first finding."""
+        rows = [(r.gate, r.status, f"{r.seconds:.2f}", r.summary()) for r in self.results]
+        width = max(len("gate"), *(len(row[0]) for row in rows))
+        lines = [f"{'gate':<{width}}  status   seconds  finding"]
+        lines += [
+            f"{gate:<{width}}  {status:<7}  {secs:>7}  {summary}".rstrip() for gate, status, secs, summary in rows
+        ]
+        verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
+        lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
+        return "\n".join(lines)
