@@ -116,9 +116,9 @@ def _import_file(name: str, file: Path) -> ModuleType:
     return module
 
 
-def _register_module(module: ModuleType, file: Path) -> list[str]:
-    """Register the concrete ``CapabilityEnv`` subclasses that ``module`` defines (not the ones it imports)."""
-    classes = [
+def defined_envs(module: ModuleType) -> list[type[CapabilityEnv]]:
+    """The concrete ``CapabilityEnv`` subclasses that ``module`` defines (not the ones it imports)."""
+    return [
         value
         for value in vars(module).values()
         if isinstance(value, type)
@@ -126,6 +126,11 @@ def _register_module(module: ModuleType, file: Path) -> list[str]:
         and value.__module__ == module.__name__
         and not inspect.isabstract(value)
     ]
+
+
+def _register_module(module: ModuleType, file: Path) -> list[str]:
+    """Register the envs that ``module`` defines (see :func:`defined_envs`)."""
+    classes = defined_envs(module)
     explicit = getattr(module, "ENV_ID", None)
     if explicit is not None and len(classes) != 1:
         raise ValueError(

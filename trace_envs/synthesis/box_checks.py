@@ -7,7 +7,6 @@ Imported by the runner before the audit hook is installed, so everything the che
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import os
 import sys
 import time
@@ -24,13 +23,23 @@ import hypothesis.strategies
 import trace_envs
 import trace_envs.testing.strategies
 from trace_envs.core import CapabilityEnv
-from trace_envs.plugins import plugin_packages
+from trace_envs.plugins import defined_envs, plugin_packages
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, make_env, property_checks
 
 from .protocol import BoxError, BoxRequest, BoxResult, FlawedEvidence, ModuleInfo
 
 _PRELOADED = (gymnasium.utils.env_checker, hypothesis, hypothesis.strategies, trace_envs.testing.strategies)
+
+
+def _start_hypothesis() -> None:
+    """Run one trivial Hypothesis test, so that its one-time set-up (registering its PRNG, which walks
+    the interpreter's objects with ``gc.get_referrers``) happens here, before the audit hook, and is
+    not taken for the module's introspection."""
+    hypothesis.settings(max_examples=1, database=None)(hypothesis.given(hypothesis.strategies.none())(lambda _: None))()
+
+
+_start_hypothesis()
 
 
 def trusted_roots() -> list[str]:
@@ -55,14 +64,7 @@ def load_module(path: str) -> ModuleType:
 
 def env_class(module: ModuleType) -> type[CapabilityEnv]:
     """The one concrete CapabilityEnv subclass the module defines."""
-    found = [
-        value
-        for value in vars(module).values()
-        if isinstance(value, type)
-        and issubclass(value, CapabilityEnv)
-        and value.__module__ == module.__name__
-        and not inspect.isabstract(value)
-    ]
+    found = defined_envs(module)
     if len(found) != 1:
         names = ", ".join(sorted(c.__name__ for c in found)) or "none"
         raise TypeError(f"the module must define exactly one concrete CapabilityEnv subclass; found {names}")

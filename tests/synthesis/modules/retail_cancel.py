@@ -49,6 +49,7 @@ class RetailCancelEnv(CapabilityEnv):
             ),
             solution=solution,
             required_facts=facts,
+            required_reads=[] if order.status == "pending" else [lookup],
             metadata={"order_id": order.order_id, "reason": reason},
         )
 

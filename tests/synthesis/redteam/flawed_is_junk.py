@@ -36,6 +36,7 @@ class CancelEnv(CapabilityEnv):
             user=UserScript(opening=f"Please cancel my order {order.order_id}."),
             solution=solution,
             required_facts=facts,
+            required_reads=[] if order.status == "pending" else [lookup],
             metadata={"order_id": order.order_id},
         )
 
