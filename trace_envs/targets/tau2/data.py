@@ -26,6 +26,24 @@ DATA_ENV_VAR = "TRACE_ENVS_TAU2_DATA"
 REQUIRED_FILES = ("db.json", "tasks.json", "policy.md")
 GUIDELINES_NAME = "simulation_guidelines.md"
 
+DOMAIN_OBJECTS: dict[str, str] = {
+    "retail": "trace_envs.domains.retail:RETAIL",
+    "airline": "trace_envs.domains.airline:AIRLINE",
+}
+
+
+def tau2_domain(name: str) -> Tau2Domain[Any]:
+    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
+    if name not in DOMAIN_OBJECTS:
+        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
+    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
+    domain: Tau2Domain[Any] = getattr(module, attribute)
+    return domain
+
 
 class Tau2DataError(FileNotFoundError):
     """A tau2 data directory or file is missing or malformed; the message says which and how to fix it."""
