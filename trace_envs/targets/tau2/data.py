@@ -168,25 +168,6 @@ def load_domain_data(path: str | os.PathLike[str] | None = None, domain: str | N
     return data
 
 
-DOMAIN_OBJECTS: dict[str, str] = {
-    "retail": "trace_envs.domains.retail:RETAIL",
-    "airline": "trace_envs.domains.airline:AIRLINE",
-}
-
-
-def tau2_domain(name: str) -> Tau2Domain[Any]:
-    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
-    if name not in DOMAIN_OBJECTS:
-        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
-    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
-    domain: Tau2Domain[Any] = getattr(module, attribute)
-    return domain
-
-
 def _read_json(path: Path) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
