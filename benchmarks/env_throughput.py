@@ -19,7 +19,6 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
-from trace_envs.core.env import _GOLD_CACHE
 from trace_envs.registration import list_capability_envs
 
 
@@ -57,8 +56,7 @@ def measure(env_id: str, knobs: dict[str, Any], episodes: int, rounds: int) -> d
                 steps += 1
                 if terminated or truncated:
                     break
-            env._gold_hash = None
-            _GOLD_CACHE.clear()  # verify is timed cold: the reference replay included
+            env.clear_gold_cache()  # verify is timed cold: the reference replay included
             start = time.perf_counter()
             env.verify()
             verify_time += time.perf_counter() - start

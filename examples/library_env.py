@@ -20,7 +20,6 @@ from trace_envs.core import (
     ToolError,
     Toolset,
     UserScript,
-    format_tool_call,
     register_domain,
     register_env,
     tool,
@@ -87,7 +86,7 @@ class LibraryKnobs(BaseModel):
     editions: int = Field(default=4, ge=2, le=12, description="Editions of the requested title on the shelf.")
 
 
-class LibraryEnv(CapabilityEnv):
+class LibraryEnv(CapabilityEnv[LibraryKnobs]):
     """'I'd like the newest available edition of <title>': the agent must compare the records."""
 
     capability = Capability(
@@ -96,10 +95,8 @@ class LibraryEnv(CapabilityEnv):
     )
     domain = LIBRARY
     max_turns = 8
-    Knobs = LibraryKnobs
 
     def generate(self, rng: random.Random) -> Task:
-        assert isinstance(self.knobs, LibraryKnobs)
         title = rng.choice(TITLES)
         years = sorted(rng.sample(range(1960, 2025), self.knobs.editions))
         books = {}
@@ -121,17 +118,13 @@ class LibraryEnv(CapabilityEnv):
                 f"Done: edition {target.edition} of {title}, published in {target.year}, is checked out to you.",
             ],
             required_facts=[str(target.year)],
-            metadata={"member": member, "newest_id": newest.book_id},
+            # takes the newest edition without checking that it is available
+            flawed_solution=[
+                ToolCall(name="search_books", arguments={"title": title}),
+                ToolCall(name="checkout_book", arguments={"book_id": newest.book_id, "member_id": member}),
+                f"Done: edition {target.edition} of {title}, published in {target.year}, is checked out to you.",
+            ],
         )
-
-    def flawed_actions(self) -> list[str] | None:
-        """Takes the newest edition without checking that it is available."""
-        task = self._require_task()
-        take = ToolCall(
-            name="checkout_book",
-            arguments={"book_id": task.metadata["newest_id"], "member_id": task.metadata["member"]},
-        )
-        return [*self.oracle_actions()[:1], format_tool_call(take), *self.oracle_actions()[2:]]
 
 
 register_env("trace/example-library-v0", f"{__name__}:LibraryEnv")

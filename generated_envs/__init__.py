@@ -15,9 +15,8 @@ SHIPPED_ENVS: dict[str, str] = {
     "trace/datetime-v0": "generated_envs.datetime_reasoning:DatetimeEnv",
 }
 
-SHIPPED_DOMAINS: dict[str, str] = {
-    "toy_shop": "generated_envs.order_cancel:TOY_SHOP",
-}
+SHIPPED_DOMAINS: dict[str, str] = {}
+"""Domains the shipped envs define themselves (none: they use ``trace_envs.domains``)."""
 
 
 def register() -> None:

@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_envs.core import Capability, Task, ToolCall, UserScript, format_tool_call
-from trace_envs.domains.device import DeviceState, dump_world, generate_device_world
+from trace_envs.core import Capability, Plan, Task, ToolCall, UserScript
+from trace_envs.domains.device import DEVICE, DeviceState, generate_device_world
 
-from ._device_tasks import WEEKDAYS, DeviceTaskEnv, Plan, date_text, local_datetime, time_text
+from ._device_tasks import WEEKDAYS, DeviceTaskEnv, date_text, local_datetime, time_text
 
 Kind = Literal["reminder", "reschedule", "shift", "holiday"]
 ALL_KINDS: tuple[Kind, ...] = ("reminder", "reschedule", "shift", "holiday")
@@ -79,16 +79,17 @@ class DatetimeKnobs(BaseModel):
         return self
 
 
-class DatetimeEnv(DeviceTaskEnv):
+class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
     """Relative dates through the date-time tools: reminders at relative times, shifts, days until a holiday."""
 
     capability = Capability(
         name="datetime_reasoning",
         description=(
-            "Work out dates and times with the date-time tools instead of guessing: read today's date with "
-            "get_current_timestamp and timestamp_to_datetime_info before computing 'tomorrow' or 'next Friday', "
-            "convert with datetime_info_to_timestamp or shift_timestamp, and search holidays in the current year."
+            "Working out relative dates and times (tomorrow 5 PM, days until a holiday, the current year) with "
+            "the date-time tools instead of decoding raw timestamps mentally; lacking when a date, year or "
+            "timestamp is used that no tool produced and the user did not give."
         ),
+        probe="trace_envs.analysis.probes:probe_datetime",
     )
     max_turns = 16
     tool_names = (
@@ -105,15 +106,9 @@ class DatetimeEnv(DeviceTaskEnv):
         "timestamp_diff",
         "timestamp_to_datetime_info",
     )
-    Knobs = DatetimeKnobs
-
-    @property
-    def _knobs(self) -> DatetimeKnobs:
-        assert isinstance(self.knobs, DatetimeKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        knobs = self._knobs
+        knobs = self.knobs
         kind: Kind = rng.choice([k for k in ALL_KINDS if k in knobs.kinds])
         start = dt.datetime(knobs.min_year, 1, 1, tzinfo=dt.UTC).timestamp()
         end = dt.datetime(knobs.max_year + 1, 1, 1, tzinfo=dt.UTC).timestamp() - 1
@@ -122,13 +117,12 @@ class DatetimeEnv(DeviceTaskEnv):
         world = generate_device_world(
             rng, n_contacts=1, n_messages=0, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
         )
-        initial = dump_world(world)
-        plan = Plan(world)
+        plan = Plan(DEVICE, world)
         if kind == "holiday":
-            return self._holiday(rng, plan, initial)
+            return self._holiday(rng, plan)
         if kind == "shift":
-            return self._shift(rng, plan, initial)
-        return self._at_relative_day(rng, plan, initial, kind)
+            return self._shift(rng, plan)
+        return self._at_relative_day(rng, plan, kind)
 
     # ----- reminders at a relative day -----------------------------------------------------------------------
     def _relative_day(self, rng: random.Random, today: dt.date) -> tuple[str, int]:
@@ -139,7 +133,7 @@ class DatetimeEnv(DeviceTaskEnv):
         if choice == 1:
             return "the day after tomorrow", 2
         if choice == 2:
-            n = rng.randint(3, self._knobs.max_days_ahead)
+            n = rng.randint(3, self.knobs.max_days_ahead)
             return f"in {n} days", n
         if choice == 3:
             return "a week from today", 7
@@ -147,7 +141,7 @@ class DatetimeEnv(DeviceTaskEnv):
         ahead = (weekday - today.weekday()) % 7 or 7
         return f"this coming {WEEKDAYS[weekday]}", ahead
 
-    def _at_relative_day(self, rng: random.Random, plan: Plan, initial: dict[str, Any], kind: Kind) -> Task:
+    def _at_relative_day(self, rng: random.Random, plan: Plan, kind: Kind) -> Task:
         state = plan.state
         now = state.now
         today = local_datetime(state, now).date()
@@ -200,14 +194,14 @@ class DatetimeEnv(DeviceTaskEnv):
             done = f'Done: I set a reminder "{content}" for {{day}} at {time_text(hour, minute)}.'
         plan.say(done.format(day=date_text(day)))
         flawed += [wrong, write, done.format(day=date_text(guess))]
-        return self._task(plan, initial, opening, kind, [date_text(day)], flawed, phrase=phrase)
+        return self._task(plan, opening, kind, [date_text(day)], flawed, phrase=phrase)
 
     # ----- shift an existing reminder -------------------------------------------------------------------------
-    def _shift(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+    def _shift(self, rng: random.Random, plan: Plan) -> Task:
         state = plan.state
         reminder = rng.choice(state.REMINDER)
         content = reminder.content or ""
-        days = rng.randint(1, self._knobs.max_days_ahead)
+        days = rng.randint(1, self.knobs.max_days_ahead)
         later = rng.random() < 0.6
         phrase = f"{days} day{'s' if days > 1 else ''} {'later' if later else 'earlier'}"
         opening = f'Move my reminder "{content}" {phrase}.'
@@ -234,10 +228,10 @@ class DatetimeEnv(DeviceTaskEnv):
             ToolCall(name="modify_reminder", arguments={"reminder_id": reminder_id, "reminder_timestamp": wrong_new}),
             done.format(content=content, day=date_text(guess), time=time_text(moment.hour, moment.minute)),
         ]
-        return self._task(plan, initial, opening, "shift", [date_text(day)], flawed, phrase=phrase)
+        return self._task(plan, opening, "shift", [date_text(day)], flawed, phrase=phrase)
 
     # ----- days until a holiday -------------------------------------------------------------------------------
-    def _holiday(self, rng: random.Random, plan: Plan, initial: dict[str, Any]) -> Task:
+    def _holiday(self, rng: random.Random, plan: Plan) -> Task:
         state = plan.state
         holiday = rng.choice(list(HOLIDAYS))
         opening = rng.choice(("How many days until {h}?", "How many days are left till {h}?")).format(h=holiday)
@@ -251,8 +245,7 @@ class DatetimeEnv(DeviceTaskEnv):
             raise RuntimeError(f"search_holiday({holiday!r}, {year}) lands on {when}")
         days = plan.call("timestamp_diff", timestamp_0=now, timestamp_1=when)["days"]
         plan.say(f"{holiday} is {days} days away.")
-        past = plan.call("search_holiday", holiday_name=holiday, year=TRAINING_YEAR)
-        plan.steps.pop()  # only to compute what the failure says; not part of the reference
+        past = plan.peek("search_holiday", holiday_name=holiday, year=TRAINING_YEAR)  # what the failure says
         wrong_days = int((past - now) // 86400)
         flawed: list[ToolCall | str] = [
             ToolCall(name="get_current_timestamp", arguments={}),
@@ -260,7 +253,7 @@ class DatetimeEnv(DeviceTaskEnv):
             ToolCall(name="timestamp_diff", arguments={"timestamp_0": now, "timestamp_1": past}),
             f"{holiday} is {wrong_days} days away.",
         ]
-        return self._task(plan, initial, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
+        return self._task(plan, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
 
     # ----- helpers --------------------------------------------------------------------------------------------
     @staticmethod
@@ -273,7 +266,6 @@ class DatetimeEnv(DeviceTaskEnv):
     @staticmethod
     def _task(
         plan: Plan,
-        initial: dict[str, Any],
         opening: str,
         kind: Kind,
         facts: list[str],
@@ -281,26 +273,18 @@ class DatetimeEnv(DeviceTaskEnv):
         **details: Any,
     ) -> Task:
         state = plan.state
-        return Task(
-            task_id="",
-            initial_state=initial,
+        return plan.task(
             goal=opening,
             user=UserScript(opening=opening),
-            solution=plan.steps,
+            flawed_solution=flawed,
             required_facts=facts,
             metadata={
                 "kind": kind,
                 "now": state.now,
                 "utc_offset_seconds": state.SIMULATION.utc_offset_seconds,
-                "flawed": [format_tool_call(s) if isinstance(s, ToolCall) else s for s in flawed],
                 **details,
             },
         )
-
-    def flawed_actions(self) -> list[str] | None:
-        """The paper's failures: today's date guessed from the raw timestamp a day wrong (reminders, shifts),
-        the holiday searched in 2023 instead of the current year (holidays)."""
-        return list(self._require_task().metadata["flawed"])
 
 
 def _zone(state: DeviceState) -> dt.timezone:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from generated_envs._account_records import (
     AIRLINE_NOW,
@@ -24,8 +24,8 @@ from generated_envs._account_records import (
     money,
     refund_total,
 )
-from generated_envs._tau2_env import Tau2VariantEnv
-from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript, format_tool_call
+from generated_envs._tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.core import Capability, Reply, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 
 POLICY_ADDENDUM = """
@@ -56,34 +56,32 @@ class SubTask(BaseModel):
     facts: list[str] = Field(default_factory=list)
 
 
-class MultiStepKnobs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    variant: Literal["airline", "retail"] = Field(default="airline", description="Target domain of the tasks.")
+class MultiStepKnobs(Tau2Knobs):
     subtasks: int = Field(default=3, ge=2, le=4, description="Sub-tasks in the customer's compound request.")
     distractors: int = Field(
         default=2, ge=0, le=10, description="Other reservations or orders on the profile that must stay untouched."
     )
 
 
-class MultiStepEnv(Tau2VariantEnv):
+class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
     """'Please do A, B and C': every sub-task must be done; the user never reminds the agent."""
 
     capability = Capability(
         name="multi_step_task_completion",
         description=(
-            "Complete every sub-task of a compound request (several cancellations, modifications or returns "
-            "asked for in one message) instead of stopping after the first one."
+            "Carrying a compound request (several sub-tasks in one conversation) through to the end without being "
+            "reminded; lacking when the agent completes part of the request and then stops or closes the "
+            "conversation with sub-tasks left untouched."
         ),
+        probe="trace_envs.analysis.probes:probe_multi_step",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:stop_after_first_write",
     )
     domain = AIRLINE
     max_turns = 40
-    Knobs = MultiStepKnobs
     policy_addendum = POLICY_ADDENDUM
 
     # ----- task generation ---------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:
-        assert isinstance(self.knobs, MultiStepKnobs)
         if self.knobs.variant == "airline":
             state, auth, subtasks, identity, facts = self._airline(rng)
         else:
@@ -95,12 +93,22 @@ class MultiStepEnv(Tau2VariantEnv):
         for sub in subtasks:
             solution += [*sub.reads, sub.confirm, sub.write]
         solution.append("All done: " + "; ".join(s.done for s in subtasks) + ".")
+        replies: list[Reply] = ["confirm" for _ in subtasks]  # each sub-task's confirmation, then the summary
+        replies.append("close")
         return Task(
             task_id="",
             initial_state=state,
             goal=f"Complete all {len(subtasks)} parts of the request: " + "; ".join(s.request for s in subtasks),
-            user=UserScript(opening=opening, facts=facts),
+            user=UserScript(opening=opening, facts=facts, replies=replies),
             solution=solution,
+            # the paper's failure: the first sub-task only, then closing as if everything were done
+            flawed_solution=[
+                *auth,
+                *subtasks[0].reads,
+                subtasks[0].confirm,
+                subtasks[0].write,
+                f"Done: {subtasks[0].done}. If you need any further assistance, feel free to reach out.",
+            ],
             required_facts=[f for s in subtasks for f in s.facts],
             metadata={
                 "variant": self.knobs.variant,
@@ -111,7 +119,6 @@ class MultiStepEnv(Tau2VariantEnv):
         )
 
     def _airline(self, rng: random.Random) -> tuple[dict[str, Any], list[ToolCall], list[SubTask], str, list[UserFact]]:
-        assert isinstance(self.knobs, MultiStepKnobs)
         db = AirlineRecords(rng)
         user = db.add_user()
         kinds = [rng.choice(AIRLINE_KINDS) for _ in range(self.knobs.subtasks)]
@@ -234,7 +241,6 @@ class MultiStepEnv(Tau2VariantEnv):
         )
 
     def _retail(self, rng: random.Random) -> tuple[dict[str, Any], list[ToolCall], list[SubTask], str, list[UserFact]]:
-        assert isinstance(self.knobs, MultiStepKnobs)
         db = RetailRecords(rng)
         user = db.add_user()
         kinds: list[str] = []
@@ -340,19 +346,6 @@ class MultiStepEnv(Tau2VariantEnv):
             ),
             done=f"the exchange of the {item['name']} in order {oid} for the {option} {value} one is requested",
         )
-
-    # ----- the paper's failure -----------------------------------------------------------------------
-    def flawed_actions(self) -> list[str] | None:
-        """Does the first sub-task only, then closes the conversation as if everything were done."""
-        task = self._require_task()
-        first = SubTask.model_validate(task.metadata["subtasks"][0])
-        calls = [ToolCall.model_validate(c) for c in task.metadata["auth"]] + [*first.reads, first.write]
-        return [
-            *(format_tool_call(c) for c in calls[:-1]),
-            first.confirm,
-            format_tool_call(calls[-1]),
-            f"Done: {first.done}. If you need any further assistance, feel free to reach out.",
-        ]
 
 
 def _address_args(address: dict[str, str]) -> dict[str, str]:

@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trace_envs.core import Capability, Task, UserFact, UserScript
-from trace_envs.domains.device import dump_world, generate_device_world
+from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
+from trace_envs.domains.device import DEVICE, generate_device_world
 
-from ._device_tasks import DeviceTaskEnv, Plan
+from ._device_tasks import DeviceTaskEnv
 
 Kind = Literal["turn_on", "send_message", "location", "weather"]
 SERVICES = ("wifi", "cellular", "location_service")
@@ -104,16 +104,17 @@ class PermissionRecoveryKnobs(BaseModel):
         return [(k, n) for k in kinds for n in BLOCKERS[k] if self.min_blockers <= n <= self.max_blockers]
 
 
-class PermissionRecoveryEnv(DeviceTaskEnv):
+class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
     """Recover from a permission-style tool error: find the blocking setting, change it, retry, tell the user."""
 
     capability = Capability(
         name="permission_error_recovery",
         description=(
-            "When a tool call fails because a device setting blocks it (low battery mode, cellular service, "
-            "location service, wifi), diagnose the blocking setting, change it, retry the original call and tell "
-            "the user, instead of stopping and reporting the error."
+            "Recovering from a permission-style tool error caused by a device setting (low battery mode, a "
+            "disabled service): finding the blocking setting, changing it, retrying the original call and telling "
+            "the user; lacking when the agent reports the error instead of resolving it."
         ),
+        probe="trace_envs.analysis.probes:probe_permission",
     )
     max_turns = 20
     tool_names = (
@@ -133,15 +134,9 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
         "set_wifi_status",
         "get_current_timestamp",
     )
-    Knobs = PermissionRecoveryKnobs
-
-    @property
-    def _knobs(self) -> PermissionRecoveryKnobs:
-        assert isinstance(self.knobs, PermissionRecoveryKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        kind, blockers = rng.choice(self._knobs.choices())
+        kind, blockers = rng.choice(self.knobs.choices())
         service = rng.choice(SERVICES) if kind == "turn_on" else None
         needed, blocked = self._services(rng, kind, blockers, service)
         settings: dict[str, bool] = {s: s not in blocked for s in SERVICES}
@@ -149,13 +144,12 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
             settings = {"low_battery_mode": True, **{s: False for s in SERVICES}}
         else:
             spare = [s for s in SERVICES if s not in needed]
-            for s in rng.sample(spare, min(self._knobs.distractor_settings, len(spare))):
+            for s in rng.sample(spare, min(self.knobs.distractor_settings, len(spare))):
                 settings[s] = False
         world = generate_device_world(
-            rng, n_contacts=self._knobs.contacts, n_messages=2, n_reminders=1, settings=settings
+            rng, n_contacts=self.knobs.contacts, n_messages=2, n_reminders=1, settings=settings
         )
-        initial = dump_world(world)
-        plan = Plan(world)
+        plan = Plan(DEVICE, world)
         facts: list[str] = []
         if kind == "turn_on":
             assert service is not None
@@ -192,9 +186,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
             facts = [str(temperature)]
         first_error = plan.errors[0]
         facts = [*facts, *(FACT[s] for s in changed if FACT[s] not in facts)]
-        return Task(
-            task_id="",
-            initial_state=initial,
+        return plan.task(
             goal=f"{opening} (blocked by: {', '.join(changed)}; the user allows changing settings)",
             user=UserScript(
                 opening=opening,
@@ -205,9 +197,12 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
                     )
                 ],
             ),
-            solution=plan.steps,
+            # the paper's failure: make the request, get the error, and report it instead of fixing it
+            flawed_solution=[
+                *plan.steps[: plan.expected_errors[0] + 1],
+                f'Sorry, I couldn\'t do that: the phone says "{first_error}". You may need to change a setting.',
+            ],
             required_facts=facts,
-            expected_errors=plan.expected_errors,
             metadata={"kind": kind, "blockers": blockers, "changed": changed, "first_error": first_error},
         )
 
@@ -257,13 +252,3 @@ class PermissionRecoveryEnv(DeviceTaskEnv):
         names = [WORDS.get(s, "low battery mode") for s in changed]
         actions = [f"turned {n} {'off' if n == 'low battery mode' else 'on'}" for n in names]
         return f"It was blocked by your settings, so I {', then '.join(actions)}."
-
-    def flawed_actions(self) -> list[str] | None:
-        """The paper's failure: make the request, get the error, and report it to the user instead of fixing it."""
-        task = self._require_task()
-        first = task.expected_errors[0]
-        return [
-            *self.oracle_actions()[: first + 1],
-            f'Sorry, I couldn\'t do that: the phone says "{task.metadata["first_error"]}". '
-            "You may need to change a setting.",
-        ]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from generated_envs._account_records import (
     AIRLINE_NOW,
@@ -26,8 +26,8 @@ from generated_envs._account_records import (
     money,
     refund_total,
 )
-from generated_envs._tau2_env import Tau2VariantEnv
-from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript, format_tool_call
+from generated_envs._tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 
 POLICY_ADDENDUM = """
@@ -54,10 +54,7 @@ RETAIL_WRONG_STATUS = {
 }
 
 
-class PreconditionKnobs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    variant: Literal["airline", "retail"] = Field(default="airline", description="Target domain of the tasks.")
+class PreconditionKnobs(Tau2Knobs):
     not_allowed_share: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Share of seeds whose request the policy does not allow."
     )
@@ -84,24 +81,25 @@ class Plan(BaseModel):
     own values (cabin and booking date, the order's status)."""
 
 
-class PreconditionEnv(Tau2VariantEnv):
+class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
     """'Please cancel X': check the policy's conditions first, act only when they hold, refuse otherwise."""
 
     capability = Capability(
         name="precondition_verification",
         description=(
-            "Check that a state-changing request is allowed by policy (eligibility, status, ownership) before "
-            "acting, and refuse it when it is not, because the tools do not enforce the policy."
+            "Checking that a state-changing request is allowed by the policy before acting (looking up the "
+            "record's status, membership, fare class, timing) and refusing when it is not; lacking when a write "
+            "action is made without the lookups those checks need."
         ),
+        probe="trace_envs.analysis.probes:probe_precondition",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
     )
     domain = AIRLINE
     max_turns = 20
-    Knobs = PreconditionKnobs
     policy_addendum = POLICY_ADDENDUM
 
     # ----- task generation ---------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:
-        assert isinstance(self.knobs, PreconditionKnobs)
         allowed = rng.random() >= self.knobs.not_allowed_share
         if self.knobs.variant == "airline":
             state, auth, facts, plan = self._airline(rng, allowed)
@@ -118,25 +116,20 @@ class PreconditionEnv(Tau2VariantEnv):
             goal=(
                 f"{plan.kind}: act on {plan.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
             ),
-            user=UserScript(opening=plan.opening, facts=facts),
+            user=UserScript(
+                opening=plan.opening, facts=facts, replies=["confirm", "close"] if plan.allowed else ["close"]
+            ),
             solution=solution,
+            # the paper's failure: identify the customer, then make the change without looking at the record
+            flawed_solution=[*auth, plan.write, plan.success],
             required_facts=plan.success_facts if plan.allowed else plan.refusal_facts,
             required_reads=[] if plan.allowed else plan.checks,  # a refusal rests on what the checks show
-            metadata={
-                "variant": self.knobs.variant,
-                "allowed": plan.allowed,
-                "kind": plan.kind,
-                "target": plan.target,
-                "auth": [c.model_dump() for c in auth],
-                "write": plan.write.model_dump(),
-                "success": plan.success,
-            },
+            metadata={"variant": self.knobs.variant, "allowed": plan.allowed, "kind": plan.kind, "target": plan.target},
         )
 
     def _airline(
         self, rng: random.Random, allowed: bool
     ) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Plan]:
-        assert isinstance(self.knobs, PreconditionKnobs)
         db = AirlineRecords(rng)
         user = db.add_user()
         uid = user["user_id"]
@@ -227,7 +220,6 @@ class PreconditionEnv(Tau2VariantEnv):
         return db.state(), auth, facts, plan
 
     def _retail(self, rng: random.Random, allowed: bool) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Plan]:
-        assert isinstance(self.knobs, PreconditionKnobs)
         db = RetailRecords(rng)
         user = db.add_user()
         request = rng.choice(("cancel", "address", "return"))
@@ -305,10 +297,3 @@ class PreconditionEnv(Tau2VariantEnv):
             UserFact(keys=["zip"], answer=f"I'm {name} and my zip code is {user['address']['zip']}."),
         ]
         return db.state(), auth, facts, plan
-
-    # ----- the paper's failure -----------------------------------------------------------------------
-    def flawed_actions(self) -> list[str] | None:
-        """Identifies the customer, then makes the change at once without looking at the record."""
-        task = self._require_task()
-        auth = [format_tool_call(ToolCall.model_validate(c)) for c in task.metadata["auth"]]
-        return [*auth, format_tool_call(ToolCall.model_validate(task.metadata["write"])), task.metadata["success"]]

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
+from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.retail.generator import CATALOG
 
-from ._tau2_env import Tau2VariantEnv
+from ._tau2_env import Tau2Knobs, Tau2VariantEnv
 from ._tau2_records import (
     AIRPORT_CITY,
     CABIN_LABEL,
@@ -53,12 +53,9 @@ TRAVEL_DATES = tuple(f"2024-05-{day}" for day in range(16, 31))
 """Bookable dates (after the domain's "now", 2024-05-15)."""
 
 
-class StructuredDataKnobs(BaseModel):
+class StructuredDataKnobs(Tau2Knobs):
     """Difficulty knobs of ``trace/structured-data-v0``."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    variant: Literal["airline", "retail"] = Field(default="airline", description="Target domain of the tasks.")
     distractors: int = Field(
         default=4, ge=1, le=8, description="Near-miss records: other itineraries (airline) or other variants (retail)."
     )
@@ -84,34 +81,31 @@ class _Option:
     totals: dict[str, int]
 
 
-class StructuredDataEnv(Tau2VariantEnv):
+class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
     """Search, filter and cross-reference nested records to find the one the user asked for, then act on it."""
 
     capability = Capability(
         name="structured_data_reasoning",
         description=(
-            "Search, filter and cross-reference nested records returned by tools (per-cabin price tables, flight "
-            "routings, product variants with options) to find the one record that satisfies every constraint of "
-            "the user's request, then act on exactly that record or report it."
+            "Reading nested structured records returned by tools (per-cabin price tables, flight routings, item "
+            "variants with options) and searching, filtering and cross-referencing them to find the one record or "
+            "value that satisfies the user's constraints; lacking when the agent reports or uses a value from the "
+            "wrong record or field, or a number that the records do not support."
         ),
+        probe="trace_envs.analysis.probes:probe_structured",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
     )
     domain: Domain[Any] = AIRLINE
     max_turns = 14
-    Knobs = StructuredDataKnobs
-
-    @property
-    def _knobs(self) -> StructuredDataKnobs:
-        assert isinstance(self.knobs, StructuredDataKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        if self._knobs.variant == "airline":
+        if self.knobs.variant == "airline":
             return self._airline_task(rng)
         return self._retail_task(rng)
 
     # ----- airline ------------------------------------------------------------------------------------------
     def _airline_task(self, rng: random.Random) -> Task:
-        knobs = self._knobs
+        knobs = self.knobs
         taken: set[str] = set()
         codes = sorted(AIRPORT_CITY)
         origin, destination = rng.sample(codes, 2)
@@ -250,8 +244,10 @@ class StructuredDataEnv(Tau2VariantEnv):
             user=UserScript(
                 opening=opening,
                 facts=[UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}.")],
+                replies=["close"] if report else ["confirm", "close"],
             ),
             solution=solution,
+            flawed_solution=self._misread_solution(solution, flawed.flights, flawed.totals[misread] * passengers),
             # A report must name the itinerary; a booking is checked by the database, and must tell the total.
             required_facts=[*(f["flight_number"] for f in target.flights if report), f"${total}"],
             metadata={
@@ -270,6 +266,22 @@ class StructuredDataEnv(Tau2VariantEnv):
         )
 
     @staticmethod
+    def _misread_solution(solution: list[ToolCall | str], flights: list[Record], total: int) -> list[ToolCall | str]:
+        """The paper's failure: the neighbouring cabin's price column read, so the wrong itinerary picked and paid."""
+        numbers = " + ".join(f["flight_number"] for f in flights)
+        claim = f"The cheapest option is {numbers} at ${total} in total."
+        if len(solution) == 2:  # a report
+            return [solution[0], claim]
+        booking = solution[3]
+        assert isinstance(booking, ToolCall)
+        arguments = dict(booking.arguments)
+        date = booking.arguments["flights"][0]["date"]
+        arguments["flights"] = [{"flight_number": f["flight_number"], "date": date} for f in flights]
+        arguments["payment_methods"] = [{"payment_id": arguments["payment_methods"][0]["payment_id"], "amount": total}]
+        wrong = ToolCall(name="book_reservation", arguments=arguments)
+        return [*solution[:2], claim + " Shall I book it?", wrong, f"Done: {numbers} is booked, ${total} in total."]
+
+    @staticmethod
     def _leg_prices(rng: random.Random, kind: str, cabin: str, misread: str, target: dict[str, int]) -> dict[str, int]:
         """One leg's price per cabin, placed relative to the target leg's so every trap is strict."""
         prices = {c: rng.randint(*CABIN_PRICE_RANGES[c]) for c in CABINS}
@@ -286,7 +298,7 @@ class StructuredDataEnv(Tau2VariantEnv):
 
     # ----- retail -------------------------------------------------------------------------------------------
     def _retail_task(self, rng: random.Random) -> Task:
-        knobs = self._knobs
+        knobs = self.knobs
         taken: set[str] = set()
         names = rng.sample(sorted(CATALOG), 3)
         product = self._product(rng, taken, names[0], {})
@@ -429,8 +441,10 @@ class StructuredDataEnv(Tau2VariantEnv):
                     UserFact(keys=["email"], answer=f"My email is {user['email']}."),
                     UserFact(keys=["order id", "order number"], answer=f"The order is {order['order_id']}."),
                 ],
+                replies=["close"] if report else ["confirm", "close"],
             ),
             solution=solution,
+            flawed_solution=self._first_match_solution(solution, flawed_id, product["variants"][flawed_id]["price"]),
             required_facts=[price_text],
             metadata={
                 "variant": "retail",
@@ -443,6 +457,17 @@ class StructuredDataEnv(Tau2VariantEnv):
                 "flawed_price": product["variants"][flawed_id]["price"],
             },
         )
+
+    @staticmethod
+    def _first_match_solution(solution: list[ToolCall | str], item: str, price: float) -> list[ToolCall | str]:
+        """The paper's failure: the first listed variant that matches the one changed option."""
+        claim = f"The item that matches is {item}, priced at ${price:.2f}"
+        if len(solution) == 4:  # a report
+            return [*solution[:3], claim + "."]
+        write = solution[4]
+        assert isinstance(write, ToolCall)
+        wrong = ToolCall(name=write.name, arguments={**write.arguments, "new_item_ids": [item]})
+        return [*solution[:3], claim + ". Shall I proceed?", wrong, f"Done: your item is replaced by {item}."]
 
     @staticmethod
     def _product(
@@ -465,46 +490,3 @@ class StructuredDataEnv(Tau2VariantEnv):
                 "price": price_with_cents(rng, low, high),
             }
         return product
-
-    # ----- the paper's failure ------------------------------------------------------------------------------
-    def flawed_actions(self) -> list[str] | None:
-        """Airline: reads the neighbouring cabin's price column, so picks (and pays for) the wrong itinerary.
-        Retail: takes the first listed variant that matches the one changed option."""
-        task = self._require_task()
-        meta = task.metadata
-        actions = self.oracle_actions()
-        if meta["variant"] == "airline":
-            numbers = " + ".join(meta["flawed_flights"])
-            claim = f"The cheapest option is {numbers} at ${meta['flawed_total']} in total."
-            if meta["mode"] == "report":
-                return [actions[0], claim]
-            booking = task.solution[3]
-            assert isinstance(booking, ToolCall)
-            arguments = dict(booking.arguments)
-            arguments["flights"] = [
-                {"flight_number": n, "date": booking.arguments["flights"][0]["date"]} for n in meta["flawed_flights"]
-            ]
-            arguments["payment_methods"] = [
-                {"payment_id": arguments["payment_methods"][0]["payment_id"], "amount": meta["flawed_total"]}
-            ]
-            wrong = format_tool_call(ToolCall(name="book_reservation", arguments=arguments))
-            return [
-                *actions[:2],
-                claim + " Shall I book it?",
-                wrong,
-                f"Done: {numbers} is booked, ${meta['flawed_total']} in total.",
-            ]
-        claim = f"The item that matches is {meta['flawed_item']}, priced at ${meta['flawed_price']:.2f}"
-        if meta["mode"] == "report":
-            return [*actions[:3], claim + "."]
-        write = task.solution[4]
-        assert isinstance(write, ToolCall)
-        wrong = format_tool_call(
-            ToolCall(name=write.name, arguments={**write.arguments, "new_item_ids": [meta["flawed_item"]]})
-        )
-        return [
-            *actions[:3],
-            claim + ". Shall I proceed?",
-            wrong,
-            f"Done: your item is replaced by {meta['flawed_item']}.",
-        ]

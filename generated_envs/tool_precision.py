@@ -23,14 +23,14 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript, format_tool_call
+from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.generator import CATALOG
 
-from ._tau2_env import Tau2VariantEnv
+from ._tau2_env import Tau2Knobs, Tau2VariantEnv
 from ._tau2_records import (
     AIRPORT_CITY,
     CABIN_LABEL,
@@ -56,7 +56,7 @@ BRANDS = ("visa", "mastercard")
 RESERVATION_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
-class ToolPrecisionKnobs(BaseModel):
+class ToolPrecisionKnobs(Tau2Knobs):
     """Difficulty knobs of ``trace/tool-precision-v0``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -76,30 +76,26 @@ class ToolPrecisionKnobs(BaseModel):
     )
 
 
-class ToolPrecisionEnv(Tau2VariantEnv):
+class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
     """The right tool and exactly the right argument values when near-miss values sit next to them."""
 
     capability = Capability(
         name="tool_calling_precision",
         description=(
-            "Call the right tool with exactly the right argument values when near-miss values are present: the "
-            "order's own payment method rather than another one on the profile, the item id of the variant the "
-            "user means, the card the user names rather than a similar one, exact counts."
+            "Calling the right tool with exactly the right arguments when near-miss values are present: the "
+            "order's own payment method rather than another one on the profile, the right item id among variants; "
+            "lacking when an argument contradicts the value the agent has just read for that field."
         ),
+        probe="trace_envs.analysis.probes:probe_precision",
+        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
     )
     domain: Domain[Any] = RETAIL
     max_turns = 14
-    Knobs = ToolPrecisionKnobs
-
-    @property
-    def _knobs(self) -> ToolPrecisionKnobs:
-        assert isinstance(self.knobs, ToolPrecisionKnobs)
-        return self.knobs
 
     def generate(self, rng: random.Random) -> Task:
-        if self._knobs.variant == "airline":
+        if self.knobs.variant == "airline":
             return self._bags_task(rng)
-        if rng.random() < self._knobs.payment_change_share:
+        if rng.random() < self.knobs.payment_change_share:
             return self._payment_change_task(rng)
         return self._return_task(rng)
 
@@ -135,7 +131,7 @@ class ToolPrecisionEnv(Tau2VariantEnv):
         gift_id = unique_id(rng, taken, "gift_card_", 7)
         methods.append((gift_id, {"source": "gift_card", "id": gift_id, "balance": float(rng.randint(20, 300))}))
         cards = [right_id]  # the near-miss credit card comes first among the extras: payment changes need it
-        extras = ["credit_card", "paypal", "gift_card"][: self._knobs.near_miss_methods]
+        extras = ["credit_card", "paypal", "gift_card"][: self.knobs.near_miss_methods]
         for source in extras:
             method_id = unique_id(rng, taken, f"{source}_", 7)
             if source == "credit_card":
@@ -156,7 +152,7 @@ class ToolPrecisionEnv(Tau2VariantEnv):
         self, rng: random.Random, taken: set[str], user: Record, products: dict[str, Record], orders: dict[str, Record]
     ) -> None:
         methods = list(user["payment_methods"])
-        for _ in range(self._knobs.distractor_records):
+        for _ in range(self.knobs.distractor_records):
             product = products[rng.choice(list(products))]
             item = retail_item(product, rng.choice(list(product["variants"])))
             status = rng.choice(("delivered", "pending", "processed"))
@@ -173,7 +169,7 @@ class ToolPrecisionEnv(Tau2VariantEnv):
         variant_ids = list(main["variants"])
         returned_id = variant_ids[0]
         items = [retail_item(main, returned_id)]
-        if self._knobs.twin_items:
+        if self.knobs.twin_items:
             twin_id = next(
                 v for v in variant_ids[1:] if main["variants"][v]["options"] != main["variants"][returned_id]["options"]
             )
@@ -289,8 +285,12 @@ class ToolPrecisionEnv(Tau2VariantEnv):
                     UserFact(keys=["email"], answer=f"My email is {user['email']}."),
                     UserFact(keys=["order id", "order number"], answer=f"The order is {order_id}."),
                 ],
+                replies=["confirm", "close"],
             ),
             solution=solution,
+            flawed_solution=near_miss_solution(
+                solution, metadata["write_index"], metadata["argument"], metadata["near_miss"]
+            ),
             metadata={"variant": "retail", **metadata},
         )
 
@@ -307,7 +307,7 @@ class ToolPrecisionEnv(Tau2VariantEnv):
             (near_id, credit_card(near_id, rng.choice(BRANDS), near_miss_digits(rng, digits))),
             (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
         ]
-        if self._knobs.near_miss_methods >= 2:
+        if self.knobs.near_miss_methods >= 2:
             cert_id = unique_id(rng, taken, "certificate_", 7)
             methods.append((cert_id, {"source": "certificate", "id": cert_id, "amount": float(rng.choice((100, 250)))}))
         rng.shuffle(methods)
@@ -316,12 +316,12 @@ class ToolPrecisionEnv(Tau2VariantEnv):
         codes = sorted(AIRPORT_CITY)
         flights: dict[str, Record] = {}
         reservations: dict[str, Record] = {}
-        numbers = [f"HAT{n:03d}" for n in rng.sample(range(1, 1000), self._knobs.distractor_records + 1)]
+        numbers = [f"HAT{n:03d}" for n in rng.sample(range(1, 1000), self.knobs.distractor_records + 1)]
         travellers = [
             {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]},
             *user["saved_passengers"],
         ]
-        for index in range(self._knobs.distractor_records + 1):
+        for index in range(self.knobs.distractor_records + 1):
             origin, destination = rng.sample(codes, 2)
             day = f"2024-05-{rng.randint(16, 30)}"
             cabin = rng.choice(("basic_economy", "economy", "business"))
@@ -401,8 +401,10 @@ class ToolPrecisionEnv(Tau2VariantEnv):
                     UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}."),
                     UserFact(keys=["reservation id"], answer=f"It's reservation {target_id}."),
                 ],
+                replies=["confirm", "close"],
             ),
             solution=solution,
+            flawed_solution=near_miss_solution(solution, 3, "payment_id", near_id),
             metadata={
                 "variant": "airline",
                 "kind": "bags",
@@ -420,15 +422,11 @@ class ToolPrecisionEnv(Tau2VariantEnv):
                 taken.add(candidate)
                 return candidate
 
-    # ----- the paper's failure ------------------------------------------------------------------------------
-    def flawed_actions(self) -> list[str] | None:
-        """The right tool with a near-miss argument: the gift card instead of the order's card (returns), the
-        similar card instead of the one the user named (payment changes, bags)."""
-        task = self._require_task()
-        meta = task.metadata
-        index = meta["write_index"]
-        write = task.solution[index]
-        assert isinstance(write, ToolCall)
-        wrong = ToolCall(name=write.name, arguments={**write.arguments, meta["argument"]: meta["near_miss"]})
-        actions = self.oracle_actions()
-        return [*actions[:index], format_tool_call(wrong), f"Done: it is charged or refunded to {meta['near_miss']}."]
+
+def near_miss_solution(solution: list[ToolCall | str], index: int, argument: str, value: str) -> list[ToolCall | str]:
+    """The paper's failure: the right tool with a near-miss argument (the gift card instead of the order's card
+    for returns, the similar card instead of the one the user named for payment changes and bags)."""
+    write = solution[index]
+    assert isinstance(write, ToolCall)
+    wrong = ToolCall(name=write.name, arguments={**write.arguments, argument: value})
+    return [*solution[:index], wrong, f"Done: it is charged or refunded to {value}."]

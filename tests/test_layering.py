@@ -21,8 +21,15 @@ import pytest
 
 from .conftest import REPO_ROOT
 
-PACKAGE_SURFACE = {"trace_envs", "trace_envs.registration", "trace_envs.plugins", "trace_envs.description"}
-"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``."""
+PACKAGE_SURFACE = {
+    "trace_envs",
+    "trace_envs.registration",
+    "trace_envs.plugins",
+    "trace_envs.description",
+    "trace_envs.capabilities",
+}
+"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, and the capability
+registry (read from the registered envs' declarations)."""
 
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
@@ -35,7 +42,8 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"core", "package"},
     "routing": {"core", "training"},
     "testing": {"core", "rollout", "package"},
-    "synthesis": {"core", "domains", "targets", "llm", "rollout", "analysis", "testing", "package"},
+    "synthesis": {"core", "domains", "targets", "llm", "rollout", "analysis", "testing", "guide", "package"},
+    "guide": {"core", "domains", "package"},
     "package": {"core"},
     "cli": {
         "core",
@@ -56,8 +64,8 @@ ALLOWED: dict[str, set[str]] = {
 ENV_INTERNALS = {
     "state", "task", "task_seed", "domain", "user", "user_model", "messages", "ended", "turn", "knobs",
     "tool_schemas", "gold_hash", "facts_told", "verify", "finish", "system_prompt", "policy_text", "make_user",
-    "invoke_tool", "start_conversation", "after_step", "choose_domain", "generate", "_require_task",
-    "_run_tool_calls", "_talk", "_replay_gold", "_gold_hash", "_pending_seed", "_cache_key",
+    "invoke_tool", "start_conversation", "after_step", "choose_domain", "generate", "current_task",
+    "run_tool_calls", "talk", "replay_reference", "_gold_hash", "_pending_seed", "_cache_key",
 }  # fmt: skip
 """What training and routing may not read off an env. ``toolset`` is not listed: TRL needs a method for
 every tool an env can offer, and one episode's ``info["tools"]`` does not say that for envs whose tools

@@ -49,7 +49,7 @@ def describe_env(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
     try:
         inner = unwrap_capability_env(env, env_id)
         observation, _ = env.reset(seed=seed)
-        task = inner._require_task()
+        task = inner.current_task
         fields = inner.Knobs.model_fields
         return EnvDescription(
             env_id=env_id,

@@ -10,6 +10,7 @@ from .core.registry import NAMESPACE, list_envs, register_env
 from .plugins import load_env_path, load_envs, load_plugins
 
 BUILTIN_DOMAINS: dict[str, str] = {
+    "toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP",
     "retail": "trace_envs.domains.retail:RETAIL",
     "airline": "trace_envs.domains.airline:AIRLINE",
     "device": "trace_envs.domains.device:DEVICE",

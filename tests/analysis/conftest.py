@@ -57,16 +57,13 @@ def episode(
 def shipped_capability_envs() -> dict[str, str]:
     """Registered capability envs whose capability is one of the six known ones: env id -> capability."""
     import trace_envs  # noqa: F401
-    from trace_envs.analysis import KNOWN_CAPABILITIES
-    from trace_envs.registration import env_class, list_capability_envs
+    from generated_envs import SHIPPED_ENVS
+    from trace_envs.analysis import known_capabilities
+    from trace_envs.capabilities import capability_envs
 
-    out = {}
-    for env_id in list_capability_envs():
-        cls: Any = env_class(env_id)
-        name = cls.capability.name
-        if name in KNOWN_CAPABILITIES and cls.flawed_actions is not None:
-            out[env_id] = name
-    return out
+    known = known_capabilities()
+    found = [(env_id, name) for name, ids in capability_envs().items() for env_id in ids if name in known]
+    return {env_id: name for env_id, name in sorted(found) if env_id in SHIPPED_ENVS}
 
 
 def variants(env_id: str) -> list[dict[str, Any]]:

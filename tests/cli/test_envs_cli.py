@@ -81,6 +81,9 @@ def test_bad_input_gives_clear_errors() -> None:
     bad_policy = runner.invoke(app, ["play", "trace/order-cancel-v0", "--policy", "magic"])
     assert bad_policy.exit_code == 2 and bad_policy.exception is not None
     assert "unknown policy spec 'magic'" in one_line(bad_policy.output)
+    typo = runner.invoke(app, ["play", "trace/order-cancel-v0", "--policy", "flawed:date_reasoning"])
+    assert typo.exit_code == 2
+    assert "'date_reasoning'" in one_line(typo.output) and "datetime_reasoning" in one_line(typo.output)
     no_tty = runner.invoke(app, ["play", "trace/order-cancel-v0"])
     assert no_tty.exit_code != 0
     assert "stdin is not a terminal" in no_tty.output

@@ -142,17 +142,15 @@ def test_render_ansi_is_a_readable_transcript(capsys: pytest.CaptureFixture[str]
 
 
 def test_gold_hash_is_replayed_once_per_seed_and_knobs(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trace_envs.core import env as env_module
-
-    monkeypatch.setattr(env_module, "_GOLD_CACHE", env_module.OrderedDict())
+    make().clear_gold_cache()
     calls: list[int] = []
-    original = CapabilityEnv._replay_gold
+    original = CapabilityEnv.replay_reference
 
     def counting(self: CapabilityEnv) -> str:
         calls.append(int(self.task_seed or 0))
         return original(self)
 
-    monkeypatch.setattr(CapabilityEnv, "_replay_gold", counting)
+    monkeypatch.setattr(CapabilityEnv, "replay_reference", counting)
     first, second, other_knobs = make(), make(), make(distractor_orders=7)
     for env in (first, second, first):
         env.reset(seed=4)
@@ -179,9 +177,9 @@ def test_reference_steps_listed_as_expected_errors_must_fail() -> None:
     env.reset(seed=1)
     assert env.task is not None
     failing = env.task.model_copy(update={"expected_errors": [0]})
-    env.task, env._gold_hash = failing, None
+    env.task = failing
     with pytest.raises(RuntimeError, match="step 0 \\(get_order_details\\) should fail but succeeded"):
-        env._replay_gold()
+        env.replay_reference()
 
 
 def test_text_of_a_malformed_tool_call_never_reaches_the_user() -> None:

@@ -55,7 +55,7 @@ class RetailCancelReasonEnv(CapabilityEnv):
         )
 
     def flawed_actions(self) -> list[str]:
-        task = self._require_task()
+        task = self.current_task
         wrong = "ordered by mistake" if task.metadata["reason"] == "no longer needed" else "no longer needed"
         actions = []
         for step in task.solution:

@@ -28,7 +28,7 @@ def make(**knobs: Any) -> DatetimeEnv:
 def with_date_call(env: DatetimeEnv, arguments: dict[str, int], seed: int) -> tuple[float, dict[str, Any]]:
     """The oracle with the datetime_info_to_timestamp call's date replaced, and the write using its result."""
     env.reset(seed=seed)
-    solution = env._require_task().solution
+    solution = env.current_task.solution
     index = next(
         i for i, s in enumerate(solution) if isinstance(s, ToolCall) and s.name == "datetime_info_to_timestamp"
     )
@@ -72,7 +72,7 @@ def test_the_clock_and_time_zone_vary_by_seed() -> None:
     days, offsets, years = set(), set(), set()
     for seed in SEEDS:
         env.reset(seed=seed)
-        meta = env._require_task().metadata
+        meta = env.current_task.metadata
         moment = dt.datetime.fromtimestamp(
             meta["now"], tz=dt.timezone(dt.timedelta(seconds=meta["utc_offset_seconds"]))
         )
@@ -110,7 +110,7 @@ def test_decoding_the_timestamp_in_utc_fails_where_the_local_date_differs() -> N
     caught = 0
     for seed in range(300):
         env.reset(seed=seed)
-        meta = env._require_task().metadata
+        meta = env.current_task.metadata
         zone = dt.timezone(dt.timedelta(seconds=meta["utc_offset_seconds"]))
         local, utc = (
             dt.datetime.fromtimestamp(meta["now"], tz=zone).date(),
@@ -118,7 +118,7 @@ def test_decoding_the_timestamp_in_utc_fails_where_the_local_date_differs() -> N
         )
         if local == utc:
             continue
-        solution = env._require_task().solution
+        solution = env.current_task.solution
         call = next(s for s in solution if isinstance(s, ToolCall) and s.name == "datetime_info_to_timestamp")
         target = dt.date(call.arguments["year"], call.arguments["month"], call.arguments["day"])
         guess = target + (utc - local)
@@ -146,7 +146,7 @@ def test_holiday_already_past_this_year_is_searched_in_the_next_year() -> None:
     next_year = 0
     for seed in SEEDS:
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         searches = [s for s in task.solution if isinstance(s, ToolCall) and s.name == "search_holiday"]
         local_year = dt.datetime.fromtimestamp(
             task.metadata["now"], tz=dt.timezone(dt.timedelta(seconds=task.metadata["utc_offset_seconds"]))
@@ -173,7 +173,7 @@ def test_every_kind_is_drawn_and_solved() -> None:
     kinds: dict[str, int] = {}
     for seed in range(100):
         env.reset(seed=seed)
-        kind = env._require_task().metadata["kind"]
+        kind = env.current_task.metadata["kind"]
         kinds[kind] = kinds.get(kind, 0) + 1
     assert set(kinds) == {"reminder", "reschedule", "shift", "holiday"} and min(kinds.values()) >= 15
 

@@ -1,4 +1,5 @@
-"""The shared device-env pieces: ``invoke`` (no trace) behaves exactly like ``execute``; plans record errors."""
+"""The device domain under the device envs: ``invoke`` (no trace) behaves exactly like ``execute``; core's
+``Plan`` on a device world records expected errors and refuses surprises."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generated_envs._device_tasks import Plan
-from trace_envs.core import parse_action
+from trace_envs.core import Plan, parse_action
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, dump_world, generate_device_world
 from trace_envs.testing.strategies import tool_call_actions
 
@@ -32,7 +32,7 @@ def test_invoke_gives_executes_results_and_state(world: int, actions: list[str])
 
 
 def test_plan_records_expected_errors_and_refuses_surprises() -> None:
-    plan = Plan(generate_device_world(random.Random(0), settings={"low_battery_mode": True, "wifi": False}))
+    plan = Plan(DEVICE, generate_device_world(random.Random(0), settings={"low_battery_mode": True, "wifi": False}))
     ok, error = plan.attempt("set_wifi_status", on=True)
     assert not ok and error == "PermissionError: Wifi cannot be turned on in low battery mode"
     plan.call("set_low_battery_mode_status", on=False)

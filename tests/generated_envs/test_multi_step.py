@@ -44,7 +44,7 @@ def test_subtask_knob_sets_the_number_of_state_changes(variant: str, count: int)
     env = make(variant, subtasks=count)
     for seed in range(15):
         observation, _ = env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         writes = [s for s in task.solution if isinstance(s, ToolCall) and env.toolset.kind_of(s.name) == "write"]
         assert len(writes) == count
         assert f"I have {count} things" in observation
@@ -79,7 +79,7 @@ def test_skipping_only_the_last_subtask_fails_and_any_order_succeeds(variant: st
     env = make(variant, subtasks=3)
     for seed in range(40):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         subtasks = task.metadata["subtasks"]
         auth = [format_tool_call(ToolCall.model_validate(c)) for c in task.metadata["auth"]]
 
@@ -102,7 +102,7 @@ def test_airline_cancellations_must_report_the_refund() -> None:
     checked = 0
     for seed in range(40):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if "cancel" not in task.metadata["kinds"]:
             continue
         # every change made and confirmed, but no refund amount ever said
@@ -140,4 +140,4 @@ def test_every_confirmation_question_of_the_oracle_gets_a_yes(variant: str) -> N
         play_actions(env, env.oracle_actions(), seed=seed)
         pairs = zip(env.messages, env.messages[1:], strict=False)
         replies = [b["content"] for a, b in pairs if a["role"] == "assistant" and str(a.get("content")).endswith("?")]
-        assert replies == [env._require_task().user.confirm_reply] * 4
+        assert replies == [env.current_task.user.confirm_reply] * 4

@@ -30,7 +30,7 @@ def test_a_refusal_counts_only_after_the_lookup() -> None:
     seen = 0
     for seed in range(40):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if task.metadata["eligible"]:
             assert task.required_reads == []  # cancelling is checked by the state hash
             continue

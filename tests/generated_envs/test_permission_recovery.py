@@ -26,12 +26,12 @@ def make(**knobs: Any) -> PermissionRecoveryEnv:
 
 
 def calls_of(env: PermissionRecoveryEnv) -> list[ToolCall]:
-    return [s for s in env._require_task().solution if isinstance(s, ToolCall)]
+    return [s for s in env.current_task.solution if isinstance(s, ToolCall)]
 
 
 def request_call(env: PermissionRecoveryEnv) -> ToolCall:
     """The user's request: the call that first fails (and is retried last)."""
-    task = env._require_task()
+    task = env.current_task
     step = task.solution[task.expected_errors[0]]
     assert isinstance(step, ToolCall)
     return step
@@ -63,7 +63,7 @@ def test_every_task_starts_with_a_blocking_error_from_the_real_tool() -> None:
     kinds = set()
     for seed in SEEDS:
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         kinds.add(task.metadata["kind"])
         actions = env.oracle_actions()
         first = task.expected_errors[0]
@@ -80,7 +80,7 @@ def test_reporting_the_permission_error_instead_of_fixing_it_is_caught() -> None
         env.reset(seed=seed)
         flawed = env.flawed_actions()
         assert flawed is not None
-        assert "couldn't" in flawed[-1] and env._require_task().metadata["first_error"] in flawed[-1]
+        assert "couldn't" in flawed[-1] and env.current_task.metadata["first_error"] in flawed[-1]
         reward, info = play_actions(env, flawed, seed=seed)
         assert reward == 0.0 and not info["verdict"]["hash_match"], seed
 
@@ -90,14 +90,14 @@ def test_fixing_the_setting_without_retrying_the_request_fails() -> None:
     env = make()
     for seed in SEEDS:
         env.reset(seed=seed)
-        if env._require_task().metadata["kind"] == "turn_on":
+        if env.current_task.metadata["kind"] == "turn_on":
             continue  # there the retry is the request itself
         actions = env.oracle_actions()
-        last_call = max(i for i, s in enumerate(env._require_task().solution) if isinstance(s, ToolCall))
+        last_call = max(i for i, s in enumerate(env.current_task.solution) if isinstance(s, ToolCall))
         told = "I changed the blocking settings (low battery mode, cellular, location, wifi); please try again."
         reward, info = play_actions(env, [*actions[:last_call], told], seed=seed)
         assert reward == 0.0, seed
-        if env._require_task().metadata["kind"] == "send_message":
+        if env.current_task.metadata["kind"] == "send_message":
             assert not info["verdict"]["hash_match"]
 
 
@@ -128,7 +128,7 @@ def test_diagnosing_first_without_the_error_also_succeeds() -> None:
     env = make()
     for seed in SEEDS:
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         skip = set(task.expected_errors)
         actions = [a for i, a in enumerate(env.oracle_actions()) if i not in skip]
         reward, info = play_actions(env, actions, seed=seed)
@@ -141,13 +141,13 @@ def test_the_blocker_count_is_the_number_of_settings_changed() -> None:
         env = make(min_blockers=blockers, max_blockers=blockers)
         for seed in range(40):
             env.reset(seed=seed)
-            meta = env._require_task().metadata
+            meta = env.current_task.metadata
             assert meta["blockers"] == blockers == len(meta["changed"])
             reward, _ = play_actions(env, env.oracle_actions(), seed=seed)
             assert reward == 1.0
     env = make(min_blockers=3)
     env.reset(seed=0)
-    assert env._require_task().metadata["kind"] == "weather"
+    assert env.current_task.metadata["kind"] == "weather"
 
 
 def test_chained_blocker_message_needs_cellular_which_needs_low_battery_off() -> None:
@@ -164,7 +164,7 @@ def test_chained_blocker_message_needs_cellular_which_needs_low_battery_off() ->
         "set_cellular_service_status",
         "send_message_with_phone_number",
     ]
-    assert env._require_task().required_facts == ["low battery", "cellular"]
+    assert env.current_task.required_facts == ["low battery", "cellular"]
 
 
 def test_distractor_settings_stay_off_in_the_gold_state() -> None:
@@ -181,9 +181,9 @@ def test_required_facts_are_told_in_the_final_message() -> None:
     env = make(kinds=["location", "weather"])
     for seed in range(30):
         env.reset(seed=seed)
-        final = env._require_task().solution[-1]
+        final = env.current_task.solution[-1]
         assert isinstance(final, str)
-        for fact in env._require_task().required_facts:
+        for fact in env.current_task.required_facts:
             assert fact in final.lower() or fact in final
         reward, info = play_actions(env, [*env.oracle_actions()[:-1], "All done."], seed=seed)
         assert reward == 0.0 and info["verdict"]["hash_match"]
@@ -201,4 +201,4 @@ def test_bad_knobs_name_the_problem(knobs: dict[str, Any]) -> None:
 def test_task_text_is_json_safe() -> None:
     env = make()
     env.reset(seed=11)
-    json.dumps(env._require_task().model_dump(mode="json"))
+    json.dumps(env.current_task.model_dump(mode="json"))

@@ -46,7 +46,7 @@ def test_about_half_the_seeds_are_not_allowed_and_acting_without_checking_fails_
     not_allowed = 0
     for seed in range(200):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         flawed = env.flawed_actions()
         assert flawed is not None
         reward, _ = play_actions(env, flawed, seed=seed)
@@ -62,7 +62,7 @@ def _oldest_ineligible_basic_economy(env: PreconditionEnv) -> int:
     """A seed whose request is the paper's case: basic economy, booked 14 days ago, no insurance."""
     for seed in range(500):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if task.metadata["kind"] != "ineligible":
             continue
         res = task.initial_state["reservations"][task.metadata["target"]]
@@ -76,7 +76,7 @@ def test_cancelling_an_ineligible_basic_economy_booking_is_caught() -> None:
     """The paper's failure: basic economy, booked 14 days ago, no insurance, cancelled without any check."""
     env = make("airline")
     seed = _oldest_ineligible_basic_economy(env)
-    task = env._require_task()
+    task = env.current_task
     rid = task.metadata["target"]
     flights = task.initial_state["flights"]
     segments = task.initial_state["reservations"][rid]["flights"]
@@ -100,7 +100,7 @@ def test_refusing_everything_fails_where_the_change_is_allowed(variant: str) -> 
     env = make(variant)
     for seed in range(60):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if not task.metadata["allowed"]:
             continue
         checks = [a for a in env.oracle_actions() if a.startswith("{")][:-1]  # every lookup, no change
@@ -113,7 +113,7 @@ def test_retail_status_refusal_must_say_the_status() -> None:
     seen = 0
     for seed in range(80):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if not task.metadata["kind"].endswith("wrong_status"):
             continue
         blind = [*env.oracle_actions()[:-1], f"Sorry, order {task.metadata['target']} is not eligible."]
@@ -128,7 +128,7 @@ def test_not_allowed_share_knob() -> None:
         count = 0
         for seed in range(50):
             env.reset(seed=seed)
-            count += not env._require_task().metadata["allowed"]
+            count += not env.current_task.metadata["allowed"]
         assert low <= count <= high
     with pytest.raises(ValueError, match="not_allowed_share"):
         gym.make(ENV_ID, not_allowed_share=1.5)
@@ -139,7 +139,7 @@ def test_the_oracle_confirms_once_on_allowed_seeds_and_never_on_the_others(varia
     env = make(variant)
     for seed in range(40):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         play_actions(env, env.oracle_actions(), seed=seed)
         pairs = zip(env.messages, env.messages[1:], strict=False)
         replies = [b["content"] for a, b in pairs if a["role"] == "assistant" and str(a.get("content")).endswith("?")]
@@ -155,12 +155,13 @@ def test_a_refusal_without_the_checks_fails_even_with_the_right_words(variant: s
     seen = 0
     for seed in range(60):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if task.metadata["allowed"]:
             continue
         seen += 1
         oracle = env.oracle_actions()
-        auth = [format_tool_call(ToolCall.model_validate(c)) for c in task.metadata["auth"]]
+        assert task.flawed_solution is not None  # the customer lookups, the write, the success message
+        auth = [format_tool_call(c) for c in task.flawed_solution[:-2] if isinstance(c, ToolCall)]
         checks = [a for a in oracle if a.startswith("{") and a not in auth]
         refusal = oracle[-1]
         assert play_actions(env, [*auth, refusal], seed=seed)[0] == 0.0, f"seed {seed}: refused without checking"
@@ -175,7 +176,7 @@ def test_an_airline_refusal_must_give_the_cabin_and_the_booking_date() -> None:
     seen = 0
     for seed in range(80):
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if task.metadata["kind"] != "ineligible":
             continue
         seen += 1

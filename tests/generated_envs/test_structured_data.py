@@ -80,7 +80,7 @@ def ignores_time(legs: list[dict[str, Any]], cabin: str, earliest: int, passenge
 def play_reader(env: StructuredDataEnv, seed: int, allowed: Rule, column: Callable[[str], str]) -> float:
     """Search like the oracle, pick the cheapest allowed itinerary by ``column(cabin)``, book and pay it."""
     env.reset(seed=seed)
-    task = env._require_task()
+    task = env.current_task
     meta = task.metadata
     search = next(s for s in task.solution if isinstance(s, ToolCall) and s.name.startswith("search_"))
     observation, *_ = env.step(format_tool_call(search))
@@ -143,7 +143,7 @@ def test_shortcuts_that_skip_a_constraint_fail(rule: Rule, kind: str) -> None:
     trapped = 0
     for seed in SEEDS:
         env.reset(seed=seed)
-        kinds = env._require_task().metadata["option_kinds"]
+        kinds = env.current_task.metadata["option_kinds"]
         if kind in kinds:
             trapped += 1
             assert play_reader(env, seed, rule, lambda cabin: cabin) == 0.0, seed
@@ -155,17 +155,17 @@ def test_knobs_shape_the_tasks() -> None:
     direct = make(onestop_share=0.0, report_share=1.0, max_passengers=1)
     for seed in range(20):
         onestop.reset(seed=seed)
-        task = onestop._require_task()
+        task = onestop.current_task
         assert task.metadata["onestop"] and task.metadata["mode"] == "book"
         assert len(task.metadata["target_flights"]) == 2
         direct.reset(seed=seed)
-        task = direct._require_task()
+        task = direct.current_task
         assert not task.metadata["onestop"] and task.metadata["mode"] == "report"
         assert task.metadata["passengers"] == 1
         assert all(not isinstance(step, ToolCall) or step.name == "search_direct_flight" for step in task.solution)
     many = make(distractors=8)
     many.reset(seed=1)
-    assert len(many._require_task().metadata["option_kinds"]) == 9
+    assert len(many.current_task.metadata["option_kinds"]) == 9
 
 
 # ----- retail ------------------------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_retail_first_variant_matching_one_option_fails_on_every_seed() -> None:
     env = make(variant="retail")
     for seed in SEEDS:
         env.reset(seed=seed)
-        meta = env._require_task().metadata
+        meta = env.current_task.metadata
         assert meta["flawed_item"] != meta["target_item"]
         flawed = env.flawed_actions()
         assert flawed is not None
@@ -187,7 +187,7 @@ def test_retail_cheapest_ignoring_stock_fails() -> None:
     checked = 0
     for seed in SEEDS:
         env.reset(seed=seed)
-        task = env._require_task()
+        task = env.current_task
         if task.metadata["style"] != "cheapest":
             continue
         lookup = task.solution[2]

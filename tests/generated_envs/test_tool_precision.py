@@ -28,7 +28,7 @@ def make(**knobs: Any) -> ToolPrecisionEnv:
 
 
 def write_of(env: ToolPrecisionEnv) -> ToolCall:
-    task = env._require_task()
+    task = env.current_task
     write = task.solution[task.metadata["write_index"]]
     assert isinstance(write, ToolCall)
     return write
@@ -37,7 +37,7 @@ def write_of(env: ToolPrecisionEnv) -> ToolCall:
 def play_with(env: ToolPrecisionEnv, seed: int, **changed: Any) -> tuple[float, dict[str, Any], str]:
     """The oracle's conversation with the write call's arguments changed; returns reward, info, the write's result."""
     env.reset(seed=seed)
-    index = env._require_task().metadata["write_index"]
+    index = env.current_task.metadata["write_index"]
     write = write_of(env)
     actions = env.oracle_actions()
     actions[index] = format_tool_call(ToolCall(name=write.name, arguments={**write.arguments, **changed}))
@@ -70,7 +70,7 @@ def test_refund_to_the_gift_card_instead_of_the_orders_credit_card_is_caught() -
     env = make(payment_change_share=0.0)
     for seed in SEEDS:
         env.reset(seed=seed)
-        meta = env._require_task().metadata
+        meta = env.current_task.metadata
         write = write_of(env)
         assert meta["kind"] == "return" and write.name == "return_delivered_order_items"
         original = write.arguments["payment_method_id"]
@@ -107,7 +107,7 @@ def test_first_credit_card_on_the_profile_is_a_shortcut_that_fails() -> None:
             env.reset(seed=seed)
             write = write_of(env)
             profile_call = next(
-                s for s in env._require_task().solution if isinstance(s, ToolCall) and s.name == "get_user_details"
+                s for s in env.current_task.solution if isinstance(s, ToolCall) and s.name == "get_user_details"
             )
             env.reset(seed=seed)
             profile = json.loads(env.step(format_tool_call(profile_call))[0])
@@ -124,7 +124,7 @@ def test_flawed_near_miss_card_fails_on_every_seed() -> None:
     for env in (make(payment_change_share=1.0), make(variant="airline")):
         for seed in SEEDS:
             env.reset(seed=seed)
-            meta = env._require_task().metadata
+            meta = env.current_task.metadata
             assert meta["near_miss"] != write_of(env).arguments[meta["argument"]]
             flawed = env.flawed_actions()
             assert flawed is not None

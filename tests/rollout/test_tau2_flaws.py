@@ -15,11 +15,11 @@ from trace_envs.core import ToolCall
 from trace_envs.llm import ChatResponse, Usage
 from trace_envs.rollout import EpisodeJob, EpisodeRecord, make_policy, run_episode, run_rollouts
 from trace_envs.rollout.tau2_flaws import (
-    TAU2_DEFICITS,
     near_miss_argument,
     skip_lookups_before_write,
     stop_after_first_write,
     tau2_actions,
+    tau2_deficits,
 )
 
 WRITES = {"cancel_order", "modify_address"}
@@ -135,10 +135,11 @@ def test_every_flaw_rule_plays_every_task(shared_data: Path, domain: str) -> Non
     """Each deficit rule, on every task of the domain, yields a finished, scored trajectory (no exception)."""
     env = tau2_env(shared_data, domain)
     tasks = env.unwrapped.data.tasks  # type: ignore[attr-defined]
-    failing: dict[str, int] = dict.fromkeys(TAU2_DEFICITS, 0)
+    deficits = tau2_deficits()
+    failing: dict[str, int] = dict.fromkeys(deficits, 0)
     for task in tasks:
         env.task_id = task.id
-        for capability in TAU2_DEFICITS:
+        for capability in deficits:
             record = run_episode(env, make_policy(f"flawed:{capability}"), env_id=domain, seed=0)
             assert record.error is None, (task.id, capability, record.error)
             assert record.task_id == task.id and record.ended in ("user_stop", "agent_stop")

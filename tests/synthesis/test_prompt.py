@@ -102,11 +102,3 @@ def test_taking_the_module_out_of_a_reply(reply: str, module: str | None, rule: 
     assert result.status == ("passed" if rule is None else "failed")
     if rule is not None:
         assert result.findings[0].rule == rule and "exactly one fenced" in result.findings[0].fix
-
-
-def test_without_docs_the_guide_falls_back_to_the_contracts_docstrings(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trace_envs.synthesis import prompt
-
-    monkeypatch.setattr(prompt, "__file__", "/installed/site-packages/trace_envs/synthesis/prompt.py")
-    guide = prompt._fallback_guide()
-    assert "Task fields:" in guide and "- required_facts:" in guide

@@ -7,8 +7,9 @@ from typing import ClassVar
 
 import gymnasium as gym
 
-from generated_envs.order_cancel import TOY_SHOP, OrderCancelEnv, cancel_order, get_order_details
+from generated_envs.order_cancel import OrderCancelEnv
 from trace_envs.core import Domain, Task, Toolset, tool
+from trace_envs.domains.toy_shop import TOY_SHOP, cancel_order, get_order_details
 
 
 class GlobalRandomEnv(OrderCancelEnv):
@@ -30,7 +31,8 @@ class BrokenOracleEnv(OrderCancelEnv):
 
     def generate(self, rng: random.Random) -> Task:
         task = super().generate(rng)
-        return task.model_copy(update={"solution": [s for s in task.solution if not isinstance(s, str)]})
+        solution = [s for s in task.solution if not isinstance(s, str)]
+        return task.model_copy(update={"solution": solution, "user": task.user.model_copy(update={"replies": []})})
 
 
 class LaxVerifierEnv(OrderCancelEnv):

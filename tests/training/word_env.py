@@ -11,8 +11,8 @@ import random
 
 import gymnasium as gym
 
-from generated_envs.order_cancel import TOY_SHOP
 from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
+from trace_envs.domains.toy_shop import TOY_SHOP
 
 WORD_ENV_ID = "trace/test-code-letter-v0"
 

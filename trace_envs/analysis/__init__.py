@@ -7,7 +7,7 @@ agent lacks.
 """
 
 from .agreement import agreement, cohen_kappa
-from .known import KNOWN_CAPABILITIES, known_dictionary
+from .known import known_capabilities, known_dictionary
 from .label_store import LabelStore
 from .models import (
     Agreement,
@@ -23,13 +23,11 @@ from .models import (
     TrajectoryLabels,
 )
 from .pipeline import PROBES_ANALYST, arun_analysis, build_result, load_analysis, run_analysis
-from .probes import PROBES, probe_labels
+from .probes import probe_labels, probe_table
 from .stats import capability_stats, kept_names, run_stats, summarize
 from .trajectories import episode_id, render_trajectory
 
 __all__ = [
-    "KNOWN_CAPABILITIES",
-    "PROBES",
     "PROBES_ANALYST",
     "Agreement",
     "AnalysisConfig",
@@ -50,9 +48,11 @@ __all__ = [
     "cohen_kappa",
     "episode_id",
     "kept_names",
+    "known_capabilities",
     "known_dictionary",
     "load_analysis",
     "probe_labels",
+    "probe_table",
     "render_trajectory",
     "run_analysis",
     "run_stats",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from trace_envs.rollout.store import EpisodeRecord
 
 from .models import Agreement, Label, TrajectoryLabels
-from .probes import PROBES, probe_labels
+from .probes import probe_labels, probe_table
 from .trajectories import episode_id
 
 
@@ -29,7 +29,8 @@ def cohen_kappa(pairs: Sequence[tuple[Label, Label]]) -> float | None:
 def agreement(labels: Sequence[TrajectoryLabels], records: Sequence[EpisodeRecord]) -> list[Agreement]:
     """Agreement of every labelling run's rows with the probes, per probed capability in the labels."""
     probed = {episode_id(r): probe_labels(r) for r in records}
-    names = sorted({name for row in labels for name in row.labels if name in PROBES})
+    probed_names = probe_table()
+    names = sorted({name for row in labels for name in row.labels if name in probed_names})
     out = []
     for name in names:
         pairs: list[tuple[Label, Label]] = []

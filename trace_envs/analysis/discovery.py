@@ -13,7 +13,7 @@ from trace_envs.core.templates import render_template
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.rollout.store import EpisodeRecord
 
-from .known import KNOWN_CAPABILITIES
+from .known import known_capabilities
 from .models import CapabilityDef, CapabilityDictionary, to_snake_case
 from .parsing import ask_structured
 from .trajectories import sample_for_discovery
@@ -67,7 +67,7 @@ async def discover(
     prompt = render_template(
         "prompts/analysis_discover.jinja",
         trajectories=texts,
-        known=KNOWN_CAPABILITIES if known else {},
+        known=known_capabilities() if known else {},
         min_capabilities=min_capabilities,
         max_capabilities=max_capabilities,
     )

@@ -1,4 +1,5 @@
-"""Offline probes: programmatic labellers for the six shipped capabilities. Each reads only what
+"""Offline probes: programmatic labellers for the six shipped capabilities (each capability's declaration,
+on its env, points at its probe here; see :mod:`trace_envs.capabilities`). Each reads only what
 the agent did (messages, tool calls with arguments, tool results and errors) - never the env id,
 the policy, the task id or the outcome - and returns NA / PRESENT / LACKING with a rationale.
 
@@ -10,14 +11,13 @@ capability and stays NA where that pattern cannot occur.
 
 from __future__ import annotations
 
-import ast
-import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from trace_envs.core.capability import LabelLike, Probe, ProbeLabel
+from trace_envs.core.episode import Episode, read_messages
 from trace_envs.rollout.store import EpisodeRecord
 
 from .models import CapabilityLabel, Label
@@ -52,67 +52,9 @@ def is_write(name: str) -> bool:
     return kind == "write" if kind is not None else name.startswith(_WRITE_PREFIXES)
 
 
-@dataclass
-class Call:
-    """One tool call with its result, in episode order."""
-
-    index: int
-    name: str
-    arguments: dict[str, Any]
-    result: str | None = None
-    error: bool = False
-    parsed: Any = None
-
-
-@dataclass
-class Episode:
-    """The parts of an episode the probes read."""
-
-    calls: list[Call] = field(default_factory=list)
-    user_texts: list[str] = field(default_factory=list)
-    agent_texts: list[tuple[int, str]] = field(default_factory=list)  # (calls made before it, text)
-
-    @property
-    def user_text(self) -> str:
-        return "\n".join(self.user_texts)
-
-
-def _parse(text: str | None) -> Any:
-    """A tool result as data: JSON, else a Python literal (the device domain prints results with repr)."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        pass
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-
-
 def read_episode(record: EpisodeRecord) -> Episode:
-    """Calls (with results matched by id), user messages and agent messages, in order."""
-    episode = Episode()
-    by_id: dict[str, Call] = {}
-    for message in record.messages:
-        role = message.get("role")
-        if role == "user":
-            episode.user_texts.append(str(message.get("content") or ""))
-        elif role == "assistant":
-            if message.get("content"):
-                episode.agent_texts.append((len(episode.calls), str(message["content"])))
-            for raw in message.get("tool_calls") or []:
-                call = Call(len(episode.calls), str(raw.get("name", "")), dict(raw.get("arguments") or {}))
-                episode.calls.append(call)
-                by_id[str(raw.get("id", ""))] = call
-        elif role == "tool":
-            target = by_id.get(str(message.get("id", "")))
-            if target is not None:
-                target.result = None if message.get("content") is None else str(message.get("content"))
-                target.error = bool(message.get("error"))
-                target.parsed = _parse(target.result)
-    return episode
+    """The probes' view of a stored episode (core's :func:`~trace_envs.core.episode.read_messages`)."""
+    return read_messages(record.messages)
 
 
 # ----- walking JSON values ------------------------------------------------------------------------
@@ -173,15 +115,10 @@ def _numbers(value: Any, raw: str | None = None) -> list[float]:
     return out
 
 
-def _label(name: str, label: Label, rationale: str) -> CapabilityLabel:
-    return CapabilityLabel(capability=name, label=label, rationale=rationale)
-
-
 # ----- precondition_verification ---------------------------------------------------------------------
-def probe_precondition(episode: Episode) -> CapabilityLabel:
+def probe_precondition(episode: Episode) -> ProbeLabel:
     """A write aimed at a record (an ``…_id`` argument) must come after a read of that record: a read
     call with the id among its arguments, or a search/find result that returned it."""
-    name = "precondition_verification"
     checked = 0
     for call in episode.calls:
         if not is_write(call.name):
@@ -199,10 +136,10 @@ def probe_precondition(episode: Episode) -> CapabilityLabel:
             found = before.name.startswith(("search", "find")) and target in _all_scalars(before.parsed)
             looked_up = looked_up or in_arguments or found
         if not looked_up:
-            return _label(name, Label.LACKING, f"{call.name}({key}={target}) made without first looking up {target}")
+            return ProbeLabel("LACKING", f"{call.name}({key}={target}) made without first looking up {target}")
     if not checked:
-        return _label(name, Label.NA, "no state-changing call aimed at a record")
-    return _label(name, Label.PRESENT, f"each of {checked} record-changing call(s) followed a lookup of the record")
+        return ProbeLabel("NA", "no state-changing call aimed at a record")
+    return ProbeLabel("PRESENT", f"each of {checked} record-changing call(s) followed a lookup of the record")
 
 
 # ----- tool_calling_precision ------------------------------------------------------------------------
@@ -267,10 +204,9 @@ def _changes_field(tool: str, argument: str) -> bool:
     )
 
 
-def probe_precision(episode: Episode) -> CapabilityLabel:
+def probe_precision(episode: Episode) -> ProbeLabel:
     """Write arguments must be the values the agent has to use: the record the user named by its digits
     (a card ending), else - for id arguments the call does not set anew - an id read for that field."""
-    name = "tool_calling_precision"
     user_tokens = set(_DIGITS.findall(episode.user_text))
     checked = 0
     for call in episode.calls:
@@ -289,7 +225,7 @@ def probe_precision(episode: Episode) -> CapabilityLabel:
                 chosen, records = found
                 best = max(_named_digits(r, user_tokens) for r in records)
                 if best and _named_digits(chosen, user_tokens) < best:
-                    return _label(name, Label.LACKING, f"{call.name}({argument}={v}): not the record the user named")
+                    return ProbeLabel("LACKING", f"{call.name}({argument}={v}): not the record the user named")
                 named = named or best > 0
             if named:
                 checked += 1
@@ -309,12 +245,12 @@ def probe_precision(episode: Episode) -> CapabilityLabel:
             wrong = [v for v in values if v not in seen]
             if wrong:
                 shown = ", ".join(sorted(seen)[:4])
-                return _label(
-                    name, Label.LACKING, f"{call.name}({argument}={wrong[0]}) contradicts the {argument} read: {shown}"
+                return ProbeLabel(
+                    "LACKING", f"{call.name}({argument}={wrong[0]}) contradicts the {argument} read: {shown}"
                 )
     if not checked:
-        return _label(name, Label.NA, "no write argument that could be checked against values read or named")
-    return _label(name, Label.PRESENT, f"{checked} write argument(s) match the values read or named")
+        return ProbeLabel("NA", "no write argument that could be checked against values read or named")
+    return ProbeLabel("PRESENT", f"{checked} write argument(s) match the values read or named")
 
 
 # ----- multi_step_task_completion --------------------------------------------------------------------
@@ -343,13 +279,12 @@ def requested_ids(text: str) -> dict[tuple[bool, int, bool, bool, bool], list[st
     return groups
 
 
-def probe_multi_step(episode: Episode) -> CapabilityLabel:
+def probe_multi_step(episode: Episode) -> ProbeLabel:
     """A compound request names several records of one kind (two reservation ids, three order ids);
     every one of them must be worked on (appear in some tool call) - stopping after part is LACKING."""
-    name = "multi_step_task_completion"
     groups = [ids for ids in requested_ids(episode.user_text).values() if len(ids) >= 2]
     if not groups:
-        return _label(name, Label.NA, "the user named no several records of one kind")
+        return ProbeLabel("NA", "the user named no several records of one kind")
     used: set[str] = set()
     for call in episode.calls:
         used |= {str(v) for v in call.arguments.values()}
@@ -357,8 +292,8 @@ def probe_multi_step(episode: Episode) -> CapabilityLabel:
     requested = [token for ids in groups for token in ids]
     untouched = [token for token in requested if token not in used and token.lstrip("#") not in used]
     if untouched:
-        return _label(name, Label.LACKING, f"requested {', '.join(requested)}; never acted on {', '.join(untouched)}")
-    return _label(name, Label.PRESENT, f"worked on every requested record ({', '.join(requested)})")
+        return ProbeLabel("LACKING", f"requested {', '.join(requested)}; never acted on {', '.join(untouched)}")
+    return ProbeLabel("PRESENT", f"worked on every requested record ({', '.join(requested)})")
 
 
 # ----- permission_error_recovery ---------------------------------------------------------------------
@@ -369,24 +304,22 @@ _PERMISSION = re.compile(
 ``ConnectionError: Cellular service is not enabled``)."""
 
 
-def probe_permission(episode: Episode) -> CapabilityLabel:
+def probe_permission(episode: Episode) -> ProbeLabel:
     """After a permission-style tool error (a setting blocks the call), the same tool must later succeed
     (the blocking setting changed, the call retried)."""
-    name = "permission_error_recovery"
     for call in episode.calls:
         if call.error and _PERMISSION.search(call.result or ""):
             retried = any(c.name == call.name and not c.error for c in episode.calls[call.index + 1 :])
             if retried:
-                return _label(name, Label.PRESENT, f"{call.name} hit a permission error, was unblocked and retried")
-            return _label(name, Label.LACKING, f"{call.name} hit a permission error that was never resolved")
-    return _label(name, Label.NA, "no permission error occurred")
+                return ProbeLabel("PRESENT", f"{call.name} hit a permission error, was unblocked and retried")
+            return ProbeLabel("LACKING", f"{call.name} hit a permission error that was never resolved")
+    return ProbeLabel("NA", "no permission error occurred")
 
 
 # ----- datetime_reasoning ----------------------------------------------------------------------------
-def probe_datetime(episode: Episode) -> CapabilityLabel:
+def probe_datetime(episode: Episode) -> ProbeLabel:
     """Date parts (year/month/day arguments) need an earlier tool result giving that part, or the user's
     own words; timestamp arguments must be values a tool returned (not computed mentally)."""
-    name = "datetime_reasoning"
     user_numbers = {float(n) for n in _NUMBER.findall(episode.user_text)}
     checked = 0
     for call in episode.calls:
@@ -402,17 +335,17 @@ def probe_datetime(episode: Episode) -> CapabilityLabel:
                 checked += 1
                 grounded = number in user_numbers or any(argument in {k for k, _ in _leaves(c.parsed)} for c in earlier)
                 if not grounded:
-                    return _label(
-                        name, Label.LACKING, f"{call.name}({argument}={value}) with no date tool telling the {argument}"
+                    return ProbeLabel(
+                        "LACKING", f"{call.name}({argument}={value}) with no date tool telling the {argument}"
                     )
             elif "timestamp" in argument:
                 checked += 1
                 produced = {n for c in earlier for n in _numbers(c.parsed, c.result)}
                 if not any(abs(number - n) < 1e-6 for n in produced) and number not in user_numbers:
-                    return _label(name, Label.LACKING, f"{call.name}({argument}={value}): a timestamp no tool produced")
+                    return ProbeLabel("LACKING", f"{call.name}({argument}={value}): a timestamp no tool produced")
     if not checked:
-        return _label(name, Label.NA, "no date or timestamp argument")
-    return _label(name, Label.PRESENT, f"{checked} date/timestamp argument(s) came from the date-time tools")
+        return ProbeLabel("NA", "no date or timestamp argument")
+    return ProbeLabel("PRESENT", f"{checked} date/timestamp argument(s) came from the date-time tools")
 
 
 # ----- structured_data_reasoning ---------------------------------------------------------------------
@@ -544,14 +477,13 @@ def _best_match_problem(value: str, results: list[Any], user_text: str) -> str |
     return None
 
 
-def probe_structured(episode: Episode) -> CapabilityLabel:
+def probe_structured(episode: Episode) -> ProbeLabel:
     """When the agent read several nested records: every money amount it states must follow from the
     field the user asked about, and a record it acquires (a ``new_…`` argument, a booking) must be
     available and match the user's description at least as well as the records beside it."""
-    name = "structured_data_reasoning"
     results = [c.parsed for c in episode.calls if not c.error and c.parsed is not None]
     if not any(_multi_record(r) for r in results):
-        return _label(name, Label.NA, "no tool returned several nested records")
+        return ProbeLabel("NA", "no tool returned several nested records")
     checked = 0
     for calls_before, text in episode.agent_texts:
         seen = [c.parsed for c in episode.calls[:calls_before] if not c.error and c.parsed is not None]
@@ -563,7 +495,7 @@ def probe_structured(episode: Episode) -> CapabilityLabel:
             checkable, problem = _check_claim(number, seen, text, episode.user_text)
             checked += checkable
             if problem is not None:
-                return _label(name, Label.LACKING, f"told the user {problem}")
+                return ProbeLabel("LACKING", f"told the user {problem}")
     for call in episode.calls:
         if not is_write(call.name):
             continue
@@ -577,27 +509,31 @@ def probe_structured(episode: Episode) -> CapabilityLabel:
                     continue
                 checked += 1
                 if _unavailable(found[0]):
-                    return _label(name, Label.LACKING, f"{call.name}({argument}={v}): the records mark it unavailable")
+                    return ProbeLabel("LACKING", f"{call.name}({argument}={v}): the records mark it unavailable")
                 problem = _best_match_problem(v, earlier, episode.user_text)
                 if problem is not None:
-                    return _label(name, Label.LACKING, f"{call.name}({argument}=…): {problem}")
+                    return ProbeLabel("LACKING", f"{call.name}({argument}=…): {problem}")
     if checked:
-        return _label(name, Label.PRESENT, f"{checked} amount(s) and record choice(s) agree with the records read")
-    return _label(name, Label.NA, "read nested records but neither stated amounts nor chose among them")
+        return ProbeLabel("PRESENT", f"{checked} amount(s) and record choice(s) agree with the records read")
+    return ProbeLabel("NA", "read nested records but neither stated amounts nor chose among them")
 
 
-PROBES: dict[str, Callable[[Episode], CapabilityLabel]] = {
-    "structured_data_reasoning": probe_structured,
-    "tool_calling_precision": probe_precision,
-    "multi_step_task_completion": probe_multi_step,
-    "precondition_verification": probe_precondition,
-    "permission_error_recovery": probe_permission,
-    "datetime_reasoning": probe_datetime,
-}
-"""Probe of each known capability, by its shipped name."""
+def probe_table() -> dict[str, Probe]:
+    """The probe of every registered capability that declares one, by name (the shipped six point at the
+    functions above; an env of one's own may point at its own)."""
+    from trace_envs.capabilities import probes
+
+    return probes()
 
 
 def probe_labels(record: EpisodeRecord) -> dict[str, CapabilityLabel]:
     """Every probe's label on one episode."""
     episode = read_episode(record)
-    return {name: probe(episode) for name, probe in PROBES.items()}
+    return {name: as_label(name, probe(episode)) for name, probe in probe_table().items()}
+
+
+def as_label(name: str, result: LabelLike) -> CapabilityLabel:
+    """A probe's answer (core's ``ProbeLabel``, a ``CapabilityLabel``, …) as the capability's label."""
+    if isinstance(result, CapabilityLabel) and result.capability == name:
+        return result
+    return CapabilityLabel(capability=name, label=Label(str(result.label)), rationale=result.rationale)

@@ -87,9 +87,9 @@ class ConversationEnv(gym.Env[str, str]):
             self.messages.append({"role": "assistant", "content": parsed.text, "invalid": True})
             self.messages.append({"role": "user", "content": observation, "error": True})
         elif parsed.tool_calls:
-            observation = self._run_tool_calls(parsed.tool_calls, parsed.content)
+            observation = self.run_tool_calls(parsed.tool_calls, parsed.content)
         else:
-            observation = self._talk(parsed.text)
+            observation = self.talk(parsed.text)
         new_messages = self.messages[start:]
         self.after_step(new_messages)
         terminated = self.ended is not None
@@ -109,7 +109,8 @@ class ConversationEnv(gym.Env[str, str]):
         """Run one tool call on the env's state."""
         return self.toolset.invoke(self.state, call)
 
-    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+    def run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+        """Run an agent turn's tool calls (ids assigned), record them and their results; the observation text."""
         calls = [
             c if c.id else ToolCall.model_construct(name=c.name, arguments=c.arguments, id=f"call_{self.turn}_{i}")
             for i, c in enumerate(calls)
@@ -121,7 +122,8 @@ class ConversationEnv(gym.Env[str, str]):
             return results[0].content
         return "\n\n".join(f"[{r.name}] {r.content}" for r in results)
 
-    def _talk(self, text: str) -> str:
+    def talk(self, text: str) -> str:
+        """Send the agent's message to the user (or end on the stop token); the user's reply."""
         assert self.user is not None
         self.messages.append({"role": "assistant", "content": text})
         if STOP_TOKEN in text:

@@ -12,7 +12,7 @@ import re
 from abc import abstractmethod
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -24,7 +24,7 @@ from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
 from .tools import ToolCall, Toolset
-from .user import ScriptedUser, User
+from .user import ScriptedUser, User, check_replies
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"
@@ -49,6 +49,17 @@ class NoKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+HOOKS: tuple[str, ...] = (
+    "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
+    "choose_domain", "policy_text", "make_user",
+)  # fmt: skip
+"""What a capability env sets or overrides, in the order the writing-an-env guide lists them; the base
+class does everything else (seeding, the conversation, the scripted user, the tools, the verifier)."""
+
+KnobsT = TypeVar("KnobsT", bound=BaseModel)
+"""The knobs model of a capability env: ``class MyEnv(CapabilityEnv[MyKnobs])`` types ``self.knobs``."""
+
+
 def normalize_fact_text(text: str) -> str:
     """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
     return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
@@ -71,25 +82,41 @@ def render_system_prompt(instructions: str, policy: str) -> str:
     return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
-class CapabilityEnv(ConversationEnv):
+class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """A seeded, verifiable conversation with tools over a target domain's state.
 
     Observations and actions are text. ``reset(seed=s)`` builds the task from ``random.Random(s)``
     alone. ``step(action)`` runs the action's tool calls or sends its text to the user. Reward is
     the verifier's when the conversation ends (user or agent stop), 0 on truncation.
+
+    ``class MyEnv(CapabilityEnv[MyKnobs])`` makes ``MyKnobs`` the constructor's knobs model (``Knobs``)
+    and types ``self.knobs`` as ``MyKnobs``.
     """
 
     capability: ClassVar[Capability]
+    """What the env trains: its name, description, and optionally its probe and tau2 flaw rule."""
     domain: Domain[Any]
-    """The target domain (for envs with variants, the default one; see :meth:`choose_domain`)."""
+    """The target domain whose tools, state model and policy the env uses (for variants, the default one)."""
     max_turns: int = 30
+    """Agent actions before the episode is truncated (reward 0)."""
     tool_names: ClassVar[tuple[str, ...] | None] = None
-    """Tools of the domain offered to the agent (``None``: all of them)."""
+    """Tools of the domain offered to the agent, in the domain's order (``None``: all of them)."""
     policy: ClassVar[str | None] = None
     """Policy text shown to the agent (``None``: the domain's)."""
     instructions: ClassVar[str] = AGENT_INSTRUCTION
+    """The agent instruction before the policy in the system message (tau2's by default)."""
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
-    """Pydantic model of the constructor's difficulty knobs (extra keys forbidden)."""
+    """Pydantic model of the constructor's difficulty knobs (extra keys forbidden); set from the class's
+    type argument, ``CapabilityEnv[MyKnobs]``."""
+    knobs: KnobsT
+    """The validated knobs of this instance."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Knobs" not in cls.__dict__:
+            declared = _knobs_argument(cls)
+            if declared is not None:
+                cls.Knobs = declared
 
     def __init__(
         self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
@@ -98,7 +125,7 @@ class CapabilityEnv(ConversationEnv):
         self.user_model = user_model
         """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
         try:
-            self.knobs = self.Knobs(**knobs)
+            self.knobs = cast(KnobsT, self.Knobs(**knobs))
         except ValidationError as exc:
             raise ValueError(f"invalid options for {type(self).__name__}: {exc}") from None
         self._cache_key = (f"{type(self).__module__}.{type(self).__qualname__}", self.knobs.model_dump_json())
@@ -117,13 +144,10 @@ class CapabilityEnv(ConversationEnv):
     def generate(self, rng: random.Random) -> Task:
         """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
 
-    def flawed_actions(self) -> list[str] | None:
-        """The reference solution with this env's capability deficit applied (``None``: no deficit)."""
-        return None
-
     def choose_domain(self) -> Domain[Any]:
-        """The domain of this instance, decided after the knobs are validated (override for variants,
-        e.g. ``return AIRLINE if self.knobs.variant == "airline" else RETAIL``)."""
+        """The domain of this instance, chosen after the knobs are validated (override for variants).
+
+        For example ``return AIRLINE if self.knobs.variant == "airline" else RETAIL``."""
         return self.domain
 
     def make_user(self, task: Task) -> User:
@@ -141,6 +165,9 @@ class CapabilityEnv(ConversationEnv):
         super().reset(seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         task = self.generate(random.Random(task_seed))
+        problem = check_replies(task)
+        if problem is not None:
+            raise RuntimeError(f"{type(self).__name__}: seed {task_seed}: {problem}")
         if not task.task_id:
             task = task.model_copy(update={"task_id": f"{self.capability.name}-{task_seed}"})
         self.task, self.task_seed = task, task_seed
@@ -174,16 +201,22 @@ class CapabilityEnv(ConversationEnv):
             key = (*self._cache_key, int(self.task_seed or 0))
             cached = _GOLD_CACHE.get(key)
             if cached is None:
-                cached = self._replay_gold()
+                cached = self.replay_reference()
                 _GOLD_CACHE[key] = cached
                 if len(_GOLD_CACHE) > _GOLD_CACHE_SIZE:
                     _GOLD_CACHE.popitem(last=False)
             self._gold_hash = cached
         return self._gold_hash
 
-    def _replay_gold(self) -> str:
-        """Replay the reference; exactly the steps listed in ``task.expected_errors`` must fail."""
-        task = self._require_task()
+    def clear_gold_cache(self) -> None:
+        """Forget every cached gold hash (this env's and the process's), e.g. to time a cold ``verify()``."""
+        self._gold_hash = None
+        _GOLD_CACHE.clear()
+
+    def replay_reference(self) -> str:
+        """Replay the reference on a fresh copy of the initial state and return its hash (uncached);
+        exactly the steps listed in ``task.expected_errors`` must fail."""
+        task = self.current_task
         expected = set(task.expected_errors)
         gold = self.domain.load_state(task.initial_state)
         for index, step in enumerate(task.solution):
@@ -200,7 +233,7 @@ class CapabilityEnv(ConversationEnv):
     def facts_told(self) -> dict[str, bool]:
         """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`),
         counting only messages sent after every required read (see :meth:`answer_start`)."""
-        task = self._require_task()
+        task = self.current_task
         start = self.answer_start()
         said = " ".join(
             normalize_fact_text(m["content"] or "")
@@ -214,13 +247,13 @@ class CapabilityEnv(ConversationEnv):
         calls = self._successful_calls()
         return {
             format_tool_call(read): any(_same_call(read, name, arguments) for name, arguments, _ in calls)
-            for read in self._require_task().required_reads
+            for read in self.current_task.required_reads
         }
 
     def answer_start(self) -> int | None:
         """Index of the first message after every required read has succeeded (0 if the task requires
         none; ``None`` if one never did): only what the agent says from there on can tell a fact."""
-        pending = list(self._require_task().required_reads)
+        pending = list(self.current_task.required_reads)
         if not pending:
             return 0
         for name, arguments, after in self._successful_calls():
@@ -264,19 +297,43 @@ class CapabilityEnv(ConversationEnv):
     # ----- helpers for policies, tests and people ------------------------------------------------
     def oracle_actions(self) -> list[str]:
         """The reference solution of the current task, as action strings."""
-        return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in self._require_task().solution]
+        return format_steps(self.current_task.solution)
+
+    def flawed_actions(self) -> list[str] | None:
+        """The current task's flawed solution (its capability skipped) as action strings; ``None`` if it has none."""
+        flawed = self.current_task.flawed_solution
+        return None if flawed is None else format_steps(flawed)
 
     @property
     def policy_text(self) -> str:
+        """The policy the agent sees (override to add rules to the domain's, e.g. an addendum)."""
         return self.policy if self.policy is not None else self.domain.policy
 
     def system_prompt(self) -> str:
         return render_system_prompt(self.instructions, self.policy_text)
 
-    def _require_task(self) -> Task:
+    @property
+    def current_task(self) -> Task:
+        """The task of the current episode (a ``RuntimeError`` before the first ``reset()``)."""
         if self.task is None:
             raise RuntimeError("call reset() first: there is no current task")
         return self.task
+
+
+def format_steps(steps: list[ToolCall | str]) -> list[str]:
+    """Solution steps as action strings: tool calls in JSON form, messages as they are."""
+    return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in steps]
+
+
+def _knobs_argument(cls: type) -> type[BaseModel] | None:
+    """The knobs model a class names as its base's type argument (``CapabilityEnv[MyKnobs]``), if any."""
+    for base in cls.__dict__.get("__orig_bases__", ()):
+        origin = get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, CapabilityEnv):
+            for argument in get_args(base):
+                if isinstance(argument, type) and issubclass(argument, BaseModel):
+                    return argument
+    return None
 
 
 def _same_call(read: ToolCall, name: str, arguments: Any) -> bool:

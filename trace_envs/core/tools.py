@@ -254,6 +254,14 @@ class Toolset(Mapping[str, Tool]):
     def unknown_tool(self, name: str) -> str:
         return f"Error: Tool '{name}' not found. Available tools: {', '.join(self._tools)}."
 
+    def call(self, state: Any, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Run tool ``name`` on ``state`` under this toolset's calling rules and return its value; a failure
+        raises (what :meth:`invoke` turns into an error result)."""
+        item = self._tools.get(name)
+        if item is None:
+            raise KeyError(f"unknown tool {name!r}; this toolset has {list(self._tools)}")
+        return item.fn(state, **self.bind(item, arguments))
+
     def invoke(self, state: Any, call: ToolCall) -> ToolResult:
         """Run one call on ``state``; every failure becomes an error result, never an exception."""
         item = self._tools.get(call.name)

@@ -1,23 +1,85 @@
-"""Simulated users. ``ScriptedUser`` is deterministic: the same agent text gets the same reply."""
+"""Simulated users. ``ScriptedUser`` is deterministic: the same agent text gets the same reply.
+
+How it reads an agent message is stated here as data (:data:`REQUEST_CUES`, :data:`CONFIRM_CUES`) and
+by :func:`read_message`; a task states the reply each reference message needs in ``UserScript.replies``
+and :func:`check_replies` holds the reference to it, so no reference works by luck of wording.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from .actions import STOP_TOKEN
-from .task import UserScript
+from .task import Task, UserScript
 
-_REQUEST = re.compile(
-    r"\?|\b(please (provide|share|give|tell|confirm|let me know)|could you|can you|may i (have|know)|"
-    r"let me know|what is|what's|which)\b",
-    re.IGNORECASE,
-)
-_CONFIRM = re.compile(
-    r"\b(confirm|proceed|go ahead|shall i|should i|would you like me to|do you want me to|yes/no|"
-    r"is that (correct|right)|is this (correct|right))\b",
-    re.IGNORECASE,
-)
+REQUEST_CUES: tuple[str, ...] = (
+    "please provide", "please share", "please give", "please tell", "please confirm", "please let me know",
+    "could you", "can you", "may i have", "may i know", "let me know", "what is", "what's", "which",
+)  # fmt: skip
+"""Whole words that make an agent message a request the user replies to (as does a question mark)."""
+CONFIRM_CUES: tuple[str, ...] = (
+    "confirm", "proceed", "go ahead", "shall i", "should i", "would you like me to", "do you want me to",
+    "yes/no", "is that correct", "is that right", "is this correct", "is this right",
+)  # fmt: skip
+"""Whole words that make a request one for confirmation (when it names none of the script's fact keys)."""
+
+
+def _cues(cues: tuple[str, ...]) -> str:
+    return r"\b(" + "|".join(re.escape(cue) for cue in cues) + r")\b"
+
+
+_REQUEST = re.compile(r"\?|" + _cues(REQUEST_CUES), re.IGNORECASE)
+_CONFIRM = re.compile(_cues(CONFIRM_CUES), re.IGNORECASE)
+
+Reading = Literal["answer", "confirm", "unknown", "close", "empty"]
+"""How the scripted user reads a message: a question it answers from its facts, a request for confirmation,
+a question it cannot answer, a statement (it closes the conversation), or nothing at all."""
+
+
+def read_message(script: UserScript, text: str) -> tuple[Reading, list[str]]:
+    """How the scripted user reads ``text``, and the answers of the facts it names (for ``"answer"``).
+
+    A request (a question mark or a :data:`REQUEST_CUES` phrase) that names a fact's key gets that fact's
+    answer; else one with a :data:`CONFIRM_CUES` phrase gets the confirmation; else "unknown". Any other
+    non-empty text is a statement."""
+    if _REQUEST.search(text):
+        lowered = text.lower()
+        answers = [f.answer for f in script.facts if any(k.lower() in lowered for k in f.keys)]
+        if answers:
+            return "answer", answers
+        return ("confirm" if _CONFIRM.search(text) else "unknown"), []
+    return ("close" if text.strip() else "empty"), []
+
+
+def _why(reading: Reading, text: str, script: UserScript) -> str:
+    if reading == "answer":
+        keys = [k for f in script.facts for k in f.keys if k.lower() in text.lower()]
+        return f"it names the fact key(s) {keys}, so the user answers those"
+    if reading == "close":
+        return f"it asks nothing: the user reads a statement (add a question mark or one of {REQUEST_CUES[:3]}…)"
+    if reading == "unknown":
+        return f"it asks, but names no fact key and none of the confirmation cues {CONFIRM_CUES[:4]}…"
+    return "it is empty"
+
+
+def check_replies(task: Task) -> str | None:
+    """Why the reference's messages do not get the replies ``task.user.replies`` states (``None``: they do,
+    or the script states none)."""
+    stated = task.user.replies
+    if not stated:
+        return None
+    messages = [(index, step) for index, step in enumerate(task.solution) if isinstance(step, str)]
+    if len(messages) != len(stated):
+        return f"user.replies states {len(stated)} replies but the reference solution has {len(messages)} messages"
+    for (index, text), expected in zip(messages, stated, strict=True):
+        reading, _ = read_message(task.user, text)
+        if reading != expected:
+            return (
+                f"reference step {index} ({text[:60]!r}) should get the user's {expected!r} reply but gets "
+                f"{reading!r}: {_why(reading, text, task.user)}"
+            )
+    return None
 
 
 @runtime_checkable
@@ -51,22 +113,19 @@ class ScriptedUser:
     def reply(self, agent_message: str) -> str:
         if self._done:
             return STOP_TOKEN
-        text = agent_message.lower()
-        if _REQUEST.search(agent_message):
-            answers = [f.answer for f in self.script.facts if any(k.lower() in text for k in f.keys)]
-            if answers:
-                return " ".join(dict.fromkeys(answers))
-            if _CONFIRM.search(agent_message):
-                return self.script.confirm_reply
+        reading, answers = read_message(self.script, agent_message)
+        if reading == "answer":
+            return " ".join(dict.fromkeys(answers))
+        if reading == "confirm":
+            return self.script.confirm_reply
+        if reading != "close":
             self._unanswered += 1
             if self._unanswered < self.script.max_unanswered:
-                return self.script.unknown_reply
-        elif not agent_message.strip():
-            self._unanswered += 1
-            if self._unanswered < self.script.max_unanswered:
+                if reading == "unknown":
+                    return self.script.unknown_reply
                 return "Sorry, I didn't get any message. Can you help me with my request?"
-        return self._end()
+        return self._close()
 
-    def _end(self) -> str:
+    def _close(self) -> str:
         self._done = True
         return f"{self.script.closing} {STOP_TOKEN}"

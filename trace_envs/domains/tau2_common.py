@@ -286,7 +286,7 @@ class Tau2Toolset(Toolset):
 
     def call(self, db: Any, name: str, arguments: Mapping[str, Any]) -> Any:
         """Run tool ``name`` with raw ``arguments``; exceptions propagate (as upstream's ``use_tool``)."""
-        item = self._tools.get(name)
+        item = self.get(name)
         if item is None:
             raise ValueError(f"Tool '{name}' not found.")
         code = item.fn.__code__
@@ -303,7 +303,7 @@ class Tau2Toolset(Toolset):
 
     def invoke(self, state: Any, call: ToolCall) -> ToolResult:
         """One tool message: ``content`` and ``error`` exactly as tau2 builds them."""
-        if call.name not in self._tools:
+        if call.name not in self:
             return ToolResult(call_id=call.id, name=call.name, content=self.unknown_tool(call.name), error=True)
         try:
             value = self.call(state, call.name, call.arguments)
@@ -313,12 +313,12 @@ class Tau2Toolset(Toolset):
 
     def kind_of(self, name: str) -> str | None:
         """``read``/``write``/``generic`` of a tool, ``None`` for an unknown name."""
-        item = self._tools.get(name)
+        item = self.get(name)
         return None if item is None else item.kind
 
     def mutates(self, name: str) -> bool:
         """Whether tau2's evaluator replays calls of this tool (only ``write`` tools)."""
-        item = self._tools.get(name)
+        item = self.get(name)
         return item is not None and item.mutates
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import string
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,24 +66,11 @@ class OraclePolicy(ScriptPolicy):
 
 
 def known_capabilities() -> list[str]:
-    """The names ``flawed:<capability>`` accepts, sorted: the capabilities of the registered ``trace/``
-    envs, of other registered CapabilityEnvs whose module is imported (a user's own, after ``--import``),
-    and of the tau2 deficit rules."""
-    from trace_envs.registration import env_class
+    """The names ``flawed:<capability>`` accepts, sorted: the capabilities the registered envs declare
+    (see :mod:`trace_envs.capabilities`; a user's own env counts once its module is imported)."""
+    from trace_envs.capabilities import capabilities
 
-    from .tau2_flaws import TAU2_DEFICITS
-
-    names = set(TAU2_DEFICITS)
-    for env_id, spec in list(gym.registry.items()):
-        entry: Any = spec.entry_point
-        if env_id.startswith("trace/"):
-            entry = env_class(env_id)
-        elif isinstance(entry, str):
-            module, _, attr = entry.partition(":")
-            entry = getattr(sys.modules[module], attr, None) if module in sys.modules else None
-        if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
-            names.add(entry.capability.name)
-    return sorted(names)
+    return sorted(capabilities())
 
 
 def check_capabilities(capabilities: Sequence[str]) -> None:
@@ -112,13 +98,13 @@ class FlawedPolicy(ScriptPolicy):
         self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_env_actions
+        from .tau2_flaws import is_tau2_target, tau2_deficits, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
             if not self.capabilities:
                 raise ValueError(
                     "plain 'flawed' plays an env's own capability, and a tau2 target task has none: name the "
-                    "deficits, e.g. --policy flawed:<capability> with precondition_verification"
+                    f"deficits, --policy flawed:<capability> with one of {', '.join(tau2_deficits())}"
                 )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)

@@ -1,15 +1,16 @@
 """Scripted oracle and flawed action lists for tau2 target tasks, built from each task's gold actions.
 
 A capability deficit is applied to the gold tool calls, so a ``flawed:<capability>`` baseline fails
-on a target task the way an agent lacking that capability would:
+on a target task the way an agent lacking that capability would. Each capability's declaration (its
+``tau2_flaw``, see :mod:`trace_envs.capabilities`) names its rule; the shipped rules are here:
 
-- ``precondition_verification``: skip the lookups (non-writing calls) before the first write;
-- ``multi_step_task_completion``: stop after the first write;
-- ``tool_calling_precision`` and ``structured_data_reasoning``: swap one argument of the first write
-  for a near-miss value from the state (another id, name or number of the same kind found in the DB);
+- :func:`skip_lookups_before_write` (precondition verification): skip the non-writing calls before the first write;
+- :func:`stop_after_first_write` (multi-step task completion);
+- :func:`near_miss_argument` (tool-calling precision, structured data reasoning): swap one argument of the
+  first write for a near-miss value from the state (another id, name or number of the same kind in the DB);
   in a list or mapping argument (airline's ``passengers``, ``flights``) one scalar inside is swapped.
 
-Capabilities with no rule here (device-side ones) leave the gold actions as they are.
+Capabilities without a rule (device-side ones) leave the gold actions as they are.
 """
 
 from __future__ import annotations
@@ -42,14 +43,20 @@ def closing_message(task: Any) -> str:
     return ("To confirm: " + "; ".join(str(i) for i in info) + ".") if info else "Your request has been handled."
 
 
-def skip_lookups_before_write(calls: list[ToolCall], is_write: IsWrite) -> list[ToolCall]:
+def skip_lookups_before_write(
+    calls: list[ToolCall], is_write: IsWrite, state: Any = None, rng: random.Random | None = None
+) -> list[ToolCall]:
+    """Drop the lookups before the first write (a :class:`~trace_envs.core.Tau2Flaw`; state and rng unused)."""
     first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
     if first is None:
         return calls
     return calls[first:]
 
 
-def stop_after_first_write(calls: list[ToolCall], is_write: IsWrite) -> list[ToolCall]:
+def stop_after_first_write(
+    calls: list[ToolCall], is_write: IsWrite, state: Any = None, rng: random.Random | None = None
+) -> list[ToolCall]:
+    """Keep the calls up to the first write (a :class:`~trace_envs.core.Tau2Flaw`; state and rng unused)."""
     first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
     return calls if first is None else calls[: first + 1]
 
@@ -139,10 +146,11 @@ def _replace(calls: list[ToolCall], index: int, name: str, value: Any) -> list[T
     return [*calls[:index], changed, *calls[index + 1 :]]
 
 
-ORDER_FREE = ("precondition_verification", "multi_step_task_completion")
-ARGUMENT = ("tool_calling_precision", "structured_data_reasoning")
-TAU2_DEFICITS: tuple[str, ...] = (*ORDER_FREE, *ARGUMENT)
-"""Capabilities whose deficit has a rule on tau2 gold actions."""
+def tau2_deficits() -> list[str]:
+    """Capabilities whose declaration has a rule for tau2 gold actions."""
+    from trace_envs.capabilities import tau2_flaws
+
+    return list(tau2_flaws())
 
 
 def task_rng(task_id: str) -> random.Random:
@@ -151,15 +159,16 @@ def task_rng(task_id: str) -> random.Random:
 
 
 def tau2_actions(task: Any, is_write: IsWrite, state: Any, capabilities: Sequence[str] = ()) -> list[str]:
-    """Gold tool calls with the named capabilities' deficits applied, a closing message with the
-    facts to tell, then the stop token. No capabilities: the oracle."""
+    """Gold tool calls with the named capabilities' deficits applied (each distinct rule once, in the order
+    named), a closing message with the facts to tell, then the stop token. No capabilities: the oracle."""
     calls = gold_calls(task)
-    if "precondition_verification" in capabilities:
-        calls = skip_lookups_before_write(calls, is_write)
-    if "multi_step_task_completion" in capabilities:
-        calls = stop_after_first_write(calls, is_write)
-    if any(c in capabilities for c in ARGUMENT):
-        calls = near_miss_argument(calls, is_write, state, task_rng(task.id))
+    if capabilities:
+        from trace_envs.capabilities import tau2_flaws
+
+        rules = tau2_flaws()
+        rng = task_rng(task.id)
+        for rule in dict.fromkeys(rules[c] for c in capabilities if c in rules):
+            calls = rule(calls, is_write, state, rng)
     return [*(format_tool_call(c) for c in calls), closing_message(task), STOP_TOKEN]
 
 
@@ -170,8 +179,23 @@ def is_tau2_target(env: Any) -> bool:
 
 def tau2_env_actions(env: Any, capabilities: Sequence[str] = ()) -> list[str]:
     """:func:`tau2_actions` for the current task of a reset tau2 target env."""
-    state = _reset_state_index(env) if any(c in capabilities for c in ARGUMENT) else None
-    return tau2_actions(env.task, env.toolset.mutates, state, capabilities)
+    return tau2_actions(env.task, env.toolset.mutates, _state_for(env, capabilities), capabilities)
+
+
+def _state_for(env: Any, capabilities: Sequence[str]) -> Any:
+    """What the named capabilities' rules read of the env's database: nothing for the rules that ignore it,
+    the cached :class:`StateIndex` when the only other rule is :func:`near_miss_argument`, else its JSON."""
+    if not capabilities:
+        return None
+    from trace_envs.capabilities import tau2_flaws
+
+    rules = tau2_flaws()
+    named = {rules[c] for c in capabilities if c in rules} - {skip_lookups_before_write, stop_after_first_write}
+    if not named:
+        return None
+    if named == {near_miss_argument}:
+        return _reset_state_index(env)
+    return env.domain.dump_state(env.db)
 
 
 _INDEXES: weakref.WeakKeyDictionary[Any, tuple[Any, StateIndex]] = weakref.WeakKeyDictionary()

@@ -20,7 +20,7 @@ from .protocol import FlawedEvidence, SandboxOutcome
 from .report import Finding, GateResult
 
 FIX_NEAR_MISS = (
-    "Make flawed_actions() follow the reference solution except for the steps that exercise the capability "
+    "Make Task.flawed_solution follow the reference solution except for the steps that exercise the capability "
     "(e.g. skip the check and act, or pick the near-miss record), so that it fails for lack of the capability."
 )
 
@@ -77,7 +77,7 @@ def capability_gate(source: str, context: GateContext) -> GateResult:
                     f"flawed_actions() returns None on all {seeds} seeds; without a flawed solution nothing shows "
                     "that the verifier tells the capability apart."
                 ),
-                fix="Return the capability's typical failure from flawed_actions() (the reference minus the capability).",
+                fix="Set Task.flawed_solution to the capability's typical failure (the reference minus the capability).",
             )
         )
         return GateResult(gate="capability", status="failed", findings=findings, details=details)

@@ -30,7 +30,7 @@ PROPERTY_FIXES: dict[str, str] = {
     "tool_schemas": "Offer only the target domain's tools, selected with tool_names.",
     "diversity": "Make generate() draw the task from rng, so that different seeds give different tasks.",
     "oracle_solves": "Make Task.solution solve the task with the real tools and tell every required fact.",
-    "flawed_fails": "Make flawed_actions() skip the capability (e.g. act without the check), so that it fails on some seeds.",
+    "flawed_fails": "Make Task.flawed_solution skip the capability (e.g. act without the check), so that it fails on some seeds.",
     "junk_fails": "Require a state change or a fact that only a correct solution produces (the verifier is too lax).",
     "constant_answer_fails": (
         "Require facts only the lookup reveals (the record's own values), or list the deciding lookups in "

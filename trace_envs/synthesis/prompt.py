@@ -56,28 +56,11 @@ class SynthesisRequest(BaseModel):
 
 
 def contract_guide() -> str:
-    """The contract guide (writing an env), verbatim, as the docs show it."""
-    try:
-        from trace_envs.guide import env_guide  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:  # until the guide generated from code lands: the docs it replaces, or the docstrings
-        return _fallback_guide()
-    return str(env_guide())
+    """The contract guide (writing an env), verbatim: what ``docs/writing-an-env.md`` holds, generated
+    from the code by :mod:`trace_envs.guide`."""
+    from trace_envs.guide import env_guide
 
-
-def _fallback_guide() -> str:
-    """docs/contract.md and docs/writing-an-env.md of a source checkout; else, in an installed wheel
-    (which has no docs), the contract's own docstrings and field descriptions."""
-    docs = Path(__file__).resolve().parents[2] / "docs"
-    pages = [docs / name for name in ("contract.md", "writing-an-env.md")]
-    if all(page.exists() for page in pages):
-        return "\n\n".join(page.read_text(encoding="utf-8") for page in pages)
-    from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
-
-    lines = [inspect.cleandoc(CapabilityEnv.__doc__ or "")]
-    for model in (Capability, Task, UserScript):
-        lines.append(f"\n{model.__name__} fields:")
-        lines += [f"- {name}: {field.description or ''}" for name, field in model.model_fields.items()]
-    return "\n".join(lines)
+    return env_guide()
 
 
 def _supports(cls: Any, target: str) -> bool:

@@ -29,7 +29,7 @@ def make_env(env_id: str, **kwargs: Any) -> CapabilityEnv:
 def fingerprint(env: CapabilityEnv, seed: int) -> dict[str, Any]:
     """What must be identical for one seed in any process: task, initial state, gold, transitions."""
     observation, info = env.reset(seed=seed)
-    task = env._require_task()
+    task = env.current_task
     initial_hash = env.domain.state_hash(env.state)
     gold_hash = env.gold_hash()
     observations = [observation]
@@ -112,7 +112,7 @@ def check_diversity(env_id: str, seeds: Sequence[int]) -> None:
     seen: dict[str, int] = {}
     for seed in seeds:
         env.reset(seed=seed)
-        key = canonical_hash(env._require_task().model_dump(mode="json", exclude={"task_id"}))
+        key = canonical_hash(env.current_task.model_dump(mode="json", exclude={"task_id"}))
         assert key not in seen, f"{env_id}: seeds {seen[key]} and {seed} generate the same task"
         seen[key] = seed
 
@@ -155,7 +155,7 @@ def junk_policies(env: CapabilityEnv, seed: int) -> dict[str, list[str]]:
     turns = max(1, env.max_turns - 1)
     alphabet = "abcdefghijklmnopqrstuvwxyz ,.?!0123456789"
     random_text = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60))) for _ in range(turns)]
-    first_call = next((format_tool_call(s) for s in env._require_task().solution if not isinstance(s, str)), "")
+    first_call = next((format_tool_call(s) for s in env.current_task.solution if not isinstance(s, str)), "")
     return {
         "empty": ["" for _ in range(turns)],
         "random text": random_text,

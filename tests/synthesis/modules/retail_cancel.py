@@ -55,7 +55,7 @@ class RetailCancelEnv(CapabilityEnv):
 
     def flawed_actions(self) -> list[str] | None:
         """Cancels without looking the order up first."""
-        task = self._require_task()
+        task = self.current_task
         order_id, reason = task.metadata["order_id"], task.metadata["reason"]
         call = ToolCall(name="cancel_pending_order", arguments={"order_id": order_id, "reason": reason})
         return [format_tool_call(call), f"Order {order_id} is now cancelled."]

@@ -47,6 +47,6 @@ class CancelEnv(CapabilityEnv):
         )
 
     def flawed_actions(self) -> list[str] | None:
-        order_id = self._require_task().metadata["order_id"]
+        order_id = self.current_task.metadata["order_id"]
         call = ToolCall(name="cancel_pending_order", arguments={"order_id": order_id, "reason": "no longer needed"})
         return [format_tool_call(call), "Your order is now cancelled."]

@@ -111,7 +111,7 @@ class DeviceToolset(Toolset):
 
     def execute(self, state: Any, call: ToolCall) -> ToolOutcome:
         """Run one call on ``state``; failures become error outcomes (a missing ``device`` extra raises)."""
-        item = self._tools.get(call.name)
+        item = self.get(call.name)
         if item is None:
             content = self.unknown_tool(call.name)
             return ToolOutcome(

@@ -79,7 +79,7 @@ def scenario_task(scenario: DeviceScenario, task_id: str = "") -> Task:
     )
 
 
-class DeviceEnv(CapabilityEnv):
+class DeviceEnv(CapabilityEnv[DeviceKnobs]):
     """ToolSandbox-style device tasks; reward = milestone similarity (see ``milestones``)."""
 
     capability = Capability(
@@ -90,7 +90,6 @@ class DeviceEnv(CapabilityEnv):
     domain = DEVICE
     max_turns = 30
     instructions = DEVICE_INSTRUCTION
-    Knobs = DeviceKnobs
 
     def __init__(
         self,
@@ -108,11 +107,11 @@ class DeviceEnv(CapabilityEnv):
         self.first_user = 0
         self.unknown_tool_called = False
         self.last_evaluation: EvaluationResult | None = None
+        self._scenario_gold: str | None = None  # per scenario, not the class-wide cache: ``scenarios=`` varies
 
     # ----- tasks -------------------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:
         knobs = self.knobs
-        assert isinstance(knobs, DeviceKnobs)
         if self.scenarios:
             scenario = self.scenarios[rng.randrange(len(self.scenarios))]
         elif knobs.scenario is not None:
@@ -135,6 +134,7 @@ class DeviceEnv(CapabilityEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = super().reset(seed=seed, options=options)
+        self._scenario_gold = None
         scenario = self.scenario
         assert scenario is not None and self.task is not None
         self.toolset = AGENT_TOOLSET.subset(scenario.tools)
@@ -163,7 +163,7 @@ class DeviceEnv(CapabilityEnv):
         self.sandbox.append(message)
         self.snapshots.append(dump_world(self.state) if changed else self.snapshots[-1])
 
-    def _run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
+    def run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
         calls = [c if c.id else c.model_copy(update={"id": f"call_{self.turn}_{i}"}) for i, c in enumerate(calls)]
         self.messages.append(tool_calls_message(calls, content))
         toolset = self.toolset
@@ -218,7 +218,7 @@ class DeviceEnv(CapabilityEnv):
                 return list(order)
         return calls
 
-    def _talk(self, text: str) -> str:
+    def talk(self, text: str) -> str:
         assert self.user is not None
         self.messages.append({"role": "assistant", "content": text})
         said = text.replace(STOP_TOKEN, "").strip()
@@ -263,14 +263,14 @@ class DeviceEnv(CapabilityEnv):
 
     def gold_hash(self) -> str:
         """Hash of the world after the reference solution (its deliberately failing calls included)."""
-        if self._gold_hash is None:
-            task = self._require_task()
+        if self._scenario_gold is None:
+            task = self.current_task
             gold = self.domain.load_state(task.initial_state)
             for step in task.solution:
                 if isinstance(step, ToolCall):
                     self.toolset.invoke(gold, step)
-            self._gold_hash = self.domain.state_hash(gold)
-        return self._gold_hash
+            self._scenario_gold = self.domain.state_hash(gold)
+        return self._scenario_gold
 
     def verify(self) -> Verdict[EvaluationResult]:
         """``reward`` = milestone similarity x [no minefield] (x [no unknown tool], by default)."""
@@ -280,7 +280,6 @@ class DeviceEnv(CapabilityEnv):
         result = evaluate(scenario.evaluation, self.trajectory())
         self.last_evaluation = result
         knobs = self.knobs
-        assert isinstance(knobs, DeviceKnobs)
         similarity = 0.0 if (self.unknown_tool_called and knobs.zero_on_unknown_tool) else result.similarity
         components: dict[str, float] = {
             "similarity": similarity,

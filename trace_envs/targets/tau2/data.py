@@ -7,6 +7,7 @@ or ``shared/data/tau2``). Nothing of the benchmark is shipped with trace-envs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -24,6 +25,24 @@ if TYPE_CHECKING:
 DATA_ENV_VAR = "TRACE_ENVS_TAU2_DATA"
 REQUIRED_FILES = ("db.json", "tasks.json", "policy.md")
 GUIDELINES_NAME = "simulation_guidelines.md"
+
+DOMAIN_OBJECTS: dict[str, str] = {
+    "retail": "trace_envs.domains.retail:RETAIL",
+    "airline": "trace_envs.domains.airline:AIRLINE",
+}
+
+
+def tau2_domain(name: str) -> Tau2Domain[Any]:
+    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
+    if name not in DOMAIN_OBJECTS:
+        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
+    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
+    domain: Tau2Domain[Any] = getattr(module, attribute)
+    return domain
 
 
 class Tau2DataError(FileNotFoundError):
@@ -159,8 +178,6 @@ def _read_json(path: Path) -> Any:
 
 def _db_problem(path: Path, raw: Any, domain: Tau2Domain[Any], exc: ValidationError) -> str:
     """Why ``raw`` is not ``domain``'s database, naming the other tau2 domain when the file is its database."""
-    from .env import DOMAIN_OBJECTS, tau2_domain
-
     expected = sorted(domain.state_model.model_fields)
     if isinstance(raw, dict):
         keys = sorted(raw)

@@ -15,37 +15,18 @@ The database is loaded once per env and reset by journal restore (no deep copy p
 
 from __future__ import annotations
 
-import importlib
 import random
 from typing import Any, ClassVar
 
 from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, Message, Verdict, render_system_prompt
 from trace_envs.core.spaces import clip_text
-from trace_envs.domains.tau2_common import Tau2DB, Tau2Domain
+from trace_envs.domains.tau2_common import Tau2DB
 from trace_envs.llm.base import ChatModel
 
-from .data import Tau2DomainData, load_domain_data
+from .data import Tau2DomainData, load_domain_data, tau2_domain
 from .evaluator import Tau2Evaluation, Tau2Evaluator
 from .tasks import PAPER_REWARD_BASIS, RewardType, Tau2Task, parse_reward_basis
 from .user import GREETING, tau2_user
-
-DOMAIN_OBJECTS: dict[str, str] = {
-    "retail": "trace_envs.domains.retail:RETAIL",
-    "airline": "trace_envs.domains.airline:AIRLINE",
-}
-
-
-def tau2_domain(name: str) -> Tau2Domain[Any]:
-    """The domain object for a tau2 domain name (``retail`` or ``airline``)."""
-    if name not in DOMAIN_OBJECTS:
-        raise KeyError(f"unknown tau2 domain {name!r}; known: {', '.join(DOMAIN_OBJECTS)}")
-    module_name, _, attribute = DOMAIN_OBJECTS[name].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError(f"the tau2 {name} domain module {module_name} is not available: {exc}") from exc
-    domain: Tau2Domain[Any] = getattr(module, attribute)
-    return domain
 
 
 def agent_system_prompt(policy: str) -> str:

@@ -1,0 +1,143 @@
+"""The capability registry: one home per capability, its env's declaration, read by analysis, probes,
+flawed policies and the CLI (which repeat no capability name or description of their own)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Iterator
+
+import gymnasium as gym
+import pytest
+
+import trace_envs  # noqa: F401  (registers the shipped envs)
+from tests.conftest import REPO_ROOT
+from trace_envs.analysis import known_capabilities, probe_table
+from trace_envs.analysis import probes as shipped_probes
+from trace_envs.capabilities import (
+    capabilities,
+    capability_envs,
+    get_capability,
+    tau2_flaws,
+)
+from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
+from trace_envs.domains.toy_shop import TOY_SHOP
+from trace_envs.rollout import scripted
+from trace_envs.rollout import tau2_flaws as shipped_rules
+
+SHIPPED = {
+    "datetime_reasoning": "trace/datetime-v0",
+    "multi_step_task_completion": "trace/multi-step-v0",
+    "permission_error_recovery": "trace/permission-recovery-v0",
+    "precondition_verification": "trace/precondition-v0",
+    "structured_data_reasoning": "trace/structured-data-v0",
+    "tool_calling_precision": "trace/tool-precision-v0",
+}
+
+
+def test_each_shipped_capability_comes_from_its_envs_declaration() -> None:
+    from trace_envs.registration import env_class
+
+    found = capabilities()
+    assert set(SHIPPED) <= set(found)
+    for name, env_id in SHIPPED.items():
+        cls = env_class(env_id)
+        assert isinstance(cls, type) and issubclass(cls, CapabilityEnv)
+        assert found[name] is cls.capability  # the home: the env that carries the probe
+        assert known_capabilities()[name] == cls.capability.description
+    # the starter env declares precondition_verification too, without probe or flaw rule: not its home
+    shipped = [e for e in capability_envs()["precondition_verification"] if e.startswith("trace/")]
+    assert shipped == ["trace/order-cancel-v0", "trace/precondition-v0"]  # (other tests' envs may declare it too)
+    assert "device_tool_use" not in found  # target-benchmark envs train nothing
+    with pytest.raises(KeyError, match="declared: datetime_reasoning"):
+        get_capability("nope")
+
+
+def test_probes_and_flaw_rules_are_the_declared_functions() -> None:
+    table = probe_table()
+    assert table["precondition_verification"] is shipped_probes.probe_precondition
+    assert table["datetime_reasoning"] is shipped_probes.probe_datetime
+    rules = tau2_flaws()
+    assert rules == {
+        "multi_step_task_completion": shipped_rules.stop_after_first_write,
+        "precondition_verification": shipped_rules.skip_lookups_before_write,
+        "structured_data_reasoning": shipped_rules.near_miss_argument,
+        "tool_calling_precision": shipped_rules.near_miss_argument,
+    }
+    assert shipped_rules.tau2_deficits() == list(rules)
+
+
+def test_flawed_policy_specs_name_declared_capabilities(registered: list[str]) -> None:
+    """``flawed:<capability>`` accepts exactly the registry's names, a user's env outside ``trace/`` included."""
+    scripted.check_capabilities(["precondition_verification", "datetime_reasoning"])
+    with pytest.raises(ValueError, match=r"unknown capability 'precondition' .*: .*precondition_verification"):
+        scripted.check_capabilities(["precondition", "datetime_reasoning"])
+    assert "declared_elsewhere" not in scripted.known_capabilities()
+    gym.register(id="elsewhere/Declared-v0", entry_point=_env("declared_elsewhere", None))
+    registered.append("elsewhere/Declared-v0")
+    assert scripted.known_capabilities() == sorted(capabilities())
+    assert "declared_elsewhere" in scripted.known_capabilities()
+
+
+def _env(name: str, probe: str | None) -> type[CapabilityEnv]:
+    class Declaring(CapabilityEnv):
+        capability = Capability(name=name, description="A test capability.", probe=probe)
+        domain = TOY_SHOP
+
+        def generate(self, rng: random.Random) -> Task:
+            return Task(initial_state={"orders": {}}, goal="g", user=UserScript(opening="Hi"), solution=["Done."])
+
+    return Declaring
+
+
+@pytest.fixture
+def registered() -> Iterator[list[str]]:
+    ids: list[str] = []
+    yield ids
+    for env_id in ids:
+        del gym.registry[env_id]
+
+
+def test_a_capability_with_two_different_homes_is_an_error(registered: list[str]) -> None:
+    for index, probe in enumerate(
+        ("trace_envs.analysis.probes:probe_datetime", "trace_envs.analysis.probes:probe_precision")
+    ):
+        env_id = f"trace/test-twice-{index}-v0"
+        gym.register(id=env_id, entry_point=_env("declared_twice", probe))
+        registered.append(env_id)
+    with pytest.raises(ValueError, match=r"'declared_twice' is declared with different probes.*test-twice-0-v0"):
+        capabilities()
+
+
+def test_a_new_registration_is_seen(registered: list[str]) -> None:
+    assert "seen_later" not in capabilities()
+    gym.register(id="trace/test-seen-later-v0", entry_point=_env("seen_later", None))
+    registered.append("trace/test-seen-later-v0")
+    assert capabilities()["seen_later"].description == "A test capability."
+    assert "seen_later" not in known_capabilities()  # no probe: not one the probes analyst can label
+
+
+def test_analysis_and_rollout_repeat_no_capability_name() -> None:
+    """The modules that used to keep their own tables of names (or mention one) hold none as string values."""
+    modules = (
+        "analysis/known.py",
+        "analysis/probes.py",
+        "rollout/tau2_flaws.py",
+        "rollout/scripted.py",
+        "cli/rollout.py",
+    )
+    for module in (f"trace_envs/{m}" for m in modules):
+        tree = ast.parse((REPO_ROOT / module).read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        strings = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+        ]
+        assert not [s for s in strings for name in SHIPPED if name in s], module

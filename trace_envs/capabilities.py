@@ -1,0 +1,107 @@
+"""The capability registry: every capability a registered capability env declares (``CapabilityEnv.capability``).
+
+A capability has one home, its env's declaration (name, description, optional probe and tau2 flaw rule).
+Analysis (the known dictionary, the probes), flawed policies on tau2 targets and the CLI read it here, so a
+new capability is one new env module and nothing else. Target-benchmark envs declare no trainable
+capability and are left out; envs outside the ``trace/`` namespace count once their module is imported (a
+user's own, after ``--import``). Env classes are imported on first use, not on ``import trace_envs``.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+
+import gymnasium as gym
+
+from .core.capability import Capability, Probe, Tau2Flaw
+from .core.registry import NAMESPACE
+from .registration import TARGET_ENVS, env_class
+
+
+def capability_envs() -> dict[str, list[str]]:
+    """The env ids declaring each capability, by capability name (sorted)."""
+    return {name: [env_id for env_id, _ in found] for name, found in _declarations(_registry_key()).items()}
+
+
+def capabilities() -> dict[str, Capability]:
+    """Every declared capability by name (sorted). Where several envs declare one name, the declaration that
+    carries a probe or a flaw rule is its home; two different homes are an error naming both envs."""
+    return dict(_capabilities(_registry_key()))
+
+
+def get_capability(name: str) -> Capability:
+    """The declared capability called ``name``; a ``KeyError`` listing the declared names if none is."""
+    found = capabilities()
+    if name not in found:
+        raise KeyError(f"no registered env declares the capability {name!r}; declared: {', '.join(found)}")
+    return found[name]
+
+
+def probes() -> dict[str, Probe]:
+    """The probe of every capability that declares one, by name."""
+    table: dict[str, Probe] = {}
+    for name, capability in capabilities().items():
+        probe = capability.get_probe()
+        if probe is not None:
+            table[name] = probe
+    return table
+
+
+def tau2_flaws() -> dict[str, Tau2Flaw]:
+    """The tau2 flaw rule of every capability that declares one, by name."""
+    table: dict[str, Tau2Flaw] = {}
+    for name, capability in capabilities().items():
+        rule = capability.get_tau2_flaw()
+        if rule is not None:
+            table[name] = rule
+    return table
+
+
+def _registry_key() -> tuple[tuple[str, str], ...]:
+    """The registered envs whose class can be read without importing a user's code, with their entry points
+    (the registry can grow at run time): every ``trace/`` env but the targets, and any other id whose entry
+    point is a class or lies in a module already imported (a user's own env, after ``--import``)."""
+    key = []
+    for env_id, spec in list(gym.registry.items()):
+        entry = spec.entry_point
+        if env_id in TARGET_ENVS:
+            continue
+        if env_id.startswith(f"{NAMESPACE}/") or isinstance(entry, type) or _imported(entry):
+            key.append((env_id, str(entry)))
+    return tuple(sorted(key))
+
+
+def _imported(entry: object) -> bool:
+    """Whether ``entry`` is a ``"module:attribute"`` string naming an attribute of a module already imported."""
+    if not isinstance(entry, str):
+        return False
+    module, _, attribute = entry.partition(":")
+    return module in sys.modules and hasattr(sys.modules[module], attribute)
+
+
+@cache
+def _declarations(key: tuple[tuple[str, str], ...]) -> dict[str, list[tuple[str, Capability]]]:
+    from .core.env import CapabilityEnv
+
+    found: dict[str, list[tuple[str, Capability]]] = {}
+    for env_id, _ in key:
+        cls = env_class(env_id)
+        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
+            found.setdefault(cls.capability.name, []).append((env_id, cls.capability))
+    return dict(sorted(found.items()))
+
+
+@cache
+def _capabilities(key: tuple[tuple[str, str], ...]) -> dict[str, Capability]:
+    chosen: dict[str, Capability] = {}
+    for name, found in _declarations(key).items():
+        homes = [(env_id, c) for env_id, c in found if c.probe is not None or c.tau2_flaw is not None]
+        distinct = {(str(c.probe), str(c.tau2_flaw), c.description): env_id for env_id, c in homes}
+        if len(distinct) > 1:
+            raise ValueError(
+                f"capability {name!r} is declared with different probes, flaw rules or descriptions by "
+                f"{', '.join(sorted(distinct.values()))}; declare it once and let the other envs omit probe and flaw"
+            )
+        chosen[name] = (homes or found)[0][1]
+    return chosen

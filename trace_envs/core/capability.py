@@ -1,0 +1,89 @@
+"""A capability, declared once on its env: name, description, and optionally its probe and its tau2 flaw rule.
+
+Analysis, probes, flawed policies and the CLI find capabilities through these declarations (collected by
+:mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rule are
+callables or ``"module:function"`` references (core imports neither analysis nor rollout); their signatures
+are the :class:`Probe` and :class:`Tau2Flaw` protocols below.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .episode import Episode
+from .tools import ToolCall
+
+CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+
+
+class ProbeLabel(NamedTuple):
+    """A probe's answer: NA (not needed), PRESENT (needed and shown) or LACKING (needed, not shown), and why."""
+
+    label: Literal["NA", "PRESENT", "LACKING"]
+    rationale: str
+
+
+class LabelLike(Protocol):
+    """Anything with a ``label`` (NA / PRESENT / LACKING) and a one-line ``rationale``."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def rationale(self) -> str: ...
+
+
+class Probe(Protocol):
+    """Labels one episode offline from what the agent did (never the env id, task or outcome)."""
+
+    def __call__(self, episode: Episode, /) -> LabelLike: ...
+
+
+class Tau2Flaw(Protocol):
+    """Applies the capability's deficit to a tau2 task's gold tool calls (``is_write(name)``: whether a tool
+    writes; ``state``: the task's database as JSON; ``rng``: seeded by the task id)."""
+
+    def __call__(
+        self, calls: list[ToolCall], is_write: Callable[[str], bool], state: Any, rng: random.Random, /
+    ) -> list[ToolCall]: ...
+
+
+@cache
+def resolve(reference: str) -> Any:
+    """The object a ``"package.module:attribute"`` reference names (imported on first use)."""
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ValueError(f"expected a reference like 'package.module:function', got {reference!r}")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+class Capability(BaseModel):
+    """A capability an agent may lack: a fixed snake_case name, a one-paragraph description (what the analyst
+    labels and the router shows), and optionally its offline probe and its flaw rule on tau2 trajectories."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=CAPABILITY_NAME_PATTERN, description="snake_case, the same everywhere it appears.")
+    description: str = Field(min_length=1, description="What it is and what lacking it looks like.")
+    probe: str | Callable[..., Any] | None = Field(
+        default=None, description="Its Probe, or a 'module:function' reference to one (None: no offline probe)."
+    )
+    tau2_flaw: str | Callable[..., Any] | None = Field(
+        default=None, description="Its Tau2Flaw rule, or a 'module:function' reference (None: no tau2 deficit)."
+    )
+
+    def get_probe(self) -> Probe | None:
+        """The probe, imported if it is a reference."""
+        found: Probe | None = resolve(self.probe) if isinstance(self.probe, str) else self.probe
+        return found
+
+    def get_tau2_flaw(self) -> Tau2Flaw | None:
+        """The tau2 flaw rule, imported if it is a reference."""
+        found: Tau2Flaw | None = resolve(self.tau2_flaw) if isinstance(self.tau2_flaw, str) else self.tau2_flaw
+        return found
