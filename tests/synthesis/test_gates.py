@@ -111,3 +111,44 @@ def test_without_hypothesis_the_execution_gate_says_what_to_install(monkeypatch:
     result = execution.execution_gate("x = 1\n", GateContext(target="retail"))
     assert result.status == "failed"
     assert "trace-envs[synthesis]" in result.findings[0].fix
+
+
+def test_the_ast_gates_run_safely_from_several_threads() -> None:
+    """Candidates are validated in parallel threads; on CPython < 3.12 two threads building AST objects at
+    once could fail with "AST constructor recursion depth mismatch" when the GIL changed hands mid-build.
+    A garbage-collector callback that sleeps makes that hand-over happen inside the builds."""
+    import gc
+    import threading
+    import time
+
+    from trace_envs.synthesis.contract import contract_gate
+    from trace_envs.synthesis.static_policy import parse_gate, static_policy_gate
+
+    source = GOOD_MODULE.read_text(encoding="utf-8")
+
+    def yield_the_gil(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            time.sleep(0.0001)
+
+    errors: list[str] = []
+
+    def validate_many() -> None:
+        for _ in range(15):
+            report = validate_source(
+                source, GateContext(target="retail"), [parse_gate, static_policy_gate, contract_gate]
+            )
+            errors.extend(f.message for f in report.findings())
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(50, 1, 1)
+    gc.callbacks.append(yield_the_gil)
+    try:
+        threads = [threading.Thread(target=validate_many) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        gc.callbacks.remove(yield_the_gil)
+        gc.set_threshold(*threshold)
+    assert errors == []

@@ -220,9 +220,10 @@ def synthesize_command(
 def _infer_target(path: Path, source: str) -> str | None:
     """The one target domain a module imports (``trace_envs.domains.<target>``), else None."""
     from trace_envs.synthesis import TARGETS
+    from trace_envs.synthesis.ast_names import parse_module
 
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except (SyntaxError, ValueError):
         return None
     found = set()

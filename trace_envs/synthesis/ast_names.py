@@ -1,10 +1,23 @@
 """Resolve names in a module's AST to what its imports bind them to (``rng`` -> nothing, ``dt.now`` ->
-``datetime.datetime.now``), so policy checks see through aliases without running the module."""
+``datetime.datetime.now``), so policy checks see through aliases without running the module; and parse
+modules safely from several threads at once."""
 
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Iterator
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_module(source: str, filename: str = "<module>") -> ast.Module:
+    """``ast.parse``, one thread at a time: CPython before 3.12 keeps the AST builder's recursion depth in
+    interpreter-wide state, so two threads converting trees at once (candidates validated in parallel)
+    can fail with "SystemError: AST constructor recursion depth mismatch" when the GIL changes hands
+    mid-conversion."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename)
 
 
 def import_aliases(tree: ast.AST) -> dict[str, str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from trace_envs.core import CapabilityEnv, Domain, get_domain
 
-from .ast_names import import_aliases, qualified_name, snippet
+from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .gates import GateContext, named_gate
 from .report import Finding, GateResult
 
@@ -61,7 +61,7 @@ class _ContractChecker:
     def __init__(self, source: str, context: GateContext):
         self.source = source
         self.context = context
-        self.tree = ast.parse(source)
+        self.tree = parse_module(source)
         self.aliases = import_aliases(self.tree)
         self.domain: Domain[Any] = get_domain(context.target)
         self.domain_name = domain_attribute(context.target)

@@ -4,9 +4,9 @@ generator like any other."""
 
 from __future__ import annotations
 
-import ast
 import re
 
+from .ast_names import parse_module
 from .report import Finding, GateResult
 
 FENCE = re.compile(r"^```[ \t]*([\w+-]*)[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -38,7 +38,7 @@ def extract_module(reply: str) -> tuple[str | None, GateResult]:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        parse_module(text)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .ast_names import string_literals
+from .ast_names import parse_module, string_literals
 from .gates import GateContext, named_gate
 from .report import Finding, GateResult
 
@@ -172,7 +172,7 @@ def leakage_gate(source: str, context: GateContext) -> GateResult:
             fix="Pass tau2_data=DIR (trace-envs validate --tau2-data DIR) or set TRACE_ENVS_TAU2_DATA.",
         )
         return GateResult(gate="leakage", status="failed", findings=[finding])
-    findings = find_leaks(ast.parse(source), index)
+    findings = find_leaks(parse_module(source), index)
     return GateResult(
         gate="leakage",
         status="failed" if findings else "passed",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .ast_names import import_aliases, qualified_name, snippet
+from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .gates import GateContext, named_gate
 from .report import Finding, GateResult
 
@@ -136,7 +136,7 @@ def parse_gate(source: str, context: GateContext) -> GateResult:
         )
     else:
         try:
-            compile(source, context.filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            parse_module(source, context.filename)
             compile(source, context.filename, "exec", dont_inherit=True)  # errors only bytecode compilation finds
         except SyntaxError as exc:
             findings.append(
@@ -156,7 +156,7 @@ def parse_gate(source: str, context: GateContext) -> GateResult:
 @named_gate("static_policy")
 def static_policy_gate(source: str, context: GateContext) -> GateResult:
     """Gate 2: imports on the allow-list; no forbidden names, dunder access, clock reads or global RNG."""
-    findings = check_policy(ast.parse(source), source, context.target, context.trusted_imports)
+    findings = check_policy(parse_module(source), source, context.target, context.trusted_imports)
     return GateResult(
         gate="static_policy",
         status="failed" if findings else "passed",
