@@ -214,6 +214,7 @@ def clock(minutes: int) -> str:
 
 
 def airline_flight(number: str, origin: str, destination: str, departure_minutes: int, dates: Record) -> Record:
+    """A flight in db.json layout whose arrival time follows from the route's duration."""
     return {
         "flight_number": number,
         "origin": origin,
@@ -225,10 +226,12 @@ def airline_flight(number: str, origin: str, destination: str, departure_minutes
 
 
 def available_on(seats: dict[str, int], prices: dict[str, int]) -> Record:
+    """One date of a flight, open for booking with these seats and prices."""
     return {"status": "available", "available_seats": dict(seats), "prices": dict(prices)}
 
 
 def airline_person(rng: random.Random) -> Record:
+    """A passenger (name and date of birth)."""
     first, last = person(rng)
     return {
         "first_name": first,
@@ -266,4 +269,5 @@ def airline_user(
 
 
 def credit_card(method_id: str, brand: str, last_four: str) -> Record:
+    """A credit-card payment method record."""
     return {"source": "credit_card", "id": method_id, "brand": brand, "last_four": last_four}

@@ -144,6 +144,7 @@ def describe_address(address: dict[str, str]) -> str:
 
 # ----- record functions ------------------------------------------------------------------------------------
 def retail_address(rng: random.Random) -> Record:
+    """A US address in the retail db's layout."""
     city, state, prefix = rng.choice(CITIES)
     return {
         "address1": f"{rng.randrange(100, 999)} {rng.choice(STREETS)}",
@@ -156,6 +157,7 @@ def retail_address(rng: random.Random) -> Record:
 
 
 def retail_user(rng: random.Random, taken: set[str], payment_methods: dict[str, Record]) -> Record:
+    """A customer with the given payment methods and no orders yet."""
     first, last = person(rng)
     return {
         "user_id": unique_id(rng, taken, f"{first.lower()}_{last.lower()}_", 4),
@@ -168,6 +170,7 @@ def retail_user(rng: random.Random, taken: set[str], payment_methods: dict[str, 
 
 
 def retail_item(product: Record, item_id: str) -> Record:
+    """The order line of one variant of ``product``."""
     variant = product["variants"][item_id]
     return {
         "name": product["name"],
