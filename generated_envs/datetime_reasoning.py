@@ -26,8 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_envs.core import Capability, Plan, Task, ToolCall, UserScript
 from trace_envs.domains.device import DEVICE, DeviceState, generate_device_world
-
-from ._device_tasks import WEEKDAYS, DeviceTaskEnv, date_text, local_datetime, time_text
+from trace_envs.domains.device.tasks import WEEKDAYS, DeviceTaskEnv, date_text, local_datetime, time_text
 
 Kind = Literal["reminder", "reschedule", "shift", "holiday"]
 ALL_KINDS: tuple[Kind, ...] = ("reminder", "reschedule", "shift", "holiday")

@@ -1,6 +1,14 @@
-"""Starter env: cancel an order only when the policy allows it (precondition verification).
+"""Starter env: cancel an order only when the policy allows it; the guide shows it whole.
 
-The smallest complete env, over the two-tool ``toy_shop`` domain; the writing-an-env guide shows it whole.
+Capability: precondition_verification — check that a state-changing request is allowed before acting.
+Domain: toy_shop — two tools (get_order_details, cancel_order) over a shop of a few orders.
+Task kinds: cancel: the user asks to cancel one order, pending (allowed) or processed/delivered (refused).
+Knobs: distractor_orders (default 3): other orders in the shop's state.
+Verifier: the gold state hash (the order cancelled only when pending) and the fact "cancelled" or the
+order's status; a refusal also needs the get_order_details read of that order.
+Failure it targets: acting on a request without checking its precondition (cancelling a shipped order).
+Example: seed 0, Zoe Garcia asks to cancel #W7463343; the reference looks it up, sees "delivered" and
+refuses; the flawed solution cancels straight away, so the state hash differs.
 """
 
 from __future__ import annotations

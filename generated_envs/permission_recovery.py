@@ -26,8 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
 from trace_envs.domains.device import DEVICE, generate_device_world
-
-from ._device_tasks import DeviceTaskEnv
+from trace_envs.domains.device.tasks import DeviceTaskEnv
 
 Kind = Literal["turn_on", "send_message", "location", "weather"]
 SERVICES = ("wifi", "cellular", "location_service")

@@ -25,28 +25,31 @@ from pydantic import Field
 
 from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.retail.generator import CATALOG
-
-from ._tau2_env import Tau2Knobs, Tau2VariantEnv
-from ._tau2_records import (
+from trace_envs.domains.airline.records import (
     AIRPORT_CITY,
     CABIN_LABEL,
     CABIN_PRICE_RANGES,
-    Record,
+    CABINS,
     airline_flight,
     airline_user,
     available_on,
     credit_card,
+)
+from trace_envs.domains.retail.generator import CATALOG
+from trace_envs.domains.retail.records import (
     describe_options,
-    four_digits,
-    price_with_cents,
     retail_item,
     retail_order,
     retail_user,
+)
+from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_records import (
+    Record,
+    four_digits,
+    price_with_cents,
     unique_id,
 )
 
-CABINS = ("basic_economy", "economy", "business")
 MISREAD_CABIN = {"basic_economy": "economy", "economy": "basic_economy", "business": "economy"}
 """The neighbouring price column a careless reader takes for the requested cabin."""
 TRAVEL_DATES = tuple(f"2024-05-{day}" for day in range(16, 31))

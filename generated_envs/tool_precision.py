@@ -26,29 +26,32 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript
-from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
-from trace_envs.domains.retail import RETAIL
-from trace_envs.domains.retail.generator import CATALOG
-
-from ._tau2_env import Tau2Knobs, Tau2VariantEnv
-from ._tau2_records import (
+from trace_envs.domains.airline.records import (
     AIRPORT_CITY,
     CABIN_LABEL,
     CABIN_PRICE_RANGES,
     FREE_BAGS,
-    Record,
     airline_flight,
     airline_person,
     airline_user,
     available_on,
     credit_card,
+)
+from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
+from trace_envs.domains.retail import RETAIL
+from trace_envs.domains.retail.generator import CATALOG
+from trace_envs.domains.retail.records import (
     describe_options,
-    four_digits,
-    near_miss_digits,
-    price_with_cents,
     retail_item,
     retail_order,
     retail_user,
+)
+from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_records import (
+    Record,
+    four_digits,
+    near_miss_digits,
+    price_with_cents,
     unique_id,
 )
 

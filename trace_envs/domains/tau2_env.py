@@ -1,4 +1,7 @@
-"""Shared base of the tau2-side capability envs: the ``variant`` knob picks the airline or retail domain."""
+"""Shared base of the tau2-side capability envs: the ``variant`` knob picks the airline or retail domain.
+
+Used by the structured-data, tool-precision, multi-step and precondition envs in ``generated_envs``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shared pieces of the device-side capability envs (permission recovery, date-time reasoning).
+"""Shared pieces of the device-side capability envs (permission recovery, date-time reasoning in ``generated_envs``).
 
 :class:`DeviceTaskEnv` is a ``CapabilityEnv`` over the real ``device`` domain with this project's device
 policy. Its tasks write their reference with core's ``Plan`` (the real device tools on a scratch world), so
@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from trace_envs.core import CapabilityEnv, Domain
-from trace_envs.domains.device import DEVICE, POLICY, DeviceState
+from trace_envs.domains.device.domain import DEVICE, POLICY
+from trace_envs.domains.device.state import DeviceState
 
 MONTHS = (
     "January", "February", "March", "April", "May", "June",
