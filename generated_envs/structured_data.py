@@ -276,12 +276,8 @@ def _itinerary_talk(
     trip: _Trip, target: _Option, user: Record, card: Record, route: str
 ) -> tuple[str, list[ToolCall | str]]:
     """The user's opening and the reference solution: search and report, or look up, search, confirm and book."""
-    cabin, passengers, earliest, total = (
-        trip.cabin,
-        trip.passengers,
-        trip.earliest,
-        target.totals[trip.cabin] * trip.passengers,
-    )
+    cabin, passengers, earliest = trip.cabin, trip.passengers, trip.earliest
+    total = target.totals[cabin] * passengers
     travellers = [
         {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]},
         *user["saved_passengers"],
@@ -314,22 +310,7 @@ def _itinerary_talk(
         f"{who}, leaving no earlier than {earliest}:00: the cheapest option that fits.{connection} No checked "
         "bags and no travel insurance. Charge everything to my credit card."
     )
-    booking = ToolCall(
-        name="book_reservation",
-        arguments={
-            "user_id": user["user_id"],
-            "origin": trip.origin,
-            "destination": trip.destination,
-            "flight_type": "one_way",
-            "cabin": cabin,
-            "flights": [{"flight_number": f["flight_number"], "date": trip.day} for f in target.flights],
-            "passengers": travellers,
-            "payment_methods": [{"payment_id": card["id"], "amount": total}],
-            "total_baggages": 0,
-            "nonfree_baggages": 0,
-            "insurance": "no",
-        },
-    )
+    booking = _booking(trip, target, user, travellers, card["id"], total)
     return opening, [
         ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
         search,
@@ -338,6 +319,28 @@ def _itinerary_talk(
         booking,
         f"Done: reservation HATHAT is booked on {numbers_text} in {CABIN_LABEL[cabin]}, ${total} in total.",
     ]
+
+
+def _booking(
+    trip: _Trip, target: _Option, user: Record, travellers: list[Record], card_id: str, total: int
+) -> ToolCall:
+    """The reference booking: the target's flights in the requested cabin for every traveller, no bags or insurance."""
+    return ToolCall(
+        name="book_reservation",
+        arguments={
+            "user_id": user["user_id"],
+            "origin": trip.origin,
+            "destination": trip.destination,
+            "flight_type": "one_way",
+            "cabin": trip.cabin,
+            "flights": [{"flight_number": f["flight_number"], "date": trip.day} for f in target.flights],
+            "passengers": travellers,
+            "payment_methods": [{"payment_id": card_id, "amount": total}],
+            "total_baggages": 0,
+            "nonfree_baggages": 0,
+            "insurance": "no",
+        },
+    )
 
 
 def _misread_solution(solution: list[ToolCall | str], flights: list[Record], total: int) -> list[ToolCall | str]:
@@ -468,46 +471,8 @@ def _variant_task(
     current_id = next(i for i, v in variants.items() if v["options"] == ask.current)
     target_id = next(i for i, v in variants.items() if v["options"] == ask.target)
     flawed_id = next(i for i, v in variants.items() if v["options"][ask.key] == ask.wanted and i != current_id)
-    noun, price_text, report = product["name"].lower(), f"{ask.price:.2f}", mode == "report"
-    if ask.style == "relative":
-        request = f"the same {noun} as the one I have, but with {ask.key} {ask.wanted} (everything else the same)"
-    elif ask.style == "explicit":
-        request = f"the {noun} with {describe_options(ask.target)}"
-    else:
-        request = f"the cheapest {noun} with {ask.key} {ask.wanted} that is in stock"
-    lookups: list[ToolCall | str] = [
-        ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
-        ToolCall(name="get_order_details", arguments={"order_id": order["order_id"]}),
-        ToolCall(name="get_product_details", arguments={"product_id": product["product_id"]}),
-    ]
-    found = f"The item that matches is {target_id} ({describe_options(ask.target)}), priced at ${price_text}"
-    if report:
-        opening = (
-            f"Hi, my email is {user['email']}. In order {order['order_id']} I bought a {noun}. Before I decide "
-            f"anything: how much is {request}? Please just tell me its price."
-        )
-        solution: list[ToolCall | str] = [*lookups, found + "."]
-    else:
-        verb = "exchange" if mode == "exchange" else "change"
-        opening = (
-            f"Hi, my email is {user['email']}. In order {order['order_id']} I'd like to {verb} my {noun} for "
-            f"{request}. Use the payment method of the order for any difference."
-        )
-        write = ToolCall(
-            name="exchange_delivered_order_items" if mode == "exchange" else "modify_pending_order_items",
-            arguments={
-                "order_id": order["order_id"],
-                "item_ids": [current_id],
-                "new_item_ids": [target_id],
-                "payment_method_id": method_id,
-            },
-        )
-        solution = [
-            *lookups,
-            f"{found}; the difference goes to {method_id}. Shall I proceed with the {verb}?",
-            write,
-            f"Done: your {noun} in order {order['order_id']} will be replaced by item {target_id} (${price_text}).",
-        ]
+    price_text, report = f"{ask.price:.2f}", mode == "report"
+    request, opening, solution = _variant_talk(ask, mode, product, order, user, method_id, (current_id, target_id))
     flawed_price = product["variants"][flawed_id]["price"]
     return Task(
         task_id="",
@@ -535,6 +500,57 @@ def _variant_task(
             "flawed_price": flawed_price,
         },
     )
+
+
+def _variant_talk(
+    ask: _Ask, mode: str, product: Record, order: Record, user: Record, method_id: str, ids: tuple[str, str]
+) -> tuple[str, str, list[ToolCall | str]]:
+    """The request, the user's opening and the reference solution: look up, then report, or confirm and switch."""
+    (current_id, target_id), noun, price_text = ids, product["name"].lower(), f"{ask.price:.2f}"
+    request = _variant_request(ask, noun)
+    lookups: list[ToolCall | str] = [
+        ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
+        ToolCall(name="get_order_details", arguments={"order_id": order["order_id"]}),
+        ToolCall(name="get_product_details", arguments={"product_id": product["product_id"]}),
+    ]
+    found = f"The item that matches is {target_id} ({describe_options(ask.target)}), priced at ${price_text}"
+    if mode == "report":
+        opening = (
+            f"Hi, my email is {user['email']}. In order {order['order_id']} I bought a {noun}. Before I decide "
+            f"anything: how much is {request}? Please just tell me its price."
+        )
+        solution: list[ToolCall | str] = [*lookups, found + "."]
+    else:
+        verb = "exchange" if mode == "exchange" else "change"
+        opening = (
+            f"Hi, my email is {user['email']}. In order {order['order_id']} I'd like to {verb} my {noun} for "
+            f"{request}. Use the payment method of the order for any difference."
+        )
+        write = ToolCall(
+            name="exchange_delivered_order_items" if mode == "exchange" else "modify_pending_order_items",
+            arguments={
+                "order_id": order["order_id"],
+                "item_ids": [current_id],
+                "new_item_ids": [target_id],
+                "payment_method_id": method_id,
+            },
+        )
+        solution = [
+            *lookups,
+            f"{found}; the difference goes to {method_id}. Shall I proceed with the {verb}?",
+            write,
+            f"Done: your {noun} in order {order['order_id']} will be replaced by item {target_id} (${price_text}).",
+        ]
+    return request, opening, solution
+
+
+def _variant_request(ask: _Ask, noun: str) -> str:
+    """How the user names the variant they want: relative to the owned item, spelled out, or the cheapest."""
+    if ask.style == "relative":
+        return f"the same {noun} as the one I have, but with {ask.key} {ask.wanted} (everything else the same)"
+    if ask.style == "explicit":
+        return f"the {noun} with {describe_options(ask.target)}"
+    return f"the cheapest {noun} with {ask.key} {ask.wanted} that is in stock"
 
 
 def _first_match_solution(solution: list[ToolCall | str], item: str, price: float) -> list[ToolCall | str]:
