@@ -2,7 +2,7 @@
 
 Capability: structured_data_reasoning — search, filter and cross-reference nested tool records to find the one
 record or value that fits every constraint of the user's request.
-Domain: airline | retail, variants: airline, retail — airline reads per-cabin prices and seats from
+Domain: airline or retail (the ``variant`` knob) — airline reads per-cabin prices and seats from
 ``search_direct_flight`` / ``search_onestop_flight`` and books; retail reads a product's variants from
 ``get_product_details`` and exchanges or modifies an order item.
 Task kinds: itinerary: the cheapest itinerary in a cabin, leaving after an hour, with seats for every passenger,
@@ -16,9 +16,10 @@ required facts: the total price (and the flight numbers of a reported itinerary)
 Failure it targets: the paper's Appendix F.1, C1: reading the neighbouring cabin's price column (airline), or
 taking the first listed variant that matches the one changed option (retail); the distractors make reading another
 cabin's column, ignoring the departure time or ignoring sold-out seats each pick a different flight.
-Example: the user asks to book the cheapest economy trip for two leaving after 10:00; the reference searches,
-states the per-passenger and total price, books that itinerary; the flawed solution reads basic-economy prices,
-books a dearer economy itinerary and pays the wrong total, so the booking fails the state hash.
+Example: seed 0 (airline): two travellers ask to book the cheapest economy flight MCO to MIA on 2024-05-16
+leaving at or after 12:00; the reference searches, names HAT144 at $137 per passenger ($274) and books it; the
+flawed solution reads the basic-economy column, picks HAT774 and pays $106, which the booking tool rejects, so the
+state hash and the "$274" fact both fail.
 """
 
 from __future__ import annotations
@@ -240,13 +241,15 @@ def _itinerary_task(trip: _Trip, options: list[_Option], db: Record, user: Recor
     eligible = [o for o in options if o.kind in ("target", "misread", "pricier")]
     flawed = min(eligible, key=lambda o: (o.totals[trip.misread], o.flights[0]["flight_number"]))
     total = target.totals[trip.cabin] * trip.passengers
-    route = f"from {AIRPORT_CITY[trip.origin]} ({trip.origin}) to {AIRPORT_CITY[trip.destination]} ({trip.destination}) on {trip.day}"
+    origin, destination = trip.origin, trip.destination
+    route = f"from {AIRPORT_CITY[origin]} ({origin}) to {AIRPORT_CITY[destination]} ({destination}) on {trip.day}"
     opening, solution = _itinerary_talk(trip, target, user, card, route)
     report = trip.report
     return Task(
         task_id="",
         initial_state=db,
-        goal=f"{'Report' if report else 'Book'} the cheapest {trip.cabin} itinerary {route} leaving after {trip.earliest}:00.",
+        goal=f"{'Report' if report else 'Book'} the cheapest {trip.cabin} itinerary {route} leaving after "
+        f"{trip.earliest}:00.",
         user=UserScript(
             opening=opening,
             facts=[UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}.")],
