@@ -1,23 +1,19 @@
 """``trace/tool-precision-v0``: the right tool with exactly the right arguments among near-miss values.
 
-Capability: tool_calling_precision — call the right tool with exactly the argument values just read, not a near-miss.
-Domain: retail, variants: retail, airline — tau2's real tools and state: retail orders and payment methods, airline
-reservations, bags and payment methods, each profile holding near-miss cards, gift cards and twin item variants.
-Task kinds: return: refund one of two twin items to the order's original card, not the profile's gift card;
-payment_change: switch a pending order to the card the user names, not the one ending in swapped digits;
-bags: add paid checked bags to a reservation with exact totals, charged to the named card, not a near-miss one.
-Knobs: variant (default retail): target domain; near_miss_methods (default 2): payment methods besides the right one
-and the gift card; twin_items (default True): the order holds two variants of the returned product;
-payment_change_share (default 0.4): retail share of payment-change tasks; distractor_records (default 2): other
-orders or reservations of the same user.
-Verifier: the gold state hash (the write with the exact order/reservation, item ids, bag counts and payment id); no
-required facts or reads beyond it.
+Capability: tool_calling_precision — call the right tool with exactly the argument values just read, not a near miss.
+Domain: retail, variants: retail, airline — tau2's real tools and state; each profile holds near-miss payment methods.
+Task kinds: return: refund one of two twin items to the order's own card, not the gift card; payment_change: pay a
+pending order with the card the user names, not the one with swapped digits; bags: add paid bags with exact counts,
+charged to the named card.
+Knobs: variant (default retail): target domain; near_miss_methods (default 2): other payment methods on the profile;
+twin_items (default True): two variants of the returned product; payment_change_share (default 0.4): retail share of
+payment changes; distractor_records (default 2): the user's other orders or reservations.
+Verifier: the gold state hash (the write's exact ids, bag counts and payment id); no required facts or reads.
 Failure it targets: the paper's Appendix F.1, C2: the right tool with a near-miss argument: the gift card instead of
 the order's credit card (retail return), the near-miss card elsewhere.
-Example: retail seed 0 asks to return one item of a delivered order "to the original payment method"; the reference
-looks up the user and the order, confirms and calls ``return_delivered_order_items`` with the order's credit card;
-the flawed solution makes the same call with the profile's gift card, so the refund lands elsewhere and the hash
-differs.
+Example: retail seed 0 asks to return the silver 10-inch 128GB tablet of order #W2174477 to the original payment
+method; the reference reads the user and the order and refunds item 5926161705 to credit_card_7242134; the flawed
+solution refunds it to gift_card_8149294, so the gold hash differs.
 """
 
 from __future__ import annotations
@@ -32,28 +28,13 @@ from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.generator import CATALOG
 
+from . import _tau2_records as rec
 from ._tau2_env import Tau2Knobs, Tau2VariantEnv
-from ._tau2_records import (
-    AIRPORT_CITY,
-    CABIN_LABEL,
-    CABIN_PRICE_RANGES,
-    FREE_BAGS,
-    Record,
-    airline_flight,
-    airline_person,
-    airline_user,
-    available_on,
-    credit_card,
-    describe_options,
-    four_digits,
-    near_miss_digits,
-    price_with_cents,
-    retail_item,
-    retail_order,
-    retail_user,
-    unique_id,
-)
+from ._tau2_records import Record
 
+Records = dict[str, Record]
+Steps = list[ToolCall | str]
+Write = tuple[str, int, str, str]  # kind, index of the write in the solution, its argument, the near-miss value
 BRANDS = ("visa", "mastercard")
 RESERVATION_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
@@ -102,108 +83,99 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
         return _build_return(rng, self.knobs)
 
 
-# ----- retail -------------------------------------------------------------------------------------------------
-def _products(rng: random.Random, taken: set[str]) -> dict[str, Record]:
+def _products(rng: random.Random, taken: set[str]) -> Records:
     """Three catalog products, each with four distinct variants."""
     products = {}
     for name in rng.sample(sorted(CATALOG), 3):
         (low, high), options = CATALOG[name]
-        product: Record = {"name": name, "product_id": unique_id(rng, taken, "", 10), "variants": {}}
+        product: Record = {"name": name, "product_id": rec.unique_id(rng, taken, "", 10), "variants": {}}
         combos: list[dict[str, str]] = []
         while len(combos) < 4:
             combo = {k: rng.choice(v) for k, v in options.items()}
             if combo not in combos:
                 combos.append(combo)
         for combo in combos:
-            item_id = unique_id(rng, taken, "", 10)
+            item_id = rec.unique_id(rng, taken, "", 10)
+            available, price = rng.random() < 0.8, rec.price_with_cents(rng, low, high)
             product["variants"][item_id] = {
                 "item_id": item_id,
                 "options": combo,
-                "available": rng.random() < 0.8,
-                "price": price_with_cents(rng, low, high),
+                "available": available,
+                "price": price,
             }
         products[product["product_id"]] = product
     return products
 
 
-def _retail_setup(
-    rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs
-) -> tuple[dict[str, Record], Record, list[str]]:
-    """Products, and a user whose profile holds a credit card, a gift card and near-miss methods; returns the
-    products, the user, and the ids of the credit cards (first: the "right" card, then the near-miss one)."""
+def _retail_setup(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs) -> tuple[Records, Record, list[str]]:
+    """Products, a user holding a credit card, a gift card and near-miss methods, its cards (the right one first)."""
     products = _products(rng, taken)
-    right_id = unique_id(rng, taken, "credit_card_", 7)
-    digits = four_digits(rng)
+    right_id = rec.unique_id(rng, taken, "credit_card_", 7)
+    digits = rec.four_digits(rng)
     brand = rng.choice(BRANDS)
-    methods: list[tuple[str, Record]] = [(right_id, credit_card(right_id, brand, digits))]
-    gift_id = unique_id(rng, taken, "gift_card_", 7)
+    methods: list[tuple[str, Record]] = [(right_id, rec.credit_card(right_id, brand, digits))]
+    gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
     methods.append((gift_id, {"source": "gift_card", "id": gift_id, "balance": float(rng.randint(20, 300))}))
     cards = [right_id]  # the near-miss credit card comes first among the extras: payment changes need it
     for source in ["credit_card", "paypal", "gift_card"][: knobs.near_miss_methods]:
-        method_id = unique_id(rng, taken, f"{source}_", 7)
+        method_id = rec.unique_id(rng, taken, f"{source}_", 7)
         if source == "credit_card":
             other_brand = rng.choice(BRANDS)
-            methods.append((method_id, credit_card(method_id, other_brand, near_miss_digits(rng, digits))))
+            methods.append((method_id, rec.credit_card(method_id, other_brand, rec.near_miss_digits(rng, digits))))
             cards.append(method_id)
         elif source == "paypal":
             methods.append((method_id, {"source": "paypal", "id": method_id}))
         else:
             methods.append((method_id, {"source": "gift_card", "id": method_id, "balance": float(rng.randint(0, 90))}))
     rng.shuffle(methods)
-    return products, retail_user(rng, taken, dict(methods)), cards
+    return products, rec.retail_user(rng, taken, dict(methods)), cards
 
 
-def _orders(
-    rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs, user: Record, products: dict[str, Record]
-) -> dict[str, Record]:
-    """The user's distractor orders (any status, any of the profile's payment methods)."""
+def _place_order(
+    rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs, user: Record, products: Records, order: Record
+) -> tuple[Records, str]:
+    """The user's distractor orders, then the task's order (items, status, payment method id): all orders, its id."""
     methods = list(user["payment_methods"])
-    orders: dict[str, Record] = {}
+    orders: Records = {}
     for _ in range(knobs.distractor_records):
         product = products[rng.choice(list(products))]
-        item = retail_item(product, rng.choice(list(product["variants"])))
+        item = rec.retail_item(product, rng.choice(list(product["variants"])))
         status = rng.choice(("delivered", "pending", "processed"))
-        order = retail_order(rng, taken, user, [item], status, rng.choice(methods))
-        orders[order["order_id"]] = order
-    return orders
+        distractor = rec.retail_order(rng, taken, user, [item], status, rng.choice(methods))
+        orders[distractor["order_id"]] = distractor
+    target = rec.retail_order(rng, taken, user, order["items"], order["status"], order["payment_method_id"])
+    orders[target["order_id"]] = target
+    user["orders"].sort()
+    return orders, target["order_id"]
 
 
 def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     """Return one of two twin items, refunded to the order's credit card (the gift card is the near miss)."""
     taken: set[str] = set()
     products, user, cards = _retail_setup(rng, taken, knobs)
-    right_id = cards[0]
-    gift_id = next(m for m in user["payment_methods"] if m.startswith("gift_card_"))
+    right_id, gift_id = cards[0], next(m for m in user["payment_methods"] if m.startswith("gift_card_"))
     product_ids = list(products)
     main = products[product_ids[0]]
     variant_ids = list(main["variants"])
     returned_id = variant_ids[0]
     returned = main["variants"][returned_id]
-    items = [retail_item(main, returned_id)]
+    items = [rec.retail_item(main, returned_id)]
     if knobs.twin_items:
         twin_id = next(v for v in variant_ids[1:] if main["variants"][v]["options"] != returned["options"])
-        items.append(retail_item(main, twin_id))
+        items.append(rec.retail_item(main, twin_id))
     other = products[product_ids[rng.randint(1, 2)]]
-    items.append(retail_item(other, rng.choice(list(other["variants"]))))
+    items.append(rec.retail_item(other, rng.choice(list(other["variants"]))))
     rng.shuffle(items)
-    orders = _orders(rng, taken, knobs, user, products)
-    order = retail_order(rng, taken, user, items, "delivered", right_id)
-    orders[order["order_id"]] = order
-    user["orders"].sort()
-    order_id, options, card = (
-        order["order_id"],
-        describe_options(returned["options"]),
-        user["payment_methods"][right_id],
-    )
-    solution: list[ToolCall | str] = [
+    order = {"items": items, "status": "delivered", "payment_method_id": right_id}
+    orders, order_id = _place_order(rng, taken, knobs, user, products, order)
+    options, card = rec.describe_options(returned["options"]), user["payment_methods"][right_id]
+    refund = {"order_id": order_id, "item_ids": [returned_id], "payment_method_id": right_id}
+    solution: Steps = [
         ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
         ToolCall(name="get_order_details", arguments={"order_id": order_id}),
         f"I'll return item {returned_id} ({main['name']}, {options}) from order {order_id}, refunded to the original "
         f"payment method, your {card['brand']} card ending in {card['last_four']} ({right_id}). Shall I proceed?",
-        ToolCall(
-            name="return_delivered_order_items",
-            arguments={"order_id": order_id, "item_ids": [returned_id], "payment_method_id": right_id},
-        ),
+        ToolCall(name="return_delivered_order_items", arguments=refund),
         f"Done: the return of item {returned_id} is requested and the refund goes to {right_id}. You will get an "
         "email with the return instructions.",
     ]
@@ -212,9 +184,8 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         f"from order {order_id}, just that one item. Please refund it to the original payment method."
     )
     goal = f"Return item {returned_id} of order {order_id} to the original payment method {right_id}."
-    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
-    facts = _retail_facts(user, order_id)
-    return _task("retail", state, goal, opening, facts, solution, ("return", 3, "payment_method_id", gift_id))
+    write = ("return", 3, "payment_method_id", gift_id)
+    return _retail_task(user, products, orders, order_id, goal, opening, solution, write)
 
 
 def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
@@ -227,17 +198,15 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
     items = []
     for product_id in rng.sample(list(products), rng.randint(1, 2)):
         product = products[product_id]
-        items.append(retail_item(product, rng.choice(list(product["variants"]))))
-    orders = _orders(rng, taken, knobs, user, products)
-    order = retail_order(rng, taken, user, items, "pending", current_id)
-    order_id, card = order["order_id"], methods[right_id]
-    orders[order_id] = order
-    user["orders"].sort()
+        items.append(rec.retail_item(product, rng.choice(list(product["variants"]))))
+    order = {"items": items, "status": "pending", "payment_method_id": current_id}
+    orders, order_id = _place_order(rng, taken, knobs, user, products, order)
+    card = methods[right_id]
     opening = (
         f"Hi, my email is {user['email']}. For my pending order {order_id}, please charge my "
         f"{card['brand']} credit card ending in {card['last_four']} instead of the current payment method."
     )
-    solution: list[ToolCall | str] = [
+    solution: Steps = [
         ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
         ToolCall(name="get_order_details", arguments={"order_id": order_id}),
         ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
@@ -247,34 +216,43 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
         f"Done: order {order_id} is now paid with {right_id}.",
     ]
     goal = f"Switch the payment of order {order_id} to {right_id}."
-    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
-    facts = _retail_facts(user, order_id)
-    return _task("retail", state, goal, opening, facts, solution, ("payment_change", 4, "payment_method_id", near_id))
+    write = ("payment_change", 4, "payment_method_id", near_id)
+    return _retail_task(user, products, orders, order_id, goal, opening, solution, write)
 
 
-def _retail_facts(user: Record, order_id: str) -> list[UserFact]:
-    return [
+def _retail_task(
+    user: Record,
+    products: Records,
+    orders: Records,
+    order_id: str,
+    goal: str,
+    opening: str,
+    solution: Steps,
+    write: Write,
+) -> Task:
+    """A retail task: the user is known by email and the order by its id."""
+    facts = [
         UserFact(keys=["email"], answer=f"My email is {user['email']}."),
         UserFact(keys=["order id", "order number"], answer=f"The order is {order_id}."),
     ]
+    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
+    return _task("retail", state, goal, opening, facts, solution, write)
 
 
-# ----- airline ------------------------------------------------------------------------------------------------
 def _airline_methods(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs) -> tuple[Record, str, str]:
-    """The profile's payment methods (the right card, a near-miss card, a gift card, maybe a certificate), the
-    right card's id and the near-miss card's id."""
-    right_id = unique_id(rng, taken, "credit_card_", 7)
-    digits = four_digits(rng)
+    """The profile's payment methods (right card, near-miss card, gift card, maybe a certificate) and the two cards."""
+    right_id = rec.unique_id(rng, taken, "credit_card_", 7)
+    digits = rec.four_digits(rng)
     brand = rng.choice(BRANDS)
-    near_id = unique_id(rng, taken, "credit_card_", 7)
-    gift_id = unique_id(rng, taken, "gift_card_", 7)
+    near_id = rec.unique_id(rng, taken, "credit_card_", 7)
+    gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
     methods: list[tuple[str, Record]] = [
-        (right_id, credit_card(right_id, brand, digits)),
-        (near_id, credit_card(near_id, rng.choice(BRANDS), near_miss_digits(rng, digits))),
+        (right_id, rec.credit_card(right_id, brand, digits)),
+        (near_id, rec.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
         (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
     ]
     if knobs.near_miss_methods >= 2:
-        cert_id = unique_id(rng, taken, "certificate_", 7)
+        cert_id = rec.unique_id(rng, taken, "certificate_", 7)
         methods.append((cert_id, {"source": "certificate", "id": cert_id, "amount": float(rng.choice((100, 250)))}))
     rng.shuffle(methods)
     return dict(methods), right_id, near_id
@@ -283,36 +261,36 @@ def _airline_methods(rng: random.Random, taken: set[str], knobs: ToolPrecisionKn
 def _reservation(
     rng: random.Random, taken: set[str], user: Record, number: str, party: list[Record] | None, right_id: str
 ) -> tuple[Record, Record]:
-    """One one-way reservation of ``user`` on a new flight ``number`` and that flight; ``party`` is the
-    travellers (None: 1-3 random ones). It already uses all its free bags, and maybe one paid bag."""
-    origin, destination = rng.sample(sorted(AIRPORT_CITY), 2)
+    """A new flight ``number`` and the user's one-way reservation on it for ``party`` (None: 1-3 random people),
+    using all its free bags and maybe one paid bag."""
+    origin, destination = rng.sample(sorted(rec.AIRPORT_CITY), 2)
     day = f"2024-05-{rng.randint(16, 30)}"
     cabin = rng.choice(("basic_economy", "economy", "business"))
-    prices = {c: rng.randint(*CABIN_PRICE_RANGES[c]) for c in CABIN_PRICE_RANGES}
-    seats = {c: rng.randint(0, 20) for c in CABIN_PRICE_RANGES}
-    flight = airline_flight(number, origin, destination, rng.randint(6, 18) * 60, {day: available_on(seats, prices)})
+    prices = {c: rng.randint(*rec.CABIN_PRICE_RANGES[c]) for c in rec.CABIN_PRICE_RANGES}
+    seats = {c: rng.randint(0, 20) for c in rec.CABIN_PRICE_RANGES}
+    flight = rec.airline_flight(
+        number, origin, destination, rng.randint(6, 18) * 60, {day: rec.available_on(seats, prices)}
+    )
     count = len(party) if party is not None else rng.randint(1, 3)
-    people = party if party is not None else [airline_person(rng) for _ in range(count)]
-    free = FREE_BAGS[user["membership"]][cabin] * count
+    people = party if party is not None else [rec.airline_person(rng) for _ in range(count)]
+    free = rec.FREE_BAGS[user["membership"]][cabin] * count
     extra = rng.randint(0, 1)
-    reservation_id = _reservation_id(rng, taken)
-    return flight, {
-        "reservation_id": reservation_id,
-        "user_id": user["user_id"],
-        "origin": origin,
-        "destination": destination,
-        "flight_type": "one_way",
-        "cabin": cabin,
-        "flights": [
-            {"flight_number": number, "origin": origin, "destination": destination, "date": day, "price": prices[cabin]}
-        ],
-        "passengers": people,
-        "payment_history": [{"payment_id": right_id, "amount": prices[cabin] * count + 50 * extra}],
-        "created_at": f"2024-05-{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00",
-        "total_baggages": free + extra,
-        "nonfree_baggages": extra,
-        "insurance": rng.choice(("yes", "no")),
-    }
+    while (reservation_id := "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))) in taken or (
+        reservation_id.startswith("HATHA")
+    ):
+        pass
+    taken.add(reservation_id)
+    route = {"origin": origin, "destination": destination}
+    reservation = {"reservation_id": reservation_id, "user_id": user["user_id"], **route, "flight_type": "one_way"}
+    reservation["cabin"] = cabin
+    reservation["flights"] = [{"flight_number": number, **route, "date": day, "price": prices[cabin]}]
+    reservation["passengers"] = people
+    reservation["payment_history"] = [{"payment_id": right_id, "amount": prices[cabin] * count + 50 * extra}]
+    hour = f"{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+    reservation["created_at"] = f"2024-05-{hour}:00"
+    reservation["total_baggages"], reservation["nonfree_baggages"] = free + extra, extra
+    reservation["insurance"] = rng.choice(("yes", "no"))
+    return flight, reservation
 
 
 def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
@@ -320,19 +298,14 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     taken: set[str] = set(NEW_CERTIFICATE_IDS)
     methods, right_id, near_id = _airline_methods(rng, taken, knobs)
     passengers = rng.randint(1, 3)
-    user = airline_user(rng, taken, methods, passengers=passengers - 1)
-    flights: dict[str, Record] = {}
-    reservations: dict[str, Record] = {}
+    user = rec.airline_user(rng, taken, methods, passengers=passengers - 1)
+    flights: Records = {}
+    reservations: Records = {}
     numbers = [f"HAT{n:03d}" for n in rng.sample(range(1, 1000), knobs.distractor_records + 1)]
-    name = user["name"]
-    travellers = [
-        {"first_name": name["first_name"], "last_name": name["last_name"], "dob": user["dob"]},
-        *user["saved_passengers"],
-    ]
+    me = {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}
     for index, number in enumerate(numbers):
-        flights[number], reservation = _reservation(
-            rng, taken, user, number, travellers if index == 0 else None, right_id
-        )
+        party = [me, *user["saved_passengers"]] if index == 0 else None
+        flights[number], reservation = _reservation(rng, taken, user, number, party, right_id)
         reservations[reservation["reservation_id"]] = reservation
         user["reservations"].append(reservation["reservation_id"])
     target_id = next(iter(reservations))
@@ -346,18 +319,15 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         f"add {added} more checked bag{'s' if added > 1 else ''} and charge my {card['brand']} card ending in "
         f"{card['last_four']}."
     )
-    bags = {"total_baggages": total_bags, "nonfree_baggages": paid_bags}
-    solution: list[ToolCall | str] = [
+    bags = {"reservation_id": target_id, "total_baggages": total_bags, "nonfree_baggages": paid_bags}
+    solution: Steps = [
         ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
         ToolCall(name="get_reservation_details", arguments={"reservation_id": target_id}),
-        f"Reservation {target_id} ({CABIN_LABEL[target['cabin']]}, {len(target['passengers'])} passenger(s)) has "
-        f"{target['total_baggages']} checked bags, {target['nonfree_baggages']} of them paid. Adding {added} makes "
-        f"{total_bags} bags, {paid_bags} paid: ${50 * added} charged to your {card['brand']} card ending in "
+        f"Reservation {target_id} ({rec.CABIN_LABEL[target['cabin']]}, {len(target['passengers'])} passenger(s)) "
+        f"has {target['total_baggages']} checked bags, {target['nonfree_baggages']} of them paid. Adding {added} "
+        f"makes {total_bags} bags, {paid_bags} paid: ${50 * added} charged to your {card['brand']} card ending in "
         f"{card['last_four']} ({right_id}). Shall I proceed?",
-        ToolCall(
-            name="update_reservation_baggages",
-            arguments={"reservation_id": target_id, **bags, "payment_id": right_id},
-        ),
+        ToolCall(name="update_reservation_baggages", arguments={**bags, "payment_id": right_id}),
         f"Done: reservation {target_id} now has {total_bags} checked bags and ${50 * added} was charged to {right_id}.",
     ]
     facts = [
@@ -369,23 +339,8 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     return _task("airline", state, goal, opening, facts, solution, ("bags", 3, "payment_id", near_id))
 
 
-def _reservation_id(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        candidate = "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))
-        if candidate not in taken and not candidate.startswith("HATHA"):
-            taken.add(candidate)
-            return candidate
-
-
-# ----- the task -----------------------------------------------------------------------------------------------
 def _task(
-    variant: str,
-    state: dict[str, Any],
-    goal: str,
-    opening: str,
-    facts: list[UserFact],
-    solution: list[ToolCall | str],
-    write: tuple[str, int, str, str],
+    variant: str, state: Record, goal: str, opening: str, facts: list[UserFact], solution: Steps, write: Write
 ) -> Task:
     """The task; ``write`` is (kind, index of the write in the solution, its argument, the near-miss value)."""
     kind, index, argument, near_miss = write
@@ -400,7 +355,7 @@ def _task(
     )
 
 
-def near_miss_solution(solution: list[ToolCall | str], index: int, argument: str, value: str) -> list[ToolCall | str]:
+def near_miss_solution(solution: Steps, index: int, argument: str, value: str) -> Steps:
     """The paper's failure: the right tool with a near-miss argument (the gift card instead of the order's card
     for returns, the similar card instead of the one the user named for payment changes and bags)."""
     write = solution[index]
