@@ -9,11 +9,9 @@ Knobs: variant (default retail): target domain; near_miss_methods (default 2): o
 twin_items (default True): two variants of the returned product; payment_change_share (default 0.4): retail share of
 payment changes; distractor_records (default 2): the user's other orders or reservations.
 Verifier: the gold state hash (the write's exact ids, bag counts and payment id); no required facts or reads.
-Failure it targets: the paper's Appendix F.1, C2: the right tool with a near-miss argument: the gift card instead of
-the order's credit card (retail return), the near-miss card elsewhere.
-Example: retail seed 0 asks to return the silver 10-inch 128GB tablet of order #W2174477 to the original payment
-method; the reference reads the user and the order and refunds item 5926161705 to credit_card_7242134; the flawed
-solution refunds it to gift_card_8149294, so the gold hash differs.
+Failure it targets: the paper's Appendix F.1, C2: the right tool with a near-miss argument (a gift card for a card).
+Example: retail seed 0 returns a tablet of order #W2174477 "to the original payment method": the reference reads the
+user and the order and refunds item 5926161705 to credit_card_7242134; the flawed one refunds it to gift_card_8149294.
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from ._tau2_records import Record
 
 Records = dict[str, Record]
 Steps = list[ToolCall | str]
+Facts = list[UserFact]
 Write = tuple[str, int, str, str]  # kind, index of the write in the solution, its argument, the near-miss value
 BRANDS = ("visa", "mastercard")
 RESERVATION_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -42,21 +41,16 @@ RESERVATION_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 class ToolPrecisionKnobs(Tau2Knobs):
     """Difficulty knobs of ``trace/tool-precision-v0``."""
 
-    model_config = ConfigDict(extra="forbid")
-
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)  # a field's docstring: its description
     variant: Literal["retail", "airline"] = Field(default="retail", description="Target domain of the tasks.")
-    near_miss_methods: int = Field(
-        default=2, ge=1, le=3, description="Payment methods on the profile besides the right one and the gift card."
-    )
-    twin_items: bool = Field(
-        default=True, description="Retail: the order holds two variants of the returned product (near-miss item ids)."
-    )
-    payment_change_share: float = Field(
-        default=0.4, ge=0.0, le=1.0, description="Retail: share of payment-change tasks (the rest are returns)."
-    )
-    distractor_records: int = Field(
-        default=2, ge=0, le=8, description="Other orders (retail) or reservations (airline) of the same user."
-    )
+    near_miss_methods: int = Field(default=2, ge=1, le=3)
+    """Payment methods on the profile besides the right one and the gift card."""
+    twin_items: bool = True
+    """Retail: the order holds two variants of the returned product (near-miss item ids)."""
+    payment_change_share: float = Field(default=0.4, ge=0.0, le=1.0)
+    """Retail: share of payment-change tasks (the rest are returns)."""
+    distractor_records: int = Field(default=2, ge=0, le=8)
+    """Other orders (retail) or reservations (airline) of the same user."""
 
 
 class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
@@ -97,12 +91,7 @@ def _products(rng: random.Random, taken: set[str]) -> Records:
         for combo in combos:
             item_id = rec.unique_id(rng, taken, "", 10)
             available, price = rng.random() < 0.8, rec.price_with_cents(rng, low, high)
-            product["variants"][item_id] = {
-                "item_id": item_id,
-                "options": combo,
-                "available": available,
-                "price": price,
-            }
+            product["variants"][item_id] = dict(item_id=item_id, options=combo, available=available, price=price)
         products[product["product_id"]] = product
     return products
 
@@ -110,9 +99,7 @@ def _products(rng: random.Random, taken: set[str]) -> Records:
 def _retail_setup(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs) -> tuple[Records, Record, list[str]]:
     """Products, a user holding a credit card, a gift card and near-miss methods, its cards (the right one first)."""
     products = _products(rng, taken)
-    right_id = rec.unique_id(rng, taken, "credit_card_", 7)
-    digits = rec.four_digits(rng)
-    brand = rng.choice(BRANDS)
+    right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
     methods: list[tuple[str, Record]] = [(right_id, rec.credit_card(right_id, brand, digits))]
     gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
     methods.append((gift_id, {"source": "gift_card", "id": gift_id, "balance": float(rng.randint(20, 300))}))
@@ -156,12 +143,11 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     right_id, gift_id = cards[0], next(m for m in user["payment_methods"] if m.startswith("gift_card_"))
     product_ids = list(products)
     main = products[product_ids[0]]
-    variant_ids = list(main["variants"])
-    returned_id = variant_ids[0]
+    returned_id, *others = main["variants"]
     returned = main["variants"][returned_id]
     items = [rec.retail_item(main, returned_id)]
     if knobs.twin_items:
-        twin_id = next(v for v in variant_ids[1:] if main["variants"][v]["options"] != returned["options"])
+        twin_id = next(v for v in others if main["variants"][v]["options"] != returned["options"])
         items.append(rec.retail_item(main, twin_id))
     other = products[product_ids[rng.randint(1, 2)]]
     items.append(rec.retail_item(other, rng.choice(list(other["variants"]))))
@@ -170,7 +156,7 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     orders, order_id = _place_order(rng, taken, knobs, user, products, order)
     options, card = rec.describe_options(returned["options"]), user["payment_methods"][right_id]
     refund = {"order_id": order_id, "item_ids": [returned_id], "payment_method_id": right_id}
-    solution: Steps = [
+    steps: Steps = [
         ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
         ToolCall(name="get_order_details", arguments={"order_id": order_id}),
         f"I'll return item {returned_id} ({main['name']}, {options}) from order {order_id}, refunded to the original "
@@ -184,8 +170,8 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         f"from order {order_id}, just that one item. Please refund it to the original payment method."
     )
     goal = f"Return item {returned_id} of order {order_id} to the original payment method {right_id}."
-    write = ("return", 3, "payment_method_id", gift_id)
-    return _retail_task(user, products, orders, order_id, goal, opening, solution, write)
+    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
+    return _retail_task(user, state, order_id, goal, opening, steps, ("return", 3, "payment_method_id", gift_id))
 
 
 def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
@@ -206,7 +192,7 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
         f"Hi, my email is {user['email']}. For my pending order {order_id}, please charge my "
         f"{card['brand']} credit card ending in {card['last_four']} instead of the current payment method."
     )
-    solution: Steps = [
+    steps: Steps = [
         ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
         ToolCall(name="get_order_details", arguments={"order_id": order_id}),
         ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
@@ -216,69 +202,37 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
         f"Done: order {order_id} is now paid with {right_id}.",
     ]
     goal = f"Switch the payment of order {order_id} to {right_id}."
-    write = ("payment_change", 4, "payment_method_id", near_id)
-    return _retail_task(user, products, orders, order_id, goal, opening, solution, write)
+    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
+    return _retail_task(
+        user, state, order_id, goal, opening, steps, ("payment_change", 4, "payment_method_id", near_id)
+    )
 
 
-def _retail_task(
-    user: Record,
-    products: Records,
-    orders: Records,
-    order_id: str,
-    goal: str,
-    opening: str,
-    solution: Steps,
-    write: Write,
-) -> Task:
+def _retail_task(user: Record, state: Record, order: str, goal: str, opening: str, steps: Steps, write: Write) -> Task:
     """A retail task: the user is known by email and the order by its id."""
     facts = [
         UserFact(keys=["email"], answer=f"My email is {user['email']}."),
-        UserFact(keys=["order id", "order number"], answer=f"The order is {order_id}."),
+        UserFact(keys=["order id", "order number"], answer=f"The order is {order}."),
     ]
-    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
-    return _task("retail", state, goal, opening, facts, solution, write)
-
-
-def _airline_methods(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs) -> tuple[Record, str, str]:
-    """The profile's payment methods (right card, near-miss card, gift card, maybe a certificate) and the two cards."""
-    right_id = rec.unique_id(rng, taken, "credit_card_", 7)
-    digits = rec.four_digits(rng)
-    brand = rng.choice(BRANDS)
-    near_id = rec.unique_id(rng, taken, "credit_card_", 7)
-    gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
-    methods: list[tuple[str, Record]] = [
-        (right_id, rec.credit_card(right_id, brand, digits)),
-        (near_id, rec.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
-        (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
-    ]
-    if knobs.near_miss_methods >= 2:
-        cert_id = rec.unique_id(rng, taken, "certificate_", 7)
-        methods.append((cert_id, {"source": "certificate", "id": cert_id, "amount": float(rng.choice((100, 250)))}))
-    rng.shuffle(methods)
-    return dict(methods), right_id, near_id
+    return _task("retail", state, goal, opening, facts, steps, write)
 
 
 def _reservation(
     rng: random.Random, taken: set[str], user: Record, number: str, party: list[Record] | None, right_id: str
 ) -> tuple[Record, Record]:
-    """A new flight ``number`` and the user's one-way reservation on it for ``party`` (None: 1-3 random people),
-    using all its free bags and maybe one paid bag."""
+    """A new flight and the user's one-way reservation on it for ``party`` (None: 1-3 others), its free bags used."""
     origin, destination = rng.sample(sorted(rec.AIRPORT_CITY), 2)
-    day = f"2024-05-{rng.randint(16, 30)}"
-    cabin = rng.choice(("basic_economy", "economy", "business"))
+    day, cabin = f"2024-05-{rng.randint(16, 30)}", rng.choice(("basic_economy", "economy", "business"))
     prices = {c: rng.randint(*rec.CABIN_PRICE_RANGES[c]) for c in rec.CABIN_PRICE_RANGES}
     seats = {c: rng.randint(0, 20) for c in rec.CABIN_PRICE_RANGES}
-    flight = rec.airline_flight(
-        number, origin, destination, rng.randint(6, 18) * 60, {day: rec.available_on(seats, prices)}
-    )
+    minutes = rng.randint(6, 18) * 60
+    flight = rec.airline_flight(number, origin, destination, minutes, {day: rec.available_on(seats, prices)})
     count = len(party) if party is not None else rng.randint(1, 3)
     people = party if party is not None else [rec.airline_person(rng) for _ in range(count)]
-    free = rec.FREE_BAGS[user["membership"]][cabin] * count
-    extra = rng.randint(0, 1)
-    while (reservation_id := "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))) in taken or (
-        reservation_id.startswith("HATHA")
-    ):
-        pass
+    free, extra = rec.FREE_BAGS[user["membership"]][cabin] * count, rng.randint(0, 1)
+    reservation_id = ""  # six characters, new, and not a "HATHA..." id (tau2's flight numbers look like that)
+    while not reservation_id or reservation_id in taken or reservation_id.startswith("HATHA"):
+        reservation_id = "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))
     taken.add(reservation_id)
     route = {"origin": origin, "destination": destination}
     reservation = {"reservation_id": reservation_id, "user_id": user["user_id"], **route, "flight_type": "one_way"}
@@ -296,9 +250,18 @@ def _reservation(
 def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     """Add paid bags to the user's first reservation, charged to the card the user names (near miss: the other)."""
     taken: set[str] = set(NEW_CERTIFICATE_IDS)
-    methods, right_id, near_id = _airline_methods(rng, taken, knobs)
-    passengers = rng.randint(1, 3)
-    user = rec.airline_user(rng, taken, methods, passengers=passengers - 1)
+    right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
+    near_id, gift_id = rec.unique_id(rng, taken, "credit_card_", 7), rec.unique_id(rng, taken, "gift_card_", 7)
+    methods: list[tuple[str, Record]] = [
+        (right_id, rec.credit_card(right_id, brand, digits)),
+        (near_id, rec.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
+        (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
+    ]
+    if knobs.near_miss_methods >= 2:
+        cert_id = rec.unique_id(rng, taken, "certificate_", 7)
+        methods.append((cert_id, {"source": "certificate", "id": cert_id, "amount": float(rng.choice((100, 250)))}))
+    rng.shuffle(methods)
+    user = rec.airline_user(rng, taken, dict(methods), passengers=rng.randint(1, 3) - 1)
     flights: Records = {}
     reservations: Records = {}
     numbers = [f"HAT{n:03d}" for n in rng.sample(range(1, 1000), knobs.distractor_records + 1)]
@@ -308,11 +271,9 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         flights[number], reservation = _reservation(rng, taken, user, number, party, right_id)
         reservations[reservation["reservation_id"]] = reservation
         user["reservations"].append(reservation["reservation_id"])
-    target_id = next(iter(reservations))
-    target = reservations[target_id]
+    target_id, target = next(iter(reservations.items()))
     user["reservations"].sort()
-    added = rng.randint(1, 3)
-    card = user["payment_methods"][right_id]
+    added, card = rng.randint(1, 3), user["payment_methods"][right_id]
     total_bags, paid_bags = target["total_baggages"] + added, target["nonfree_baggages"] + added
     opening = (
         f"Hi, my user id is {user['user_id']}. On reservation {target_id} I already use all our free bags; please "
@@ -320,7 +281,7 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         f"{card['last_four']}."
     )
     bags = {"reservation_id": target_id, "total_baggages": total_bags, "nonfree_baggages": paid_bags}
-    solution: Steps = [
+    steps: Steps = [
         ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
         ToolCall(name="get_reservation_details", arguments={"reservation_id": target_id}),
         f"Reservation {target_id} ({rec.CABIN_LABEL[target['cabin']]}, {len(target['passengers'])} passenger(s)) "
@@ -336,29 +297,22 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     ]
     state = {"flights": flights, "users": {user["user_id"]: user}, "reservations": reservations}
     goal = f"Add {added} paid bags to reservation {target_id}, charged to {right_id}."
-    return _task("airline", state, goal, opening, facts, solution, ("bags", 3, "payment_id", near_id))
+    return _task("airline", state, goal, opening, facts, steps, ("bags", 3, "payment_id", near_id))
 
 
-def _task(
-    variant: str, state: Record, goal: str, opening: str, facts: list[UserFact], solution: Steps, write: Write
-) -> Task:
-    """The task; ``write`` is (kind, index of the write in the solution, its argument, the near-miss value)."""
+def _task(variant: str, state: Record, goal: str, opening: str, facts: Facts, steps: Steps, write: Write) -> Task:
+    """The task; its flawed solution is the paper's failure: the right tool with a near-miss argument (the gift card
+    instead of the order's card for returns, the similar card instead of the one the user named elsewhere)."""
     kind, index, argument, near_miss = write
+    call = steps[index]
+    assert isinstance(call, ToolCall)
+    wrong = ToolCall(name=call.name, arguments={**call.arguments, argument: near_miss})
     return Task(
         task_id="",
         initial_state=state,
         goal=goal,
         user=UserScript(opening=opening, facts=facts, replies=["confirm", "close"]),
-        solution=solution,
-        flawed_solution=near_miss_solution(solution, index, argument, near_miss),
+        solution=steps,
+        flawed_solution=[*steps[:index], wrong, f"Done: it is charged or refunded to {near_miss}."],
         metadata={"variant": variant, "kind": kind, "write_index": index, "argument": argument, "near_miss": near_miss},
     )
-
-
-def near_miss_solution(solution: Steps, index: int, argument: str, value: str) -> Steps:
-    """The paper's failure: the right tool with a near-miss argument (the gift card instead of the order's card
-    for returns, the similar card instead of the one the user named for payment changes and bags)."""
-    write = solution[index]
-    assert isinstance(write, ToolCall)
-    wrong = ToolCall(name=write.name, arguments={**write.arguments, argument: value})
-    return [*solution[:index], wrong, f"Done: it is charged or refunded to {value}."]
