@@ -2,9 +2,8 @@
 
 Capability: tool_calling_precision — call the right tool with exactly the argument values just read, not a near miss.
 Domain: retail, variants: retail, airline — tau2's real tools and state; each profile holds near-miss payment methods.
-Task kinds: return: refund one of two twin items to the order's own card, not the gift card; payment_change: pay a
-pending order with the card the user names, not the one with swapped digits; bags: add paid bags with exact counts,
-charged to the named card.
+Task kinds: return: refund one of twin items to the order's card, not the gift card; payment_change: pay a pending
+order with the card the user names, not its swapped-digits twin; bags: add paid bags to a reservation, exact counts.
 Knobs: variant (default retail): target domain; near_miss_methods (default 2): other payment methods on the profile;
 twin_items (default True): two variants of the returned product; payment_change_share (default 0.4): retail share of
 payment changes; distractor_records (default 2): the user's other orders or reservations.
@@ -96,8 +95,9 @@ def _products(rng: random.Random, taken: set[str]) -> Records:
     return products
 
 
-def _retail_setup(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs) -> tuple[Records, Record, list[str]]:
-    """Products, a user holding a credit card, a gift card and near-miss methods, its cards (the right one first)."""
+def _retail_setup(rng: random.Random, knobs: ToolPrecisionKnobs) -> tuple[set[str], Records, Record, list[str]]:
+    """The ids taken, products, a user holding a card, a gift card and near-miss methods, its cards (right one first)."""
+    taken: set[str] = set()
     products = _products(rng, taken)
     right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
     methods: list[tuple[str, Record]] = [(right_id, rec.credit_card(right_id, brand, digits))]
@@ -115,13 +115,14 @@ def _retail_setup(rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs
         else:
             methods.append((method_id, {"source": "gift_card", "id": method_id, "balance": float(rng.randint(0, 90))}))
     rng.shuffle(methods)
-    return products, rec.retail_user(rng, taken, dict(methods)), cards
+    return taken, products, rec.retail_user(rng, taken, dict(methods)), cards
 
 
-def _place_order(
+def _retail_state(
     rng: random.Random, taken: set[str], knobs: ToolPrecisionKnobs, user: Record, products: Records, order: Record
-) -> tuple[Records, str]:
-    """The user's distractor orders, then the task's order (items, status, payment method id): all orders, its id."""
+) -> tuple[Record, str, Facts]:
+    """The state: the user's distractor orders, then the task's ``order`` (items, status, payment method id); with the
+    order's id and what the user answers (the email and the order id)."""
     methods = list(user["payment_methods"])
     orders: Records = {}
     for _ in range(knobs.distractor_records):
@@ -133,27 +134,27 @@ def _place_order(
     target = rec.retail_order(rng, taken, user, order["items"], order["status"], order["payment_method_id"])
     orders[target["order_id"]] = target
     user["orders"].sort()
-    return orders, target["order_id"]
+    facts = [UserFact(keys=["email"], answer=f"My email is {user['email']}.")]
+    facts.append(UserFact(keys=["order id", "order number"], answer=f"The order is {target['order_id']}."))
+    return {"products": products, "users": {user["user_id"]: user}, "orders": orders}, target["order_id"], facts
 
 
 def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     """Return one of two twin items, refunded to the order's credit card (the gift card is the near miss)."""
-    taken: set[str] = set()
-    products, user, cards = _retail_setup(rng, taken, knobs)
+    taken, products, user, cards = _retail_setup(rng, knobs)
     right_id, gift_id = cards[0], next(m for m in user["payment_methods"] if m.startswith("gift_card_"))
-    product_ids = list(products)
-    main = products[product_ids[0]]
+    main, *rest = products.values()
     returned_id, *others = main["variants"]
     returned = main["variants"][returned_id]
     items = [rec.retail_item(main, returned_id)]
     if knobs.twin_items:
         twin_id = next(v for v in others if main["variants"][v]["options"] != returned["options"])
         items.append(rec.retail_item(main, twin_id))
-    other = products[product_ids[rng.randint(1, 2)]]
+    other = rest[rng.randint(1, 2) - 1]
     items.append(rec.retail_item(other, rng.choice(list(other["variants"]))))
     rng.shuffle(items)
     order = {"items": items, "status": "delivered", "payment_method_id": right_id}
-    orders, order_id = _place_order(rng, taken, knobs, user, products, order)
+    state, order_id, facts = _retail_state(rng, taken, knobs, user, products, order)
     options, card = rec.describe_options(returned["options"]), user["payment_methods"][right_id]
     refund = {"order_id": order_id, "item_ids": [returned_id], "payment_method_id": right_id}
     steps: Steps = [
@@ -170,23 +171,19 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         f"from order {order_id}, just that one item. Please refund it to the original payment method."
     )
     goal = f"Return item {returned_id} of order {order_id} to the original payment method {right_id}."
-    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
-    return _retail_task(user, state, order_id, goal, opening, steps, ("return", 3, "payment_method_id", gift_id))
+    return _task("retail", state, goal, opening, facts, steps, ("return", 3, "payment_method_id", gift_id))
 
 
 def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     """Switch a pending order to the card the user names (the card with swapped digits is the near miss)."""
-    taken: set[str] = set()
-    products, user, cards = _retail_setup(rng, taken, knobs)
+    taken, products, user, cards = _retail_setup(rng, knobs)
     methods = user["payment_methods"]
     right_id, near_id = cards[0], cards[1]
     current_id = next(m for m in methods if m not in (right_id, near_id))
-    items = []
-    for product_id in rng.sample(list(products), rng.randint(1, 2)):
-        product = products[product_id]
-        items.append(rec.retail_item(product, rng.choice(list(product["variants"]))))
+    chosen = [products[product_id] for product_id in rng.sample(list(products), rng.randint(1, 2))]
+    items = [rec.retail_item(product, rng.choice(list(product["variants"]))) for product in chosen]
     order = {"items": items, "status": "pending", "payment_method_id": current_id}
-    orders, order_id = _place_order(rng, taken, knobs, user, products, order)
+    state, order_id, facts = _retail_state(rng, taken, knobs, user, products, order)
     card = methods[right_id]
     opening = (
         f"Hi, my email is {user['email']}. For my pending order {order_id}, please charge my "
@@ -202,19 +199,7 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
         f"Done: order {order_id} is now paid with {right_id}.",
     ]
     goal = f"Switch the payment of order {order_id} to {right_id}."
-    state = {"products": products, "users": {user["user_id"]: user}, "orders": orders}
-    return _retail_task(
-        user, state, order_id, goal, opening, steps, ("payment_change", 4, "payment_method_id", near_id)
-    )
-
-
-def _retail_task(user: Record, state: Record, order: str, goal: str, opening: str, steps: Steps, write: Write) -> Task:
-    """A retail task: the user is known by email and the order by its id."""
-    facts = [
-        UserFact(keys=["email"], answer=f"My email is {user['email']}."),
-        UserFact(keys=["order id", "order number"], answer=f"The order is {order}."),
-    ]
-    return _task("retail", state, goal, opening, facts, steps, write)
+    return _task("retail", state, goal, opening, facts, steps, ("payment_change", 4, "payment_method_id", near_id))
 
 
 def _reservation(
@@ -230,18 +215,18 @@ def _reservation(
     count = len(party) if party is not None else rng.randint(1, 3)
     people = party if party is not None else [rec.airline_person(rng) for _ in range(count)]
     free, extra = rec.FREE_BAGS[user["membership"]][cabin] * count, rng.randint(0, 1)
-    reservation_id = ""  # six characters, new, and not a "HATHA..." id (tau2's flight numbers look like that)
-    while not reservation_id or reservation_id in taken or reservation_id.startswith("HATHA"):
-        reservation_id = "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))
-    taken.add(reservation_id)
+    code = ""  # the reservation id: six characters, new, and not a "HATHA..." id (tau2's flight numbers look so)
+    while not code or code in taken or code.startswith("HATHA"):
+        code = "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))
+    taken.add(code)
     route = {"origin": origin, "destination": destination}
-    reservation = {"reservation_id": reservation_id, "user_id": user["user_id"], **route, "flight_type": "one_way"}
+    reservation: Record = {"reservation_id": code, "user_id": user["user_id"], **route, "flight_type": "one_way"}
     reservation["cabin"] = cabin
     reservation["flights"] = [{"flight_number": number, **route, "date": day, "price": prices[cabin]}]
     reservation["passengers"] = people
     reservation["payment_history"] = [{"payment_id": right_id, "amount": prices[cabin] * count + 50 * extra}]
-    hour = f"{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
-    reservation["created_at"] = f"2024-05-{hour}:00"
+    when = f"{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+    reservation["created_at"] = f"2024-05-{when}:00"
     reservation["total_baggages"], reservation["nonfree_baggages"] = free + extra, extra
     reservation["insurance"] = rng.choice(("yes", "no"))
     return flight, reservation
@@ -262,8 +247,7 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         methods.append((cert_id, {"source": "certificate", "id": cert_id, "amount": float(rng.choice((100, 250)))}))
     rng.shuffle(methods)
     user = rec.airline_user(rng, taken, dict(methods), passengers=rng.randint(1, 3) - 1)
-    flights: Records = {}
-    reservations: Records = {}
+    flights, reservations = {}, {}
     numbers = [f"HAT{n:03d}" for n in rng.sample(range(1, 1000), knobs.distractor_records + 1)]
     me = {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}
     for index, number in enumerate(numbers):
@@ -291,10 +275,8 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
         ToolCall(name="update_reservation_baggages", arguments={**bags, "payment_id": right_id}),
         f"Done: reservation {target_id} now has {total_bags} checked bags and ${50 * added} was charged to {right_id}.",
     ]
-    facts = [
-        UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}."),
-        UserFact(keys=["reservation id"], answer=f"It's reservation {target_id}."),
-    ]
+    facts = [UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}.")]
+    facts.append(UserFact(keys=["reservation id"], answer=f"It's reservation {target_id}."))
     state = {"flights": flights, "users": {user["user_id"]: user}, "reservations": reservations}
     goal = f"Add {added} paid bags to reservation {target_id}, charged to {right_id}."
     return _task("airline", state, goal, opening, facts, steps, ("bags", 3, "payment_id", near_id))
