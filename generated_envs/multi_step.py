@@ -111,21 +111,15 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         solution.append("All done: " + "; ".join(s.done for s in subtasks) + ".")
         replies: list[Reply] = ["confirm" for _ in subtasks]  # each sub-task's confirmation, then the summary
         replies.append("close")
-        first = subtasks[0]
+        first = subtasks[0]  # the paper's failure: the first sub-task only, then closing as if everything were done
+        stop = f"Done: {first.done}. If you need any further assistance, feel free to reach out."
         return Task(
             task_id="",
             initial_state=state,
             goal=f"Complete all {len(subtasks)} parts of the request: " + "; ".join(s.request for s in subtasks),
             user=UserScript(opening=opening, facts=facts, replies=replies),
             solution=solution,
-            # the paper's failure: the first sub-task only, then closing as if everything were done
-            flawed_solution=[
-                *auth,
-                *first.reads,
-                first.confirm,
-                first.write,
-                f"Done: {first.done}. If you need any further assistance, feel free to reach out.",
-            ],
+            flawed_solution=[*auth, *first.reads, first.confirm, first.write, stop],
             required_facts=[f for s in subtasks for f in s.facts],
             metadata={
                 "variant": self.knobs.variant,
@@ -177,6 +171,70 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         return db.state(), auth, subtasks, f"I'm {name}, my email is {email}.", facts
 
 
+# ----- sub-task texts: what the customer asks, what the agent confirms, the summary line --------------
+CANCEL_RESERVATION = (
+    "please cancel reservation {rid} because {reason}",
+    "Reservation {rid} can be cancelled because {grounds}. I will cancel the whole reservation and refund {refund} "
+    "to the original payment method.",
+    "reservation {rid} is cancelled and {refund} will be refunded in 5 to 7 business days",
+)
+ADD_BAGS = (
+    "please add {extra} checked {noun} to reservation {rid}, with any fee on my credit card",
+    "Reservation {rid} will have {total} checked bags, {nonfree} of them paid at $50 each: {cost}.",
+    "reservation {rid} now has {total} checked bags ({cost})",
+)
+FIX_BIRTH_DATE = (
+    "on reservation {rid}, please correct {who}'s date of birth to {dob}",
+    "I will change {who}'s date of birth on reservation {rid} to {dob}.",
+    "{who}'s date of birth on reservation {rid} is now {dob}",
+)
+USER_ADDRESS = (
+    "please change the default address on my account to {said}",
+    "I will set the default address of your account to {said}.",
+    "your default address is now {said}",
+)
+CANCEL_ORDER = (
+    "please cancel order {oid}, {why}",
+    "I will cancel order {oid} (reason: {reason}) and refund {refund} to the original payment method.",
+    "order {oid} is cancelled and {refund} will be refunded",
+)
+ORDER_ADDRESS = (
+    "please ship order {oid} to {said} instead",
+    "I will change the shipping address of order {oid} to {said}.",
+    "order {oid} will ship to {said}",
+)
+RETURN_ITEM = (
+    "please return the {name} from order {oid}, refunded to the original payment method",
+    "I will request a return of the {name} (item {item_id}) from order {oid}, refunding {refund} to {original}.",
+    "the return of the {name} from order {oid} is requested (instructions come by email)",
+)
+EXCHANGE_ITEM = (
+    "please exchange the {name} in order {oid} for the same one with {option} {value}, settling any difference "
+    "with the original payment method",
+    "I will exchange the {name} (item {item_id}) in order {oid} for item {new_id} ({option} {value}); {settle} via "
+    "{original}.",
+    "the exchange of the {name} in order {oid} for the {option} {value} one is requested",
+)
+
+
+def _sub(
+    kind: str,
+    texts: tuple[str, str, str],
+    reads: list[ToolCall],
+    write: ToolCall,
+    facts: tuple[str, ...] = (),
+    **values: Any,
+) -> SubTask:
+    """A sub-task whose request, confirmation (ending "Shall I proceed?") and summary fill `texts` with `values`."""
+    request, confirm, done = (text.format(**values) for text in texts)
+    confirm += " Shall I proceed?"
+    return SubTask(kind=kind, request=request, reads=reads, confirm=confirm, write=write, done=done, facts=list(facts))
+
+
+def _call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(name=name, arguments=arguments)
+
+
 # ----- airline sub-tasks -------------------------------------------------------------------------------
 def _build_cancel_reservation(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> SubTask:
     """A reservation cancellable on one of four grounds; the refund total is a required fact."""
@@ -185,49 +243,28 @@ def _build_cancel_reservation(rng: random.Random, db: AirlineRecords, user: dict
         timedelta(hours=rng.randint(1, 23)) if why == "recent" else timedelta(days=rng.randint(2, 30))
     )
     cabin = "business" if why == "business" else rng.choice(("basic_economy", "economy"))
+    insurance = "yes" if why == "insured" else rng.choice(("yes", "no"))
     res = db.add_reservation(
-        user,
-        cabin=cabin,
-        created_at=created,
-        insurance="yes" if why == "insured" else rng.choice(("yes", "no")),
-        cancelled_segment=why == "airline",
+        user, cabin=cabin, created_at=created, insurance=insurance, cancelled_segment=why == "airline"
     )
     rid, total = res["reservation_id"], refund_total(res)
     reason = {  # both draws happen whatever `why` is: the golden fingerprints depend on it
         "insured": rng.choice(("I'm ill and can't travel", "a storm is forecast on my travel dates")),
         "airline": "you cancelled one of its flights",
     }.get(why, rng.choice(("my plans changed", "I no longer need the trip")))
-    reads = [ToolCall(name="get_reservation_details", arguments={"reservation_id": rid})]
+    reads = [_call("get_reservation_details", reservation_id=rid)]
     if why == "airline":
-        reads += [
-            ToolCall(name="get_flight_status", arguments={"flight_number": s["flight_number"], "date": s["date"]})
-            for s in res["flights"]
-        ]
-    return SubTask(
-        kind="cancel",
-        request=f"please cancel reservation {rid} because {reason}",
-        reads=reads,
-        confirm=(
-            f"Reservation {rid} can be cancelled because {CANCEL_GROUNDS[why]}. I will cancel the whole reservation "
-            f"and refund {money(total)} to the original payment method. Shall I proceed?"
-        ),
-        write=ToolCall(name="cancel_reservation", arguments={"reservation_id": rid}),
-        done=f"reservation {rid} is cancelled and {money(total)} will be refunded in 5 to 7 business days",
-        facts=[str(total)],
-    )
+        reads += [_call("get_flight_status", flight_number=s["flight_number"], date=s["date"]) for s in res["flights"]]
+    write = _call("cancel_reservation", reservation_id=rid)
+    values = {"rid": rid, "reason": reason, "grounds": CANCEL_GROUNDS[why], "refund": money(total)}
+    return _sub("cancel", CANCEL_RESERVATION, reads, write, facts=(str(total),), **values)
 
 
 def _plain_reservation(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """An uninsured reservation in a random cabin, for the sub-tasks that change rather than cancel it."""
     cabin = rng.choice(("basic_economy", "economy", "business"))
-    res = db.add_reservation(
-        user, cabin=cabin, created_at=AIRLINE_NOW - timedelta(days=rng.randint(1, 30)), insurance="no"
-    )
-    return res, cabin
-
-
-def _reservation_read(rid: str) -> list[ToolCall]:
-    return [ToolCall(name="get_reservation_details", arguments={"reservation_id": rid})]
+    days = rng.randint(1, 30)
+    return db.add_reservation(user, cabin=cabin, created_at=AIRLINE_NOW - timedelta(days=days), insurance="no"), cabin
 
 
 def _build_bags(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> SubTask:
@@ -236,31 +273,17 @@ def _build_bags(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) ->
     rid = res["reservation_id"]
     extra = rng.randint(1, 2)
     free = FREE_BAGS[user["membership"]][cabin] * len(res["passengers"])
-    total_bags = res["total_baggages"] + extra
-    nonfree = max(0, total_bags - free)
+    total = res["total_baggages"] + extra
+    nonfree = max(0, total - free)
     card = db.credit_card(user)
     fee = 50 * nonfree
     cost = f"{money(fee)} charged to your credit card" if fee else "no charge, within your free allowance"
+    reads = [_call("get_reservation_details", reservation_id=rid)]
+    bags = {"reservation_id": rid, "total_baggages": total, "nonfree_baggages": nonfree, "payment_id": card}
+    write = ToolCall(name="update_reservation_baggages", arguments=bags)
     noun = "bag" if extra == 1 else "bags"
-    return SubTask(
-        kind="bags",
-        request=f"please add {extra} checked {noun} to reservation {rid}, with any fee on my credit card",
-        reads=_reservation_read(rid),
-        confirm=(
-            f"Reservation {rid} will have {total_bags} checked bags, {nonfree} of them paid at $50 each: "
-            f"{cost}. Shall I proceed?"
-        ),
-        write=ToolCall(
-            name="update_reservation_baggages",
-            arguments={
-                "reservation_id": rid,
-                "total_baggages": total_bags,
-                "nonfree_baggages": nonfree,
-                "payment_id": card,
-            },
-        ),
-        done=f"reservation {rid} now has {total_bags} checked bags ({cost})",
-    )
+    values = {"rid": rid, "extra": extra, "noun": noun, "total": total, "nonfree": nonfree, "cost": cost}
+    return _sub("bags", ADD_BAGS, reads, write, **values)
 
 
 def _build_passenger(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> SubTask:
@@ -276,76 +299,47 @@ def _build_passenger(rng: random.Random, db: AirlineRecords, user: dict[str, Any
         target["first_name"] = next(
             f for f in ("Alex", "Robin", "Sam", "Jordan") if (f, target["last_name"]) not in names
         )
-    new_dob = db.person()["dob"]
-    while new_dob == target["dob"]:
-        new_dob = db.person()["dob"]
-    updated = [dict(p, dob=new_dob) if i == index else dict(p) for i, p in enumerate(passengers)]
+    dob = db.person()["dob"]
+    while dob == target["dob"]:
+        dob = db.person()["dob"]
+    updated = [dict(p, dob=dob) if i == index else dict(p) for i, p in enumerate(passengers)]
+    reads = [_call("get_reservation_details", reservation_id=rid)]
+    write = _call("update_reservation_passengers", reservation_id=rid, passengers=updated)
     who = f"{target['first_name']} {target['last_name']}"
-    return SubTask(
-        kind="passenger",
-        request=f"on reservation {rid}, please correct {who}'s date of birth to {new_dob}",
-        reads=_reservation_read(rid),
-        confirm=f"I will change {who}'s date of birth on reservation {rid} to {new_dob}. Shall I proceed?",
-        write=ToolCall(name="update_reservation_passengers", arguments={"reservation_id": rid, "passengers": updated}),
-        done=f"{who}'s date of birth on reservation {rid} is now {new_dob}",
-    )
+    return _sub("passenger", FIX_BIRTH_DATE, reads, write, rid=rid, who=who, dob=dob)
 
 
 # ----- retail sub-tasks --------------------------------------------------------------------------------
 def _build_user_address(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -> SubTask:
     """Change the account's default address (drawn at most once per task)."""
-    new = db.address()
-    said = describe_address(new)
-    uid = user["user_id"]
-    return SubTask(
-        kind="user_address",
-        request=f"please change the default address on my account to {said}",
-        reads=[ToolCall(name="get_user_details", arguments={"user_id": uid})],
-        confirm=f"I will set the default address of your account to {said}. Shall I proceed?",
-        write=ToolCall(name="modify_user_address", arguments={"user_id": uid, **_address_args(new)}),
-        done=f"your default address is now {said}",
-    )
+    new, uid = db.address(), user["user_id"]
+    write = _call("modify_user_address", user_id=uid, **_address_args(new))
+    reads = [_call("get_user_details", user_id=uid)]
+    return _sub("user_address", USER_ADDRESS, reads, write, said=describe_address(new))
 
 
 def _new_order(db: RetailRecords, user: dict[str, Any], status: str) -> tuple[dict[str, Any], str, list[ToolCall]]:
     """A fresh order in `status`, its id and the read that looks it up."""
     order = db.add_order(user, status)
-    oid = order["order_id"]
-    return order, oid, [ToolCall(name="get_order_details", arguments={"order_id": oid})]
+    return order, order["order_id"], [_call("get_order_details", order_id=order["order_id"])]
 
 
 def _build_order_cancel(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -> SubTask:
     """Cancel a pending order with one of the two reasons the tool accepts."""
     order, oid, reads = _new_order(db, user, "pending")
     reason = rng.choice(("no longer needed", "ordered by mistake"))
-    total = order["payment_history"][0]["amount"]
-    return SubTask(
-        kind="cancel",
-        request=f"please cancel order {oid}, it was {reason}" if reason == "ordered by mistake"
-        else f"please cancel order {oid}, I no longer need it",
-        reads=reads,
-        confirm=(
-            f"I will cancel order {oid} (reason: {reason}) and refund {money(total)} to the original payment "
-            "method. Shall I proceed?"
-        ),
-        write=ToolCall(name="cancel_pending_order", arguments={"order_id": oid, "reason": reason}),
-        done=f"order {oid} is cancelled and {money(total)} will be refunded",
-    )  # fmt: skip
+    why = f"it was {reason}" if reason == "ordered by mistake" else "I no longer need it"
+    write = _call("cancel_pending_order", order_id=oid, reason=reason)
+    refund = money(order["payment_history"][0]["amount"])
+    return _sub("cancel", CANCEL_ORDER, reads, write, oid=oid, why=why, reason=reason, refund=refund)
 
 
 def _build_order_address(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -> SubTask:
     """Ship a pending order to a new address."""
     _, oid, reads = _new_order(db, user, "pending")
     new = db.address()
-    said = describe_address(new)
-    return SubTask(
-        kind="order_address",
-        request=f"please ship order {oid} to {said} instead",
-        reads=reads,
-        confirm=f"I will change the shipping address of order {oid} to {said}. Shall I proceed?",
-        write=ToolCall(name="modify_pending_order_address", arguments={"order_id": oid, **_address_args(new)}),
-        done=f"order {oid} will ship to {said}",
-    )
+    write = _call("modify_pending_order_address", order_id=oid, **_address_args(new))
+    return _sub("order_address", ORDER_ADDRESS, reads, write, oid=oid, said=describe_address(new))
 
 
 def _build_return(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -> SubTask:
@@ -353,20 +347,9 @@ def _build_return(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -
     order, oid, reads = _new_order(db, user, "delivered")
     item = rng.choice(order["items"])
     original = order["payment_history"][0]["payment_method_id"]
-    return SubTask(
-        kind="return",
-        request=f"please return the {item['name']} from order {oid}, refunded to the original payment method",
-        reads=reads,
-        confirm=(
-            f"I will request a return of the {item['name']} (item {item['item_id']}) from order {oid}, "
-            f"refunding {money(item['price'])} to {original}. Shall I proceed?"
-        ),
-        write=ToolCall(
-            name="return_delivered_order_items",
-            arguments={"order_id": oid, "item_ids": [item["item_id"]], "payment_method_id": original},
-        ),
-        done=f"the return of the {item['name']} from order {oid} is requested (instructions come by email)",
-    )
+    write = _call("return_delivered_order_items", order_id=oid, item_ids=[item["item_id"]], payment_method_id=original)
+    values = {"oid": oid, "name": item["name"], "item_id": item["item_id"], "original": original}
+    return _sub("return", RETURN_ITEM, reads, write, refund=money(item["price"]), **values)
 
 
 def _build_exchange(rng: random.Random, db: RetailRecords, user: dict[str, Any]) -> SubTask:
@@ -377,28 +360,12 @@ def _build_exchange(rng: random.Random, db: RetailRecords, user: dict[str, Any])
     option, value, variant = db.sibling_variant(item)
     difference = round(variant["price"] - item["price"], 2)
     settle = f"you pay {money(difference)}" if difference > 0 else f"you get {money(-difference)} back"
-    return SubTask(
-        kind="exchange",
-        request=(
-            f"please exchange the {item['name']} in order {oid} for the same one with {option} {value}, "
-            "settling any difference with the original payment method"
-        ),
-        reads=[*reads, ToolCall(name="get_product_details", arguments={"product_id": item["product_id"]})],
-        confirm=(
-            f"I will exchange the {item['name']} (item {item['item_id']}) in order {oid} for item "
-            f"{variant['item_id']} ({option} {value}); {settle} via {original}. Shall I proceed?"
-        ),
-        write=ToolCall(
-            name="exchange_delivered_order_items",
-            arguments={
-                "order_id": oid,
-                "item_ids": [item["item_id"]],
-                "new_item_ids": [variant["item_id"]],
-                "payment_method_id": original,
-            },
-        ),
-        done=f"the exchange of the {item['name']} in order {oid} for the {option} {value} one is requested",
-    )
+    reads = [*reads, _call("get_product_details", product_id=item["product_id"])]
+    new_id = variant["item_id"]
+    swap = {"order_id": oid, "item_ids": [item["item_id"]], "new_item_ids": [new_id], "payment_method_id": original}
+    write = ToolCall(name="exchange_delivered_order_items", arguments=swap)
+    values = {"oid": oid, "name": item["name"], "item_id": item["item_id"], "original": original, "new_id": new_id}
+    return _sub("exchange", EXCHANGE_ITEM, reads, write, option=option, value=value, settle=settle, **values)
 
 
 def _address_args(address: dict[str, str]) -> dict[str, str]:
