@@ -13,9 +13,9 @@ Verifier: the gold state hash after every sub-task's write, plus each airline ca
 a required fact; the user states everything in the opening and never reminds the agent.
 Failure it targets: the paper's C3 (Appendix F.1): the agent cancels the first reservation, closes with "If
 you need any further assistance…" and never attempts the remaining operations.
-Example: seed 0 (airline): the user asks for three changes to three reservations in one message; the
-reference looks each one up, confirms it and makes it, then sums up; the flawed solution does the first,
-says "Done" and stops, so the other reservations keep their old state and the hash differs.
+Example: seed 0 (airline): user yara_smith_4785 asks to cancel insured reservation D5HYEF (ill) and to correct
+Omar Wang's date of birth on ATJZI7 and on 4ML04G; the reference looks each up, confirms, writes, and sums up
+with the $117 refund; the flawed solution cancels D5HYEF, says "Done" and stops, so the hash differs.
 """
 
 from __future__ import annotations
@@ -136,12 +136,9 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         kinds = [rng.choice(AIRLINE_KINDS) for _ in range(self.knobs.subtasks)]
         subtasks = [AIRLINE_BUILDERS[kind](rng, db, user) for kind in kinds]
         for _ in range(self.knobs.distractors):
-            db.add_reservation(
-                user,
-                cabin=rng.choice(("basic_economy", "economy", "business")),
-                created_at=AIRLINE_NOW - timedelta(days=rng.randint(2, 30)),
-                insurance=rng.choice(("yes", "no")),
-            )
+            cabin = rng.choice(("basic_economy", "economy", "business"))
+            created = AIRLINE_NOW - timedelta(days=rng.randint(2, 30))
+            db.add_reservation(user, cabin=cabin, created_at=created, insurance=rng.choice(("yes", "no")))
         rng.shuffle(user["reservations"])
         uid = user["user_id"]
         auth = [ToolCall(name="get_user_details", arguments={"user_id": uid})]
@@ -217,18 +214,11 @@ EXCHANGE_ITEM = (
 )
 
 
-def _sub(
-    kind: str,
-    texts: tuple[str, str, str],
-    reads: list[ToolCall],
-    write: ToolCall,
-    facts: tuple[str, ...] = (),
-    **values: Any,
-) -> SubTask:
+def _sub(kind: str, texts: tuple[str, str, str], reads: list[ToolCall], write: ToolCall, **values: Any) -> SubTask:
     """A sub-task whose request, confirmation (ending "Shall I proceed?") and summary fill `texts` with `values`."""
     request, confirm, done = (text.format(**values) for text in texts)
     confirm += " Shall I proceed?"
-    return SubTask(kind=kind, request=request, reads=reads, confirm=confirm, write=write, done=done, facts=list(facts))
+    return SubTask(kind=kind, request=request, reads=reads, confirm=confirm, write=write, done=done)
 
 
 def _call(name: str, **arguments: Any) -> ToolCall:
@@ -239,13 +229,11 @@ def _call(name: str, **arguments: Any) -> ToolCall:
 def _build_cancel_reservation(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> SubTask:
     """A reservation cancellable on one of four grounds; the refund total is a required fact."""
     why = rng.choice(("business", "recent", "insured", "airline"))
-    created = AIRLINE_NOW - (
-        timedelta(hours=rng.randint(1, 23)) if why == "recent" else timedelta(days=rng.randint(2, 30))
-    )
+    age = timedelta(hours=rng.randint(1, 23)) if why == "recent" else timedelta(days=rng.randint(2, 30))
     cabin = "business" if why == "business" else rng.choice(("basic_economy", "economy"))
-    insurance = "yes" if why == "insured" else rng.choice(("yes", "no"))
+    insured = "yes" if why == "insured" else rng.choice(("yes", "no"))
     res = db.add_reservation(
-        user, cabin=cabin, created_at=created, insurance=insurance, cancelled_segment=why == "airline"
+        user, cabin=cabin, created_at=AIRLINE_NOW - age, insurance=insured, cancelled_segment=why == "airline"
     )
     rid, total = res["reservation_id"], refund_total(res)
     reason = {  # both draws happen whatever `why` is: the golden fingerprints depend on it
@@ -257,7 +245,9 @@ def _build_cancel_reservation(rng: random.Random, db: AirlineRecords, user: dict
         reads += [_call("get_flight_status", flight_number=s["flight_number"], date=s["date"]) for s in res["flights"]]
     write = _call("cancel_reservation", reservation_id=rid)
     values = {"rid": rid, "reason": reason, "grounds": CANCEL_GROUNDS[why], "refund": money(total)}
-    return _sub("cancel", CANCEL_RESERVATION, reads, write, facts=(str(total),), **values)
+    sub = _sub("cancel", CANCEL_RESERVATION, reads, write, **values)
+    sub.facts = [str(total)]  # the refund total must be stated
+    return sub
 
 
 def _plain_reservation(rng: random.Random, db: AirlineRecords, user: dict[str, Any]) -> tuple[dict[str, Any], str]:
