@@ -222,6 +222,7 @@ def _sub(kind: str, texts: tuple[str, str, str], reads: list[ToolCall], write: T
 
 
 def _call(name: str, **arguments: Any) -> ToolCall:
+    """A tool call written as a Python call; the arguments keep their order."""
     return ToolCall(name=name, arguments=arguments)
 
 
@@ -359,6 +360,7 @@ def _build_exchange(rng: random.Random, db: RetailRecords, user: dict[str, Any])
 
 
 def _address_args(address: dict[str, str]) -> dict[str, str]:
+    """The address fields the retail address-changing tools take, in their order."""
     keys = ("address1", "address2", "city", "state", "country", "zip")
     return {key: address[key] for key in keys}
 
