@@ -1,19 +1,25 @@
 """``trace/datetime-v0``: relative dates that need the device's date-time tools, not mental arithmetic.
 
-The simulated clock (``SIMULATION.current_timestamp``) and the device's UTC offset change with the
-seed, so a memorised date or a UTC decoding of the raw timestamp fails. Task kinds:
-
-* ``reminder``: "remind me to X tomorrow at 5 PM" (the day after tomorrow, in N days, a week from
-  today, this coming Friday): get_current_timestamp → timestamp_to_datetime_info (→ shift_timestamp →
-  timestamp_to_datetime_info) → datetime_info_to_timestamp → add_reminder;
-* ``reschedule``: move an existing reminder to such a relative day and time (modify_reminder);
-* ``shift``: move an existing reminder N days later or earlier (shift_timestamp on its timestamp);
-* ``holiday``: "how many days until Thanksgiving?": the current year from timestamp_to_datetime_info,
-  search_holiday in that year (the next one if it has passed), timestamp_diff.
-
-The paper's failures (Appendix F.2, C2) that ``flawed_actions()`` plays: guessing today's date from
-the raw timestamp and getting it a day wrong (reminders), and searching the holiday in 2023, a
-training-data year (holidays).
+Capability: datetime_reasoning — work out relative dates, times and the current year with the date-time tools
+instead of decoding raw timestamps mentally.
+Domain: device — the ToolSandbox-style device world: reminders and the date-time tools; the simulated clock
+(``SIMULATION.current_timestamp``) and the UTC offset change with the seed, so a memorised date or a UTC decoding fails.
+Task kinds: reminder: "remind me to X tomorrow at 5 PM" (the day after tomorrow, in N days, a week from today, this
+coming Friday) via get_current_timestamp → timestamp_to_datetime_info (→ shift_timestamp → timestamp_to_datetime_info)
+→ datetime_info_to_timestamp → add_reminder; reschedule: move an existing reminder to such a relative day and time
+(modify_reminder); shift: move an existing reminder N days later or earlier (shift_timestamp on its timestamp);
+holiday: "how many days until Thanksgiving?": the year from timestamp_to_datetime_info, search_holiday in that year
+(the next one if it has passed), timestamp_diff.
+Knobs: kinds (default all four): task kinds drawn; min_year (default 2025) and max_year (default 2030): range of the
+simulated current year; vary_timezone (default true): draw the device's UTC offset per seed; reminders (default 3):
+distractor reminders; max_days_ahead (default 10): largest N in "in N days" and "N days later/earlier".
+Verifier: the gold state hash (the reminder added or moved to the right timestamp) and the answer's required facts
+(the target date, e.g. "November 6", or "<N> day" for a holiday).
+Failure it targets: the paper's Appendix F.2, C2: guessing today's date from the raw timestamp and getting it a day
+wrong (reminders), and searching the holiday in 2023, a training-data year (holidays).
+Example: seed 1: "Move my reminder "Call the landlord" so it goes off the day after tomorrow at 12 PM."; the reference
+finds the reminder, reads the clock, shifts it 2 days, converts November 6 12:00 to a timestamp and modifies the
+reminder; the flawed solution reads the raw timestamp a day wrong and sets November 5, so the state hash differs.
 """
 
 from __future__ import annotations
@@ -35,17 +41,10 @@ TRAINING_YEAR = 2023
 UTC_OFFSETS = (-8 * 3600, -5 * 3600, -3 * 3600, 0, 3600, 2 * 3600, 19800, 8 * 3600, 9 * 3600)
 """Device time zones drawn with ``vary_timezone`` (seconds east of UTC; 19800 is UTC+5:30)."""
 HOLIDAYS: dict[str, int] = {
-    "Martin Luther King Jr. Day": 1,
-    "Washington's Birthday": 2,
-    "Memorial Day": 5,
-    "Juneteenth": 6,
-    "Independence Day": 7,
-    "Labor Day": 9,
-    "Columbus Day": 10,
-    "Veterans Day": 11,
-    "Thanksgiving": 11,
+    "Martin Luther King Jr. Day": 1, "Washington's Birthday": 2, "Memorial Day": 5, "Juneteenth": 6,
+    "Independence Day": 7, "Labor Day": 9, "Columbus Day": 10, "Veterans Day": 11, "Thanksgiving": 11,
     "Christmas Day": 12,
-}
+}  # fmt: skip
 """What the user asks about, and the month ``search_holiday`` must land in (a check on the generator)."""
 NEW_REMINDERS = (
     "Buy chocolate milk", "Call the plumber", "Send the rent", "Pick up the kids", "Book the car service",
@@ -117,13 +116,14 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             rng, n_contacts=1, n_messages=0, n_reminders=knobs.reminders, now=now, utc_offset_seconds=offset
         )
         plan = Plan(DEVICE, world)
-        if kind == "holiday":
-            return self._holiday(rng, plan)
-        if kind == "shift":
-            return self._shift(rng, plan)
-        return self._at_relative_day(rng, plan, kind)
+        builders = {
+            "reminder": self._build_reminder,
+            "reschedule": self._build_reschedule,
+            "shift": self._build_shift,
+            "holiday": self._build_holiday,
+        }
+        return builders[kind](rng, plan)
 
-    # ----- reminders at a relative day -----------------------------------------------------------------------
     def _relative_day(self, rng: random.Random, today: dt.date) -> tuple[str, int]:
         """A phrase for a day after today and how many days ahead it is."""
         choice = rng.randrange(5)
@@ -140,7 +140,16 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         ahead = (weekday - today.weekday()) % 7 or 7
         return f"this coming {WEEKDAYS[weekday]}", ahead
 
+    def _build_reminder(self, rng: random.Random, plan: Plan) -> Task:
+        """A new reminder at a relative day and time."""
+        return self._at_relative_day(rng, plan, "reminder")
+
+    def _build_reschedule(self, rng: random.Random, plan: Plan) -> Task:
+        """An existing reminder moved to a relative day and time."""
+        return self._at_relative_day(rng, plan, "reschedule")
+
     def _at_relative_day(self, rng: random.Random, plan: Plan, kind: Kind) -> Task:
+        """The reference and the a-day-wrong flawed solution shared by ``reminder`` and ``reschedule``."""
         state = plan.state
         now = state.now
         today = local_datetime(state, now).date()
@@ -195,8 +204,8 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         flawed += [wrong, write, done.format(day=date_text(guess))]
         return self._task(plan, opening, kind, [date_text(day)], flawed, phrase=phrase)
 
-    # ----- shift an existing reminder -------------------------------------------------------------------------
-    def _shift(self, rng: random.Random, plan: Plan) -> Task:
+    def _build_shift(self, rng: random.Random, plan: Plan) -> Task:
+        """An existing reminder moved N days later or earlier."""
         state = plan.state
         reminder = rng.choice(state.REMINDER)
         content = reminder.content or ""
@@ -229,8 +238,8 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         ]
         return self._task(plan, opening, "shift", [date_text(day)], flawed, phrase=phrase)
 
-    # ----- days until a holiday -------------------------------------------------------------------------------
-    def _holiday(self, rng: random.Random, plan: Plan) -> Task:
+    def _build_holiday(self, rng: random.Random, plan: Plan) -> Task:
+        """Days until a holiday, searched in the current year (or the next)."""
         state = plan.state
         holiday = rng.choice(list(HOLIDAYS))
         opening = rng.choice(("How many days until {h}?", "How many days are left till {h}?")).format(h=holiday)
@@ -254,7 +263,6 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         ]
         return self._task(plan, opening, "holiday", [f"{days} day"], flawed, holiday=holiday, year=year)
 
-    # ----- helpers --------------------------------------------------------------------------------------------
     @staticmethod
     def _find_reminder(plan: Plan, content: str) -> str:
         found = plan.call("search_reminder", content=content)

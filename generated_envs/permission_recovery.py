@@ -1,20 +1,24 @@
 """``trace/permission-recovery-v0``: a device request that first fails on a blocking setting.
 
-The agent must read the error, find the setting that blocks the request (with the getters), change
-it, retry the original call and tell the user. Blockers chain: sending a message needs cellular
-service, which low battery mode will not let you turn on; the weather needs location service and
-wifi, both blocked by low battery mode. Task kinds:
-
-* ``turn_on``: "turn on wifi" (cellular, location service) in low battery mode (the paper's example);
-* ``send_message``: a text to a contact with cellular service off (and, with two blockers, low
-  battery mode on);
-* ``location``: "what are my coordinates?" with location service off (and low battery mode on);
-* ``weather``: the temperature here, with location service and/or wifi off, or low battery mode on.
-
-Worlds are ``generate_device_world`` worlds; services the task does not need may be off too
-(distractor settings) and must stay off. The paper's failure (Appendix F.2, C1) that
-``flawed_actions()`` plays: the agent makes the request, gets the error and reports it to the user
-instead of fixing it.
+Capability: permission_error_recovery — read the error, find the setting that blocks the request (with the getters),
+change it, retry the original call and tell the user.
+Domain: device — ``generate_device_world`` worlds and 15 ToolSandbox tools (settings getters/setters, contacts,
+messages, location, weather); blockers chain: cellular and the services the weather needs cannot be turned on in
+low battery mode; services the task does not need may be off too (distractor settings) and must stay off.
+Task kinds: turn_on: "turn on wifi" (cellular, location service) in low battery mode (the paper's example);
+send_message: a text to a contact with cellular service off (and low battery mode on with two blockers);
+location: "what are my coordinates?" with location service off (and low battery mode on); weather: the
+temperature here, with location service and/or wifi off, or low battery mode on.
+Knobs: kinds (default all four): task kinds drawn; min_blockers (default 1) and max_blockers (default 3): settings
+that block the request; distractor_settings (default 1): unneeded services that are off; contacts (default 4):
+contacts besides the user.
+Verifier: the gold state hash (the request carried out, the blocking settings changed, distractors left off) and
+the required facts: each changed setting's short name and the answer (coordinates, temperature).
+Failure it targets: the paper's Appendix F.2, C1: the agent makes the request, gets the error and reports it to the
+user instead of fixing it (``flawed_actions()`` plays exactly that).
+Example: seed 2: "My phone can't get online. Can you turn the wifi on?"; set_wifi_status fails in low battery mode;
+the reference reads and turns off low battery mode, retries set_wifi_status and says so; the flawed solution passes
+the PermissionError on, so wifi stays off and the state hash differs.
 """
 
 from __future__ import annotations
@@ -149,40 +153,13 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             rng, n_contacts=self.knobs.contacts, n_messages=2, n_reminders=1, settings=settings
         )
         plan = Plan(DEVICE, world)
-        facts: list[str] = []
-        if kind == "turn_on":
-            assert service is not None
-            opening = rng.choice(TURN_ON_OPENINGS[service])
-            changed, _ = self._recover(plan, SETTER[service], {"on": True})
-            plan.say(
-                f"Low battery mode was blocking it, so I turned low battery mode off and turned your {WORDS[service]} on."
-            )
-            facts = [FACT[service]]
-        elif kind == "send_message":
-            contact = rng.choice(world.CONTACT[1:])
-            content = rng.choice(MESSAGES)
-            opening = f'Send a text to {contact.name} saying "{content}".'
-            found = plan.call("search_contacts", name=contact.name)
-            if not found or found[0]["person_id"] != contact.person_id:
-                raise RuntimeError(f"search_contacts does not find {contact.name} first: {found}")
-            changed, _ = self._recover(
-                plan, "send_message_with_phone_number", {"phone_number": contact.phone_number, "content": content}
-            )
-            first = (contact.name or "").split()[0]
-            plan.say(f"I sent your message to {first}. {self._changed_text(changed)}")
-        elif kind == "location":
-            opening = rng.choice(LOCATION_OPENINGS)
-            changed, here = self._recover(plan, "get_current_location", {})
-            plan.say(
-                f"You are at latitude {here['latitude']}, longitude {here['longitude']}. {self._changed_text(changed)}"
-            )
-            facts = [str(here["latitude"]), str(here["longitude"])]
-        else:
-            opening = rng.choice(WEATHER_OPENINGS)
-            changed, weather = self._recover(plan, "search_weather_around_lat_lon", {})
-            temperature = weather["current_temperature"]
-            plan.say(f"It is {temperature} degrees Celsius right now. {self._changed_text(changed)}")
-            facts = [str(temperature)]
+        builders = {
+            "turn_on": self._build_turn_on,
+            "send_message": self._build_send_message,
+            "location": self._build_location,
+            "weather": self._build_weather,
+        }
+        opening, changed, facts = builders[kind](rng, plan, service)
         first_error = plan.errors[0]
         facts = [*facts, *(FACT[s] for s in changed if FACT[s] not in facts)]
         return plan.task(
@@ -204,6 +181,50 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             required_facts=facts,
             metadata={"kind": kind, "blockers": blockers, "changed": changed, "first_error": first_error},
         )
+
+    def _build_turn_on(self, rng: random.Random, plan: Plan, service: str | None) -> tuple[str, list[str], list[str]]:
+        """Turn a service on in low battery mode: the opening, the settings changed, the facts to say."""
+        assert service is not None
+        opening = rng.choice(TURN_ON_OPENINGS[service])
+        changed, _ = self._recover(plan, SETTER[service], {"on": True})
+        plan.say(
+            f"Low battery mode was blocking it, so I turned low battery mode off and turned your {WORDS[service]} on."
+        )
+        return opening, changed, [FACT[service]]
+
+    def _build_send_message(
+        self, rng: random.Random, plan: Plan, service: str | None
+    ) -> tuple[str, list[str], list[str]]:
+        """Text a contact with cellular service off (and low battery mode on with two blockers)."""
+        contact = rng.choice(plan.state.CONTACT[1:])
+        content = rng.choice(MESSAGES)
+        opening = f'Send a text to {contact.name} saying "{content}".'
+        found = plan.call("search_contacts", name=contact.name)
+        if not found or found[0]["person_id"] != contact.person_id:
+            raise RuntimeError(f"search_contacts does not find {contact.name} first: {found}")
+        changed, _ = self._recover(
+            plan, "send_message_with_phone_number", {"phone_number": contact.phone_number, "content": content}
+        )
+        first = (contact.name or "").split()[0]
+        plan.say(f"I sent your message to {first}. {self._changed_text(changed)}")
+        return opening, changed, []
+
+    def _build_location(self, rng: random.Random, plan: Plan, service: str | None) -> tuple[str, list[str], list[str]]:
+        """The user's coordinates with location service off (and low battery mode on with two blockers)."""
+        opening = rng.choice(LOCATION_OPENINGS)
+        changed, here = self._recover(plan, "get_current_location", {})
+        plan.say(
+            f"You are at latitude {here['latitude']}, longitude {here['longitude']}. {self._changed_text(changed)}"
+        )
+        return opening, changed, [str(here["latitude"]), str(here["longitude"])]
+
+    def _build_weather(self, rng: random.Random, plan: Plan, service: str | None) -> tuple[str, list[str], list[str]]:
+        """The temperature here with location service and/or wifi off, or low battery mode on."""
+        opening = rng.choice(WEATHER_OPENINGS)
+        changed, weather = self._recover(plan, "search_weather_around_lat_lon", {})
+        temperature = weather["current_temperature"]
+        plan.say(f"It is {temperature} degrees Celsius right now. {self._changed_text(changed)}")
+        return opening, changed, [str(temperature)]
 
     @staticmethod
     def _services(rng: random.Random, kind: Kind, blockers: int, service: str | None) -> tuple[list[str], list[str]]:

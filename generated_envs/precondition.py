@@ -1,19 +1,27 @@
 """Precondition verification: a state-changing request that the policy allows on some seeds and not on others.
 
-Airline: cancel a reservation, allowed only when it was booked less than 24 hours before "now"
-(2024-05-15 15:00 EST, stated in the policy), the airline cancelled one of its flights, it is in
-business cabin, or it is insured and the reason is covered, and only for the customer's own booking.
-Retail: cancel an order, change its shipping address, or return an item, allowed only for the
-customer's own order in the right status. The tools do not check ownership (nor, in airline,
-eligibility), so an agent that acts without checking changes the state on the not-allowed seeds
-(about half, by default) and the verifier scores it 0. The paper's failure: cancelling an ineligible
-basic-economy booking made 14 days ago without insurance.
+Capability: precondition_verification — check the policy's conditions on the record before a write, act only when
+they hold, and refuse with the failing condition's values otherwise.
+Domain: airline | retail, variants: airline (default), retail — the real tau2 tools and policy plus a "Checking
+before acting" addendum; the tools do not check ownership (nor, in airline, eligibility).
+Task kinds: reservation_cancel: cancel a reservation, allowed when booked < 24 h before "now" (2024-05-15 15:00 EST,
+in the policy), a flight cancelled by the airline, business cabin, or insured with a covered reason, only for the
+customer's own booking; order_cancel: cancel a pending order; address_change: change a pending order's address;
+item_return: return an item of a delivered order (retail: only the customer's own orders).
+Knobs: not_allowed_share (default 0.5): share of not-allowed seeds; distractors (default 2): other reservations or
+orders on the profile; variant (default airline): the domain.
+Verifier: the gold state hash; an airline success says the refund; a refusal says "not eligible" and the record's
+values (cabin and booking date, or status), with its lookups as required reads.
+Failure it targets: the paper's C4: cancelling an ineligible basic-economy booking made 14 days ago without insurance.
+Example: airline seed 1: "cancel reservation WVJ5NT: I found a cheaper flight elsewhere"; the reference reads it and
+its flights and refuses (basic economy, booked 2024-05-14, no covered insurance); the flawed solution cancels right
+after identifying the user, so the state hash differs.
 """
 
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -49,13 +57,16 @@ POLICY_ADDENDUM = """
 NOT_ELIGIBLE = "not eligible"
 COVERED_REASONS = ("I'm sick and can't travel", "a storm is forecast for my travel dates")
 UNCOVERED_REASONS = ("my plans changed", "I found a cheaper flight elsewhere", "my meeting was moved")
+AIRLINE_KINDS = {True: ("recent", "airline_cancelled", "business", "insured"),  # by allowed; the paper's case 3 in 4
+                 False: ("ineligible", "ineligible", "ineligible", "not_theirs")}  # fmt: skip
+# why an allowed cancellation is allowed, as the confirmation says it
+GROUNDS = {"recent": "it was booked at {booked}, less than 24 hours ago", "not_theirs": "", "ineligible": "",
+           "airline_cancelled": "the airline cancelled one of its flights", "business": "it is a business cabin booking",
+           "insured": "it has travel insurance that covers this"}  # fmt: skip
 RELATIVES = ("brother", "sister", "mother", "father", "colleague", "friend")
 RETAIL_REQUIRED_STATUS = {"cancel": "pending", "address": "pending", "return": "delivered"}
-RETAIL_WRONG_STATUS = {
-    "cancel": ("processed", "delivered"),
-    "address": ("processed", "delivered"),
-    "return": ("pending", "processed"),
-}
+RETAIL_WRONG_STATUS = {"cancel": ("processed", "delivered"), "address": ("processed", "delivered"),
+                       "return": ("pending", "processed")}  # fmt: skip
 
 
 class PreconditionKnobs(Tau2Knobs):
@@ -67,10 +78,9 @@ class PreconditionKnobs(Tau2Knobs):
     )
 
 
-class Plan(BaseModel):
-    """What a generated case needs besides the state: the request, the checks, and both endings."""
+class Case(BaseModel):
+    """One generated case besides the state: the request, the checks a refusal rests on, and both endings."""
 
-    allowed: bool
     kind: str
     target: str
     opening: str
@@ -81,8 +91,6 @@ class Plan(BaseModel):
     refusal: str
     success_facts: list[str] = Field(default_factory=list)
     refusal_facts: list[str] = Field(default_factory=lambda: [NOT_ELIGIBLE])
-    """What a refusal must say: "not eligible" and, where the record shows it, the failing condition's
-    own values (cabin and booking date, the order's status)."""
 
 
 class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
@@ -102,38 +110,30 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
     max_turns = 20
     policy_addendum = POLICY_ADDENDUM
 
-    # ----- task generation ---------------------------------------------------------------------------
     def generate(self, rng: random.Random) -> Task:
         allowed = rng.random() >= self.knobs.not_allowed_share
-        if self.knobs.variant == "airline":
-            state, auth, facts, plan = self._airline(rng, allowed)
-        else:
-            state, auth, facts, plan = self._retail(rng, allowed)
-        solution: list[ToolCall | str] = [*auth, *plan.checks]
-        if plan.allowed:
-            solution += [plan.confirm, plan.write, plan.success]
-        else:
-            solution.append(plan.refusal)
+        build = self._build_reservation_cancel if self.knobs.variant == "airline" else self._retail
+        state, auth, facts, plan = build(rng, allowed)
+        ending: list[ToolCall | str] = [plan.confirm, plan.write, plan.success] if allowed else [plan.refusal]
         return Task(
             task_id="",
             initial_state=state,
             goal=(
                 f"{plan.kind}: act on {plan.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
             ),
-            user=UserScript(
-                opening=plan.opening, facts=facts, replies=["confirm", "close"] if plan.allowed else ["close"]
-            ),
-            solution=solution,
+            user=UserScript(opening=plan.opening, facts=facts, replies=["confirm", "close"] if allowed else ["close"]),
+            solution=[*auth, *plan.checks, *ending],
             # the paper's failure: identify the customer, then make the change without looking at the record
             flawed_solution=[*auth, plan.write, plan.success],
-            required_facts=plan.success_facts if plan.allowed else plan.refusal_facts,
-            required_reads=[] if plan.allowed else plan.checks,  # a refusal rests on what the checks show
-            metadata={"variant": self.knobs.variant, "allowed": plan.allowed, "kind": plan.kind, "target": plan.target},
+            required_facts=plan.success_facts if allowed else plan.refusal_facts,
+            required_reads=[] if allowed else plan.checks,  # a refusal rests on what the checks show
+            metadata={"variant": self.knobs.variant, "allowed": allowed, "kind": plan.kind, "target": plan.target},
         )
 
-    def _airline(
+    def _build_reservation_cancel(
         self, rng: random.Random, allowed: bool
-    ) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Plan]:
+    ) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Case]:
+        """Airline: cancel a reservation, allowed on four grounds, refused when ineligible or not the customer's."""
         db = AirlineRecords(rng)
         user = db.add_user()
         uid = user["user_id"]
@@ -144,18 +144,10 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
                 created_at=AIRLINE_NOW - timedelta(days=rng.randint(2, 30)),
                 insurance=rng.choice(("yes", "no")),
             )
-        if allowed:
-            kind = rng.choice(("recent", "airline_cancelled", "business", "insured"))
-        else:
-            kind = rng.choice(("ineligible", "ineligible", "ineligible", "not_theirs"))
+        kind = rng.choice(AIRLINE_KINDS[allowed])
         owner = db.add_user() if kind == "not_theirs" else user
         economy = rng.choice(("basic_economy", "economy"))
-        if kind == "recent":
-            created = AIRLINE_NOW - timedelta(hours=rng.randint(1, 23), minutes=rng.randint(0, 59))
-        elif kind == "ineligible" and rng.random() < 0.3:
-            created = AIRLINE_NOW - timedelta(days=14)  # the paper's example: booked 14 days ago
-        else:
-            created = AIRLINE_NOW - timedelta(hours=rng.randint(25, 24 * 30))
+        created = _booking_time(rng, kind)
         insurance = "yes" if kind == "insured" else rng.choice(("yes", "no"))
         res = db.add_reservation(
             owner,
@@ -165,65 +157,17 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             cancelled_segment=kind == "airline_cancelled",
         )
         rng.shuffle(user["reservations"])
-        rid, total = res["reservation_id"], refund_total(res)
-        if kind == "insured":
-            reason = rng.choice(COVERED_REASONS)
-        elif kind == "ineligible" and insurance == "no":  # a covered reason does not help without insurance
-            reason = rng.choice(COVERED_REASONS + UNCOVERED_REASONS)
-        else:
-            reason = rng.choice(UNCOVERED_REASONS)
-        opening = f"Hi, my user id is {uid}. I'd like to cancel reservation {rid}: {reason}."
-        if kind == "not_theirs":
-            opening = (
-                f"Hi, my user id is {uid}. I'd like to cancel reservation {rid}, the trip of my "
-                f"{rng.choice(RELATIVES)}; {reason}."
-            )
-        checks = [ToolCall(name="get_reservation_details", arguments={"reservation_id": rid})]
-        if kind in ("airline_cancelled", "ineligible"):
-            checks += [
-                ToolCall(name="get_flight_status", arguments={"flight_number": s["flight_number"], "date": s["date"]})
-                for s in res["flights"]
-            ]
-        grounds = {
-            "recent": f"it was booked at {res['created_at'].replace('T', ' ')}, less than 24 hours ago",
-            "airline_cancelled": "the airline cancelled one of its flights",
-            "business": "it is a business cabin booking",
-            "insured": "it has travel insurance that covers this",
-        }.get(kind, "")
-        cabin_said = res["cabin"].replace("_", " ")
-        why_not = (
-            "it is not on your profile, so I cannot act on it for you"
-            if kind == "not_theirs"
-            else (
-                f"it is {'an' if cabin_said == 'economy' else 'a'} {cabin_said} booking made on {res['created_at'][:10]} (more than 24 hours ago), none of its "
-                "flights was cancelled by the airline, and "
-                + ("it has no travel insurance" if insurance == "no" else "the insurance does not cover your reason")
-            )
-        )
-        plan = Plan(
-            allowed=allowed,
-            kind=kind,
-            target=rid,
-            opening=opening,
-            checks=checks,
-            write=ToolCall(name="cancel_reservation", arguments={"reservation_id": rid}),
-            confirm=(
-                f"Reservation {rid} can be cancelled because {grounds}. I will cancel it and refund {money(total)} "
-                "to the original payment method. Shall I proceed?"
-            ),
-            success=f"Reservation {rid} is cancelled; {money(total)} will be refunded within 5 to 7 business days.",
-            refusal=f"I'm sorry, but reservation {rid} is {NOT_ELIGIBLE} for cancellation: {why_not}.",
-            success_facts=[str(total)],
-            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, "economy", res["created_at"][:10]],
-        )
+        reason = _cancel_reason(rng, kind, insurance)
+        relative = rng.choice(RELATIVES) if kind == "not_theirs" else ""
         auth = [ToolCall(name="get_user_details", arguments={"user_id": uid})]
         facts = [
             UserFact(keys=["user id", "user_id"], answer=f"My user id is {uid}."),
             UserFact(keys=["reason for", "why do you", "why are you"], answer=f"Because {reason}."),
         ]
-        return db.state(), auth, facts, plan
+        return db.state(), auth, facts, _reservation_case(kind, uid, res, insurance, reason, relative)
 
-    def _retail(self, rng: random.Random, allowed: bool) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Plan]:
+    def _retail(self, rng: random.Random, allowed: bool) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Case]:
+        """Retail: one of three order requests, allowed only on the customer's own order in the right status."""
         db = RetailRecords(rng)
         user = db.add_user()
         request = rng.choice(("cancel", "address", "return"))
@@ -235,56 +179,18 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         order = db.add_order(owner, status)
         rng.shuffle(user["orders"])
         oid = order["order_id"]
-        original = order["payment_history"][0]["payment_method_id"]
-        total = order["payment_history"][0]["amount"]
         name = f"{user['name']['first_name']} {user['name']['last_name']}"
         whose = f"order {oid}, which my {rng.choice(RELATIVES)} placed" if kind == "not_theirs" else f"my order {oid}"
-        if request == "cancel":
-            reason = rng.choice(("no longer needed", "ordered by mistake"))
-            ask = f"please cancel {whose}; it was {reason}" if reason == "ordered by mistake" else (
-                f"please cancel {whose}; I no longer need it")  # fmt: skip
-            write = ToolCall(name="cancel_pending_order", arguments={"order_id": oid, "reason": reason})
-            confirm = f"I will cancel order {oid} (reason: {reason}) and refund {money(total)}. Shall I proceed?"
-            success = f"Order {oid} is cancelled and {money(total)} will be refunded to the original payment method."
-        elif request == "address":
-            new = db.address()
-            said = describe_address(new)
-            ask = f"please ship {whose} to {said} instead"
-            keys = ("address1", "address2", "city", "state", "country", "zip")
-            write = ToolCall(
-                name="modify_pending_order_address", arguments={"order_id": oid, **{k: new[k] for k in keys}}
-            )
-            confirm = f"I will change the shipping address of order {oid} to {said}. Shall I proceed?"
-            success = f"Order {oid} will now ship to {said}."
-        else:
-            item = rng.choice(order["items"])
-            ask = f"please return the {item['name']} from {whose}, refunded to the original payment method"
-            write = ToolCall(
-                name="return_delivered_order_items",
-                arguments={"order_id": oid, "item_ids": [item["item_id"]], "payment_method_id": original},
-            )
-            confirm = (
-                f"I will request a return of the {item['name']} (item {item['item_id']}) from order {oid}, refunded to "
-                f"{original}. Shall I proceed?"
-            )
-            success = f"The return of the {item['name']} from order {oid} is requested; instructions come by email."
+        builders = {"cancel": _build_order_cancel, "address": _build_address_change, "return": _build_item_return}
+        ask, write, confirm, success = builders[request](rng, db, order, whose)
         action = {"cancel": "cancelled", "address": "changed", "return": "returned"}[request]
-        if kind == "not_theirs":
-            refusal = (
-                f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action} in this conversation: it belongs to "
-                "another customer's account, and I can only help with your own orders."
-            )
-            refusal_facts = [NOT_ELIGIBLE]
-        else:
-            needed = RETAIL_REQUIRED_STATUS[request]
-            refusal = (
-                f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action}: its status is {status}, and only "
-                f"{needed} orders can be {action}."
-            )
-            refusal_facts = [NOT_ELIGIBLE, status]
+        why = (
+            " in this conversation: it belongs to another customer's account, and I can only help with your own orders"
+            if kind == "not_theirs"
+            else f": its status is {status}, and only {RETAIL_REQUIRED_STATUS[request]} orders can be {action}"
+        )
         email = user["email"]
-        plan = Plan(
-            allowed=allowed,
+        case = Case(
             kind=f"{request}:{kind}",
             target=oid,
             opening=f"Hi, I'm {name} (email {email}). Could you {ask}?",
@@ -292,12 +198,107 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             write=write,
             confirm=confirm,
             success=success,
-            refusal=refusal,
-            refusal_facts=refusal_facts,
+            refusal=f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action}{why}.",
+            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, status],
         )
         auth = [ToolCall(name="find_user_id_by_email", arguments={"email": email})]
         facts = [
             UserFact(keys=["email"], answer=f"My email is {email}."),
             UserFact(keys=["zip"], answer=f"I'm {name} and my zip code is {user['address']['zip']}."),
         ]
-        return db.state(), auth, facts, plan
+        return db.state(), auth, facts, case
+
+
+Request = tuple[str, ToolCall, str, str]  # a retail request: the customer's ask, the write, confirmation, success
+
+
+def _build_order_cancel(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
+    """Retail: cancel an order (allowed when pending)."""
+    oid, total = order["order_id"], order["payment_history"][0]["amount"]
+    reason = rng.choice(("no longer needed", "ordered by mistake"))
+    ask = f"please cancel {whose}; it was {reason}" if reason == "ordered by mistake" else (
+        f"please cancel {whose}; I no longer need it")  # fmt: skip
+    write = ToolCall(name="cancel_pending_order", arguments={"order_id": oid, "reason": reason})
+    confirm = f"I will cancel order {oid} (reason: {reason}) and refund {money(total)}. Shall I proceed?"
+    success = f"Order {oid} is cancelled and {money(total)} will be refunded to the original payment method."
+    return ask, write, confirm, success
+
+
+def _build_address_change(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
+    """Retail: ship an order to a new address (allowed when pending)."""
+    oid = order["order_id"]
+    new = db.address()
+    said = describe_address(new)
+    keys = ("address1", "address2", "city", "state", "country", "zip")
+    write = ToolCall(name="modify_pending_order_address", arguments={"order_id": oid, **{k: new[k] for k in keys}})
+    confirm = f"I will change the shipping address of order {oid} to {said}. Shall I proceed?"
+    return f"please ship {whose} to {said} instead", write, confirm, f"Order {oid} will now ship to {said}."
+
+
+def _build_item_return(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
+    """Retail: return one item of an order to the original payment method (allowed when delivered)."""
+    oid, original = order["order_id"], order["payment_history"][0]["payment_method_id"]
+    item = rng.choice(order["items"])
+    ask = f"please return the {item['name']} from {whose}, refunded to the original payment method"
+    write = ToolCall(
+        name="return_delivered_order_items",
+        arguments={"order_id": oid, "item_ids": [item["item_id"]], "payment_method_id": original},
+    )
+    confirm = (
+        f"I will request a return of the {item['name']} (item {item['item_id']}) from order {oid}, refunded to "
+        f"{original}. Shall I proceed?"
+    )
+    success = f"The return of the {item['name']} from order {oid} is requested; instructions come by email."
+    return ask, write, confirm, success
+
+
+def _booking_time(rng: random.Random, kind: str) -> datetime:
+    """When the target reservation was booked: within 24 hours for ``recent``, 14 days ago on some ineligible ones."""
+    if kind == "recent":
+        return AIRLINE_NOW - timedelta(hours=rng.randint(1, 23), minutes=rng.randint(0, 59))
+    if kind == "ineligible" and rng.random() < 0.3:
+        return AIRLINE_NOW - timedelta(days=14)  # the paper's example: booked 14 days ago
+    return AIRLINE_NOW - timedelta(hours=rng.randint(25, 24 * 30))
+
+
+def _cancel_reason(rng: random.Random, kind: str, insurance: str) -> str:
+    """The customer's reason: covered for ``insured``; either kind when an ineligible booking has no insurance."""
+    if kind == "insured":
+        return rng.choice(COVERED_REASONS)
+    if kind == "ineligible" and insurance == "no":  # a covered reason does not help without insurance
+        return rng.choice(COVERED_REASONS + UNCOVERED_REASONS)
+    return rng.choice(UNCOVERED_REASONS)
+
+
+def _reservation_case(kind: str, uid: str, res: dict[str, Any], insurance: str, reason: str, relative: str) -> Case:
+    """The airline case: the opening, the lookups a refusal rests on, and both endings with the record's values."""
+    rid, total, booked = res["reservation_id"], refund_total(res), res["created_at"]
+    whose = f", the trip of my {relative};" if kind == "not_theirs" else ":"
+    checks = [ToolCall(name="get_reservation_details", arguments={"reservation_id": rid})] + [
+        ToolCall(name="get_flight_status", arguments={"flight_number": s["flight_number"], "date": s["date"]})
+        for s in res["flights"]
+        if kind in ("airline_cancelled", "ineligible")  # a refusal also rests on no flight being cancelled
+    ]
+    cabin_said = res["cabin"].replace("_", " ")
+    why_not = (
+        "it is not on your profile, so I cannot act on it for you"
+        if kind == "not_theirs"
+        else f"it is {'an' if cabin_said == 'economy' else 'a'} {cabin_said} booking made on {booked[:10]} (more than 24 "
+        "hours ago), none of its flights was cancelled by the airline, and "
+        + ("it has no travel insurance" if insurance == "no" else "the insurance does not cover your reason")
+    )
+    return Case(
+        kind=kind,
+        target=rid,
+        opening=f"Hi, my user id is {uid}. I'd like to cancel reservation {rid}{whose} {reason}.",
+        checks=checks,
+        write=ToolCall(name="cancel_reservation", arguments={"reservation_id": rid}),
+        confirm=(
+            f"Reservation {rid} can be cancelled because {GROUNDS[kind].format(booked=booked.replace('T', ' '))}. "
+            f"I will cancel it and refund {money(total)} to the original payment method. Shall I proceed?"
+        ),
+        success=f"Reservation {rid} is cancelled; {money(total)} will be refunded within 5 to 7 business days.",
+        refusal=f"I'm sorry, but reservation {rid} is {NOT_ELIGIBLE} for cancellation: {why_not}.",
+        success_facts=[str(total)],
+        refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, "economy", booked[:10]],
+    )
