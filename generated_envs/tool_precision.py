@@ -291,11 +291,9 @@ def _task(variant: str, state: Record, goal: str, opening: str, facts: Facts, st
     assert isinstance(call, ToolCall)
     wrong = ToolCall(name=call.name, arguments={**call.arguments, argument: near_miss})
     return Task(
-        task_id="",
-        initial_state=state,
-        goal=goal,
+        task_id="", initial_state=state, goal=goal,
         user=UserScript(opening=opening, facts=facts, replies=["confirm", "close"]),
         solution=steps,
         flawed_solution=[*steps[:index], wrong, f"Done: it is charged or refunded to {near_miss}."],
         metadata={"variant": variant, "kind": kind, "write_index": index, "argument": argument, "near_miss": near_miss},
-    )
+    )  # fmt: skip
