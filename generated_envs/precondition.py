@@ -28,19 +28,10 @@ from pydantic import BaseModel, Field
 
 from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.records import (
-    AIRLINE_NOW,
-    AirlineRecords,
-    refund_total,
-)
-from trace_envs.domains.retail.records import (
-    RetailRecords,
-    describe_address,
-)
+from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords, refund_total
+from trace_envs.domains.retail.records import RetailRecords, describe_address
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
-from trace_envs.domains.tau2_records import (
-    money,
-)
+from trace_envs.domains.tau2_records import money
 
 POLICY_ADDENDUM = """
 

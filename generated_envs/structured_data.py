@@ -43,19 +43,9 @@ from trace_envs.domains.airline.records import (
     credit_card,
 )
 from trace_envs.domains.retail.generator import CATALOG
-from trace_envs.domains.retail.records import (
-    describe_options,
-    retail_item,
-    retail_order,
-    retail_user,
-)
+from trace_envs.domains.retail.records import describe_options, retail_item, retail_order, retail_user
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
-from trace_envs.domains.tau2_records import (
-    Record,
-    four_digits,
-    price_with_cents,
-    unique_id,
-)
+from trace_envs.domains.tau2_records import Record, four_digits, price_with_cents, unique_id
 
 MISREAD_CABIN = {"basic_economy": "economy", "economy": "basic_economy", "business": "economy"}
 """The neighbouring price column a careless reader takes for the requested cabin."""
