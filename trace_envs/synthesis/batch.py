@@ -55,5 +55,21 @@ def synthesize_analysis(
         except Exception as exc:  # an endpoint or generator failure: report it, let the others finish
             return SynthesisError(capability=request.capability, error=f"{type(exc).__name__}: {exc}")
 
+    build_shared_inputs()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, requests))
+
+
+def build_shared_inputs() -> None:
+    """Import every registered capability env and render the contract guide in this thread, before the
+    worker threads start. Both parse source (pydantic reads attribute docstrings, ``inspect.getsource``
+    and the guide use ``ast.parse``), and on CPython 3.11 two threads building ASTs at once fail with
+    "AST constructor recursion depth mismatch"; the gates' own parsing is serialised
+    (``ast_names.parse_module``), and the guide is cached, so the threads build no other AST."""
+    from trace_envs.registration import env_class, list_capability_envs
+
+    from .prompt import contract_guide
+
+    for env_id in list_capability_envs():
+        env_class(env_id)
+    contract_guide()

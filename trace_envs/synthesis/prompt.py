@@ -10,6 +10,7 @@ gate report of a failed attempt (``synthesis_repair.jinja``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -55,9 +56,10 @@ class SynthesisRequest(BaseModel):
             raise ValueError(f"target: unknown target {self.target!r}; use one of {', '.join(TARGETS)}")
 
 
+@functools.cache
 def contract_guide() -> str:
     """The contract guide (writing an env), verbatim: what ``docs/writing-an-env.md`` holds, generated
-    from the code by :mod:`trace_envs.guide`."""
+    from the code by :mod:`trace_envs.guide` (once per process: it depends on the code alone)."""
     from trace_envs.guide import env_guide
 
     return env_guide()
