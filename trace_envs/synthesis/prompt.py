@@ -10,6 +10,7 @@ gate report of a failed attempt (``synthesis_repair.jinja``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -55,12 +56,17 @@ class SynthesisRequest(BaseModel):
             raise ValueError(f"target: unknown target {self.target!r}; use one of {', '.join(TARGETS)}")
 
 
+@functools.cache
 def contract_guide() -> str:
     """The contract guide (writing an env), verbatim: what ``docs/writing-an-env.md`` holds, generated
-    from the code by :mod:`trace_envs.guide`."""
+    from the code by :mod:`trace_envs.guide` (once per process, and under the AST lock: it parses our
+    sources, and syntheses run in threads)."""
     from trace_envs.guide import env_guide
 
-    return env_guide()
+    from .ast_names import exclusive_ast
+
+    with exclusive_ast():
+        return env_guide()
 
 
 def _supports(cls: Any, target: str) -> bool:
