@@ -114,14 +114,15 @@ def test_without_hypothesis_the_execution_gate_says_what_to_install(monkeypatch:
 
 
 def test_the_ast_gates_run_safely_from_several_threads() -> None:
-    """Candidates are validated in parallel threads; on CPython < 3.12 two threads building AST objects at
-    once could fail with "AST constructor recursion depth mismatch" when the GIL changed hands mid-build.
+    """Candidates are synthesised and validated in parallel threads; on CPython < 3.12 two threads building
+    AST objects at once (our gates, the prompt's contract guide) could fail with "AST constructor recursion depth mismatch" when the GIL changed hands mid-build.
     A garbage-collector callback that sleeps makes that hand-over happen inside the builds."""
     import gc
     import threading
     import time
 
     from trace_envs.synthesis.contract import contract_gate
+    from trace_envs.synthesis.prompt import contract_guide
     from trace_envs.synthesis.static_policy import parse_gate, static_policy_gate
 
     source = GOOD_MODULE.read_text(encoding="utf-8")
@@ -139,11 +140,20 @@ def test_the_ast_gates_run_safely_from_several_threads() -> None:
             )
             errors.extend(f.message for f in report.findings())
 
+    def build_guides() -> None:  # the prompt's contract guide parses our sources too
+        for _ in range(5):
+            contract_guide.cache_clear()
+            try:
+                contract_guide()
+            except SystemError as exc:
+                errors.append(str(exc))
+
     threshold = gc.get_threshold()
     gc.set_threshold(50, 1, 1)
     gc.callbacks.append(yield_the_gil)
     try:
-        threads = [threading.Thread(target=validate_many) for _ in range(4)]
+        threads = [threading.Thread(target=validate_many) for _ in range(3)]
+        threads.append(threading.Thread(target=build_guides))
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -20,6 +20,12 @@ def parse_module(source: str, filename: str = "<module>") -> ast.Module:
         return ast.parse(source, filename)
 
 
+def exclusive_ast() -> threading.Lock:
+    """The lock :func:`parse_module` holds, for code of others that builds ASTs in a synthesis thread
+    (the contract guide parses our sources)."""
+    return _PARSE_LOCK
+
+
 def import_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> qualified name, for every ``import`` and ``from ... import`` anywhere in ``tree``.
 

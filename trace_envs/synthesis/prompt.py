@@ -59,10 +59,14 @@ class SynthesisRequest(BaseModel):
 @functools.cache
 def contract_guide() -> str:
     """The contract guide (writing an env), verbatim: what ``docs/writing-an-env.md`` holds, generated
-    from the code by :mod:`trace_envs.guide` (once per process: it depends on the code alone)."""
+    from the code by :mod:`trace_envs.guide` (once per process, and under the AST lock: it parses our
+    sources, and syntheses run in threads)."""
     from trace_envs.guide import env_guide
 
-    return env_guide()
+    from .ast_names import exclusive_ast
+
+    with exclusive_ast():
+        return env_guide()
 
 
 def _supports(cls: Any, target: str) -> bool:
