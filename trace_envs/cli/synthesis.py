@@ -20,6 +20,21 @@ if TYPE_CHECKING:
 console = Console()
 TARGET_HELP = "Target domain: airline, retail or device."
 
+# Options synthesize and validate share (the gates' and calibration's settings), declared once.
+SeedsOption = Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")]
+FuzzExamplesOption = Annotated[int, typer.Option(min=1, help="Hypothesis examples of the any-action check.")]
+FlawedShareOption = Annotated[
+    float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
+]
+CalibrateOption = Annotated[
+    str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
+]
+CalibrationSeedsOption = Annotated[int, typer.Option(min=1, help="Calibration seeds N.")]
+SamplesOption = Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")]
+Tau2DataOption = Annotated[
+    Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
+]
+
 
 def _fail(message: str) -> typer.Exit:
     """One line on the console, exit code 2 (bad input)."""
@@ -93,20 +108,14 @@ def synthesize_command(
         typer.Option("--capability", help="Capability to synthesise (repeat); default: every kept one."),
     ] = None,
     rounds: Annotated[int, typer.Option(min=1, max=20, help="Attempts per capability (the first plus repairs).")] = 3,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")] = 50,
-    fuzz_examples: Annotated[int, typer.Option(min=1, help="Hypothesis examples of the any-action check.")] = 50,
-    flawed_share: Annotated[
-        float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
-    ] = 0.2,
+    seeds: SeedsOption = 50,
+    fuzz_examples: FuzzExamplesOption = 50,
+    flawed_share: FlawedShareOption = 0.2,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Capabilities synthesised in parallel.")] = 2,
-    calibrate: Annotated[
-        str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
-    ] = None,
-    calibration_seeds: Annotated[int, typer.Option(min=1, help="Calibration seeds N.")] = 16,
-    samples: Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")] = 8,
-    tau2_data: Annotated[
-        Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
-    ] = None,
+    calibrate: CalibrateOption = None,
+    calibration_seeds: CalibrationSeedsOption = 16,
+    samples: SamplesOption = 8,
+    tau2_data: Tau2DataOption = None,
     store: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Trajectory store for excerpts (default: the analysis's).")
     ] = None,
@@ -273,24 +282,18 @@ def validate_command(
     capability: Annotated[
         str | None, typer.Option("--capability", help="Capability the module must declare (default: any).")
     ] = None,
-    calibrate: Annotated[
-        str | None, typer.Option(metavar="POLICY", help="Calibrate with this policy (normally the base model).")
-    ] = None,
-    calibration_seeds: Annotated[int, typer.Option(min=1, help="Calibration seeds N.")] = 16,
-    samples: Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")] = 8,
+    calibrate: CalibrateOption = None,
+    calibration_seeds: CalibrationSeedsOption = 16,
+    samples: SamplesOption = 8,
     policy_base_url: Annotated[str | None, typer.Option(help="Endpoint override of the calibration policy.")] = None,
     temperature: Annotated[float | None, typer.Option(help="Calibration sampling temperature.")] = None,
     as_json: Annotated[
         Path | None, typer.Option("--json", metavar="FILE", help="Write the report(s) as JSON to FILE.")
     ] = None,
-    tau2_data: Annotated[
-        Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
-    ] = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")] = 50,
-    fuzz_examples: Annotated[int, typer.Option(min=1, help="Hypothesis examples of the any-action check.")] = 50,
-    flawed_share: Annotated[
-        float, typer.Option(min=0.01, max=1.0, help="The flawed solution must fail on this share of seeds.")
-    ] = 0.2,
+    tau2_data: Tau2DataOption = None,
+    seeds: SeedsOption = 50,
+    fuzz_examples: FuzzExamplesOption = 50,
+    flawed_share: FlawedShareOption = 0.2,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Modules validated in parallel.")] = 2,
     trust: Annotated[
         list[str] | None,
