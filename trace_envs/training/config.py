@@ -89,6 +89,21 @@ class TrainConfig(BaseModel):
             raise ValueError("generation 'vllm-server' needs vllm.server_base_url (or vllm.server_host/port)")
         return self
 
+    @property
+    def rollouts_per_step(self) -> int:
+        """Rollouts one optimiser step generates on one process: G groups of K (TRL's generation batch)."""
+        return self.per_device_train_batch_size * self.gradient_accumulation_steps
+
+    @property
+    def groups_per_step(self) -> int:
+        """G: groups of K rollouts per optimiser step (each group shares one seed)."""
+        return self.rollouts_per_step // self.num_generations
+
+    @property
+    def rollout_budget(self) -> int:
+        """Rollouts the whole run spends: iterations x G x K (the budget every baseline is matched on)."""
+        return self.max_steps * self.rollouts_per_step
+
     def grpo_kwargs(self, output_dir: str | Path, max_tool_calling_iterations: int, use_cpu: bool) -> dict[str, Any]:
         """Keyword arguments for ``trl.GRPOConfig`` (kept as a dict so it is testable without building one)."""
         bf16 = (not use_cpu) if self.bf16 is None else self.bf16
