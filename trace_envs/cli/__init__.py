@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.analyze",
     "trace_envs.cli.rollout",
     "trace_envs.cli.synthesis",
+    "trace_envs.cli.baseline",
 ]
 
 
