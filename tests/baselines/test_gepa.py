@@ -146,3 +146,25 @@ def test_without_the_gepa_extra_the_command_names_it(tmp_path: Path) -> None:
         "trace-envs baseline: needs the 'gepa' extra (gepa is not installed): pip install \"trace-envs[gepa]\""
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_failing_reflection_model_stops_the_search_and_exits_1(tmp_path: Path) -> None:
+    from trace_envs.llm.fake_server import FakeReply, FakeRequest
+
+    from .gepa_fakes import careless_or_careful_agent
+
+    def broken_reflection(request: FakeRequest) -> FakeReply:
+        if request.tool_names:
+            return careless_or_careful_agent(request)
+        return FakeReply(status=400, error="model not loaded")
+
+    out = tmp_path / "gepa"
+    with FakeModelServer(broken_reflection) as server:
+        result = gepa(server, out)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "the reflection model failed" in text and "model not loaded" in text
+    run = load_baseline_run(out)
+    # seed validation (6) and one minibatch (3): the search stopped at the next check, not at the budget
+    assert run.rollouts_used == 9 == len(stored_episodes(out))
+    assert json.loads((out / "candidates.json").read_text())["reflection"]["error"].startswith("BadRequest")
