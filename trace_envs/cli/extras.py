@@ -21,6 +21,7 @@ EXTRA_OF_MODULE = {
     "pandas": "analysis",
     "hypothesis": "dev",
     "vllm": "serve",
+    "gepa": "gepa",
 }
 """Top-level module name -> the trace-envs extra that installs it (see pyproject.toml)."""
 

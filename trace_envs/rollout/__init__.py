@@ -7,6 +7,7 @@ with TrajectoryStore("runs/x.jsonl") as store:
 
 from .batch import run_rollouts
 from .chat_policy import ChatPolicy
+from .instructions import INSTRUCTIONS_TAG, instructions_block, with_instructions
 from .jobs import EpisodeJob, RolloutSummary, make_jobs
 from .policy import AsyncPolicy, Policy, make_policy
 from .policy_spec import POLICY_SPEC_FORMS, PolicySpec
@@ -27,6 +28,7 @@ from .store import (
 
 __all__ = [
     "FORMAT",
+    "INSTRUCTIONS_TAG",
     "POLICY_SPEC_FORMS",
     "AsyncPolicy",
     "ChatPolicy",
@@ -49,6 +51,7 @@ __all__ = [
     "episode_row",
     "episodes_dataset",
     "episodes_frame",
+    "instructions_block",
     "iter_episodes",
     "load_episodes",
     "make_jobs",
@@ -57,4 +60,5 @@ __all__ = [
     "policy_factory",
     "run_episode",
     "run_rollouts",
+    "with_instructions",
 ]

@@ -20,6 +20,9 @@ def run_rollouts(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers > 1:
+        if options.get("instructions"):
+            raise ValueError("workers > 1 takes no instructions yet: run them in one process (workers=1)")
+        options.pop("instructions", None)
         if not isinstance(policy, str):
             raise ValueError("workers > 1: pass the policy as a spec string (a policy factory cannot cross processes)")
         return run_rollouts_in_workers(jobs, policy, workers=workers, **options)

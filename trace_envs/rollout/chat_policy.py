@@ -16,6 +16,8 @@ import gymnasium as gym
 from trace_envs.core import Message, ToolCall, format_tool_call, parse_action
 from trace_envs.llm.base import ChatModel, ChatResponse, Usage
 
+from .instructions import with_instructions
+
 
 @dataclass
 class ModelTurn:
@@ -75,12 +77,16 @@ def _messages(info: dict[str, Any]) -> list[Message] | None:
 
 
 class ChatPolicy:
-    """One episode's conversation with a (shared) model client. Make one per concurrent episode."""
+    """One episode's conversation with a (shared) model client. Make one per concurrent episode.
 
-    def __init__(self, model: ChatModel, sampling: dict[str, Any] | None = None):
+    ``instructions`` (e.g. capability instructions a prompt optimiser wrote) are added to the env's system
+    prompt in a ``<skill_instructions>`` block (see :mod:`trace_envs.rollout.instructions`)."""
+
+    def __init__(self, model: ChatModel, sampling: dict[str, Any] | None = None, instructions: str = ""):
         self.model = model
         self.spec = model.spec
         self.sampling = dict(sampling or {})
+        self.instructions = instructions
         self.messages: list[Message] = []
         self.tools: list[dict[str, Any]] | None = None
         self.usage = Usage()
@@ -90,7 +96,7 @@ class ChatPolicy:
     def reset(self, env: gym.Env[Any, Any], observation: str, info: dict[str, Any]) -> None:
         self.tools = list(info.get("tools") or []) or None
         opening: list[Message] = [{"role": "user", "content": observation}]
-        self.messages = [m.copy() for m in _messages(info) or opening]
+        self.messages = with_instructions(_messages(info) or opening, self.instructions)
         self.usage, self.calls, self._last = Usage(), 0, None
 
     def _absorb(self, observation: str, info: dict[str, Any]) -> None:

@@ -48,16 +48,22 @@ def make_policy(spec: str | PolicySpec, seed: int = 0, **model_options: Any) -> 
     names only, see :func:`~trace_envs.rollout.scripted.check_capabilities`); model specs (``anthropic:<model>``,
     ``openai:<base_url>#<model>``, ``hf:<path>[@<adapter>]``) give a :class:`ChatPolicy` with a new
     client (``model_options`` set :class:`~trace_envs.llm.ModelConfig` fields; ``sampling=`` sets
-    the policy's sampling params). To share one client across episodes, use
+    the policy's sampling params; ``instructions=`` adds text to its system prompt, see
+    :mod:`~trace_envs.rollout.instructions`). To share one client across episodes, use
     ``ChatPolicy(make_chat_model(spec))``."""
     sampling = model_options.pop("sampling", None)
+    instructions = model_options.pop("instructions", "")
     parsed = spec if isinstance(spec, PolicySpec) else PolicySpec.parse(spec, **model_options)
     if parsed.model is not None:
         from trace_envs.llm.factory import make_chat_model
 
         from .chat_policy import ChatPolicy
 
-        return ChatPolicy(make_chat_model(parsed.model, **model_options), sampling=sampling)
+        return ChatPolicy(make_chat_model(parsed.model, **model_options), sampling=sampling, instructions=instructions)
+    if instructions:
+        raise ValueError(
+            f"policy {parsed.spec!r} is scripted and never reads the system prompt; instructions need a model policy"
+        )
     from .scripted import check_capabilities
 
     check_capabilities(parsed.capabilities)

@@ -22,6 +22,7 @@ from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
 
+from .instructions import with_instructions
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .policy import Policy
 from .policy_spec import PolicySpec
@@ -122,6 +123,9 @@ async def arun_episode(
             observation, reset_info = env.reset(seed=seed)
         messages = list(reset_info.get("messages") or [{"role": "user", "content": observation}])
         policy.reset(env, observation, reset_info)
+        extra = getattr(policy, "instructions", "")
+        if extra:  # the record shows the system prompt the model saw
+            messages = [dict(m) for m in with_instructions(messages, extra)]
         info = reset_info
         aact = getattr(policy, "aact", None)
         while True:
@@ -208,9 +212,11 @@ def policy_factory(
     model_options: dict[str, Any] | None = None,
     sampling: dict[str, Any] | None = None,
     model: ChatModel | None = None,
+    instructions: str = "",
 ) -> tuple[PolicyFactory, str]:
     """A per-episode policy factory for a spec, sharing one model client across episodes; returns
-    (factory, recorded policy spec)."""
+    (factory, recorded policy spec). ``instructions`` are added to every episode's system prompt (a model
+    policy only: a scripted one never reads the prompt, so asking for them is a ``ValueError``)."""
     from .chat_policy import ChatPolicy
     from .policy import scripted_policy
     from .scripted import check_capabilities
@@ -225,10 +231,15 @@ def policy_factory(
         shared = model
 
         def chat_policy(job: EpisodeJob) -> Policy:
-            return ChatPolicy(shared, sampling)
+            return ChatPolicy(shared, sampling, instructions)
 
         chat_policy.model = shared  # type: ignore[attr-defined]
         return chat_policy, shared.spec
+    if instructions.strip():
+        raise ValueError(
+            f"policy {spec!r} is scripted and never reads the system prompt, so instructions cannot change it; "
+            "use a model policy (anthropic:<model>, openai:<base_url>#<model>, hf:<path>)"
+        )
     check_capabilities(parsed.capabilities)  # once here, not in every episode
     return (lambda job: scripted_policy(parsed, seed=job.seed + 1_000_003 * job.sample)), spec
 
@@ -259,17 +270,24 @@ async def arun_rollouts(
     sampling: dict[str, Any] | None = None,
     user_model: ChatModel | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    instructions: str = "",
 ) -> RolloutSummary:
     """Run ``jobs`` with at most ``concurrency`` episodes in flight, appending each finished episode
     to ``store`` (if given) as soon as it ends; jobs the store already finished are skipped.
 
     ``policy`` is a spec string (scripted or model) or a factory ``job -> Policy`` (then give
-    ``policy_spec``, the spec its records carry, for resume to match).
+    ``policy_spec``, the spec its records carry, for resume to match). ``instructions`` (spec strings only;
+    a factory builds its own policies) are added to a model policy's system prompt; the store key does not
+    include them, so give each instruction text its own store.
     """
     owned: list[Any] = [user_model] if user_model is not None else []
     if isinstance(policy, str):
-        factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
+        factory, spec = policy_factory(
+            policy, model_options=model_options, sampling=sampling, instructions=instructions
+        )
     else:
+        if instructions:
+            raise ValueError("arun_rollouts: pass instructions to policy_factory when giving a policy factory")
         if policy_spec is None:
             raise ValueError("arun_rollouts: pass policy_spec (the spec recorded per episode) with a policy factory")
         factory, spec = policy, policy_spec
