@@ -162,6 +162,9 @@ def test_inputs_are_found_by_name_and_foreign_files_passed_over(run_dir: Path) -
     save_metadata(run_dir / "adapters" / "structured_data_reasoning" / "checkpoints" / "checkpoint-2",
                   adapter_metadata("structured_data_reasoning", 2, 0.1))  # fmt: skip
     save_metadata(run_dir / "baselines" / "grpo" / "adapter", adapter_metadata("multi_capability", 7, 0.1))
+    for hidden in (".venv/lib/site-packages/x", "node_modules/y"):  # never entered: these would not parse
+        (run_dir / hidden).mkdir(parents=True)
+        (run_dir / hidden / "analysis.json").write_text("{", encoding="utf-8")
     (run_dir / "other").mkdir()
     (run_dir / "other" / "manifest.json").write_text(json.dumps({"name": "a web app"}), encoding="utf-8")
     (run_dir / "other" / "results.json").write_text(json.dumps([1, 2]), encoding="utf-8")
