@@ -63,3 +63,20 @@ def test_without_matplotlib_report_names_the_extra(run_dir: Path, tmp_path: Path
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("trace-envs report: needs the 'analysis' extra"), result.stderr
     assert not (run_dir / "report").exists()
+
+
+def test_report_of_a_real_device_evaluation(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    evaluated = runner.invoke(
+        app,
+        ["evaluate", "--target", "device", "--policy", "gold=oracle", "--policy", "flawed", "--out", str(run / "eval")],
+    )
+    assert evaluated.exit_code == 0, evaluated.output
+    result = runner.invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    text = (run / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| gold | scripted | `oracle` | overall | 48 | 100.0% [100.0%, 100.0%] |" in text
+    assert "| 1.000 [1.000, 1.000] | 48 |" in text  # the oracle's mean similarity, then its episodes
+    flawed = next(line for line in text.splitlines() if line.startswith("| flawed | scripted |"))
+    assert "| 0.0% [0.0%, 0.0%] |" in flawed and "| 1.000" not in flawed
+    assert "device: no trained method with a known rollout count to place." in text  # scripted agents are no method
