@@ -72,7 +72,7 @@ def test_lora_targets_presets_and_lists() -> None:
     ]  # fmt: skip
     assert TrainConfig(lora={"target_modules": ["q_proj"]}).lora.peft_target_modules() == ["q_proj"]
     assert TrainConfig(lora={"target_modules": "all-linear"}).lora.peft_target_modules() == "all-linear"
-    with pytest.raises(ValueError, match="lora.target_modules.*unknown preset 'qkv'"):
+    with pytest.raises(ValueError, match=r"lora.target_modules.*unknown preset 'qkv'"):
         load_config(lora={"target_modules": "qkv"})
 
 
