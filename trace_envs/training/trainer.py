@@ -1,4 +1,5 @@
-"""GRPO + LoRA on capability envs with TRL's ``GRPOTrainer(environment_factory=...)``.
+"""GRPO + LoRA on capability envs with TRL's ``GRPOTrainer(environment_factory=...)`` (through
+:class:`~trace_envs.training.grpo.TraceGRPOTrainer`, which adds constant-group dropping/resampling and hint prompts).
 
 One dataset row per seed; TRL repeats each row ``num_generations`` times, so every group of K
 rollouts starts from the same seed (checked on every batch). Rewards are the env's verifier reward
