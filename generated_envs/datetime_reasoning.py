@@ -88,11 +88,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             "timestamp is used that no tool produced and the user did not give."
         ),
         probe="trace_envs.analysis.probes:probe_datetime",
-        hint=(
-            "Do not work out dates, weekdays or years in your head or from raw timestamps. Start from the "
-            "device's own clock, convert and shift times with the date and time tools, and use the values they "
-            "return for every date, weekday or deadline you mention or store."
-        ),
+        hint="Never work out dates or years in your head or from raw timestamps: get them from the date-time tools.",
     )
     max_turns = 16
     tool_names = (

@@ -97,10 +97,8 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         probe="trace_envs.analysis.probes:probe_precondition",
         tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
         hint=(
-            "Before any change to a booking, read the booking and the traveller's profile and check each "
-            "condition the policy sets for that kind of change: status, membership level, fare class, how long "
-            "ago it was made, whether travel has started. If any condition fails, make no change and tell the "
-            "user which rule applies; act only once every condition is confirmed."
+            "Before any change, read the booking and the traveller's profile and check each condition the policy "
+            "sets for it (status, membership, fare class, timing); if one fails, change nothing and say which rule applies."
         ),
     )
     domain = AIRLINE

@@ -65,12 +65,7 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_precision",
         tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
-        hint=(
-            "Profiles and orders often hold several similar values, such as more than one payment method or item "
-            "variants that differ in one option. Copy each value from the record the request is about (the "
-            "order's own payment method, the variant the user described), not from a neighbouring entry, and "
-            "compare every value with what you just read before you submit the change."
-        ),
+        hint="Take every value from the record the request is about, never from a similar entry next to it.",
     )
     domain: Domain[Any] = RETAIL
     max_turns = 14
