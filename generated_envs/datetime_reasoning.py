@@ -88,6 +88,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             "timestamp is used that no tool produced and the user did not give."
         ),
         probe="trace_envs.analysis.probes:probe_datetime",
+        hint="Never work out dates or years in your head or from raw timestamps: get them from the date-time tools.",
     )
     max_turns = 16
     tool_names = (

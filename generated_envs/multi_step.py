@@ -88,6 +88,12 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_multi_step",
         tau2_flaw="trace_envs.rollout.tau2_flaws:stop_after_first_write",
+        hint=(
+            "The user's request has several parts. List every part they asked for and handle them one after "
+            "another. After each change, check which parts remain and carry on without waiting to be reminded. "
+            "Close the conversation only when every part is done or the user has withdrawn it, and say what was "
+            "done for each part."
+        ),
     )
     domain = AIRLINE
     max_turns = 40

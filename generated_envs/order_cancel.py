@@ -37,6 +37,11 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
     capability = Capability(
         name="precondition_verification",
         description="Check that a state-changing request is allowed by policy before acting, and refuse when it is not.",
+        hint=(
+            "Before changing anything, look up the record the user is asking about and compare its current status"
+            " with what the policy allows. Act only when every condition holds; otherwise tell the user which "
+            "rule prevents the change and leave everything as it is."
+        ),
     )
     domain = TOY_SHOP
     max_turns = 12

@@ -118,6 +118,12 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             "the user; lacking when the agent reports the error instead of resolving it."
         ),
         probe="trace_envs.analysis.probes:probe_permission",
+        hint=(
+            "When a request fails because of a device setting (a power-saving mode, or a service that is switched"
+            " off), do not stop at reporting the error. Find out which setting blocks the request, change that "
+            "setting, retry the request that failed, and then tell the user what you changed and how it turned "
+            "out."
+        ),
     )
     max_turns = 20
     tool_names = (

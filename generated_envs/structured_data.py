@@ -112,6 +112,12 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_structured",
         tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        hint=(
+            "The records you look up are nested: prices are listed per cabin, routings have several legs, "
+            "products have several variants. Find the single entry that satisfies every constraint the user gave "
+            "and read the exact field that holds the value you need. Check numbers against the record instead of "
+            "estimating, and report each value exactly as the record states it."
+        ),
     )
     domain: Domain[Any] = AIRLINE
     max_turns = 14

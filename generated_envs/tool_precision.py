@@ -65,6 +65,7 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_precision",
         tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        hint="Take every value from the record the request is about, never from a similar entry next to it.",
     )
     domain: Domain[Any] = RETAIL
     max_turns = 14

@@ -37,8 +37,8 @@ def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_
         str(out),
         "--num-generations",
         "2",
-        "--batch-size",
-        "2",
+        "--groups",
+        "1",
         "--config",
         str(config),
         "--option",
@@ -47,7 +47,11 @@ def test_train_writes_a_loadable_adapter_and_resumes(cli, tiny_model: Path, tmp_
     result = CliRunner().invoke(cli, [*args, "--max-steps", "2"])
     assert result.exit_code == 0, result.output
     assert "saved" in result.output
+    summary = " ".join(result.output.split())
+    assert "budget 2 steps x 1 groups x 2 rollouts = 4 rollouts" in summary  # iterations x G x K
+    assert "4 rollouts collected (budget 4)" in summary
     meta = load_metadata(out)
+    assert (meta.rollout_budget, meta.rollouts_collected) == (4, 4)
     assert meta.status == "complete" and meta.steps_done == 2
     assert meta.capability == "precondition_verification" and meta.env_ids == ["trace/order-cancel-v0"]
     assert meta.base_model == str(tiny_model) and meta.config["max_steps"] == 2

@@ -11,15 +11,80 @@ from trace_envs.training import TrainConfig, load_config
 
 def test_defaults_are_the_papers() -> None:
     config = TrainConfig()
-    assert config.lora.target_modules == "all-linear"
+    assert config.lora.target_modules == "paper" and (config.lora.r, config.lora.alpha) == (16, 16)
+    assert config.lora.peft_target_modules() == [
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"
+    ]  # fmt: skip
     assert config.learning_rate == 1e-5
     assert config.max_steps == 40
     assert config.temperature == 1.0
+    assert (config.num_generations, config.groups_per_step) == (16, 8)
+    assert config.rollout_budget == 5120  # the paper's scaling budget: 40 iterations x 8 groups x 16
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (16, 8)
+    assert config.constant_groups == "drop" and config.hint_share == 0.0
     kwargs = config.grpo_kwargs("out", max_tool_calling_iterations=12, use_cpu=True)
     assert kwargs["optim"] == "adamw_torch" and kwargs["learning_rate"] == 1e-5
     assert kwargs["max_tool_calling_iterations"] == 12
     assert kwargs["remove_unused_columns"] is False  # or the seed column never reaches reset()
     assert "use_vllm" not in kwargs and kwargs["bf16"] is False
+    assert kwargs["scale_rewards"] == "group" and kwargs["importance_sampling_level"] == "token"
+    assert kwargs["loss_type"] == "grpo" and kwargs["steps_per_generation"] == 8
+
+
+def test_switches_reach_trls_config() -> None:
+    trl = pytest.importorskip("trl")
+    config = TrainConfig(
+        scale_rewards="none",
+        importance_sampling_level="sequence",
+        loss_type="dapo",
+        groups_per_step=4,
+        num_generations=8,
+    )
+    args = trl.GRPOConfig(**config.grpo_kwargs("out", max_tool_calling_iterations=4, use_cpu=True))
+    assert args.scale_rewards == "none" and args.importance_sampling_level == "sequence" and args.loss_type == "dapo"
+    # one generation batch of G x K rollouts per optimiser step, in micro-batches of K
+    assert args.generation_batch_size == 32 and args.steps_per_generation == args.gradient_accumulation_steps == 4
+    assert args.per_device_train_batch_size == 8 and args.num_generations == 8
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({}, (8, 16, 8)),  # G, micro-batch, accumulation
+        ({"groups_per_step": 2, "num_generations": 4}, (2, 4, 2)),
+        ({"groups_per_step": 4, "num_generations": 4, "per_device_train_batch_size": 8}, (4, 8, 2)),
+        ({"num_generations": 4, "per_device_train_batch_size": 8}, (2, 8, 1)),  # configs written before G
+        ({"num_generations": 2, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3}, (3, 2, 3)),
+    ],
+)
+def test_groups_and_micro_batches_derive_from_what_is_given(
+    given: dict[str, int], expected: tuple[int, int, int]
+) -> None:
+    config = TrainConfig(**given)
+    assert (config.groups_per_step, config.per_device_train_batch_size, config.gradient_accumulation_steps) == expected
+    assert config.rollouts_per_step == config.groups_per_step * config.num_generations
+    assert config.rollout_budget == config.max_steps * config.groups_per_step * config.num_generations
+
+
+def test_lora_targets_presets_and_lists() -> None:
+    assert TrainConfig(lora={"target_modules": "qkvo"}).lora.peft_target_modules() == [
+        "q_proj", "k_proj", "v_proj", "o_proj"
+    ]  # fmt: skip
+    assert TrainConfig(lora={"target_modules": ["q_proj"]}).lora.peft_target_modules() == ["q_proj"]
+    assert TrainConfig(lora={"target_modules": "all-linear"}).lora.peft_target_modules() == "all-linear"
+    with pytest.raises(ValueError, match=r"lora.target_modules.*unknown preset 'qkv'"):
+        load_config(lora={"target_modules": "qkv"})
+
+
+def test_inconsistent_or_out_of_range_switches_are_named() -> None:
+    with pytest.raises(ValueError, match="groups_per_step \\* num_generations"):
+        load_config(groups_per_step=3, num_generations=4, per_device_train_batch_size=4, gradient_accumulation_steps=2)
+    with pytest.raises(ValueError, match="constant_groups"):
+        load_config(constant_groups="skip")
+    with pytest.raises(ValueError, match="hint_share"):
+        load_config(hint_share=1.0)
+    assert TrainConfig(hint_share=0.25).hinted_per_group == 4  # 4 of 16, the authors' lower end
+    assert TrainConfig(hint_share=0.9, num_generations=2, per_device_train_batch_size=2).hinted_per_group == 1
 
 
 def test_yaml_with_overrides(tmp_path: Path) -> None:

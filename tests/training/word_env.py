@@ -20,7 +20,11 @@ WORD_ENV_ID = "trace/test-code-letter-v0"
 class CodeLetterEnv(CapabilityEnv):
     """Tell the user the code letter they ask for."""
 
-    capability = Capability(name="code_letter", description="Repeat the code letter the user asks for.")
+    capability = Capability(
+        name="code_letter",
+        description="Repeat the code letter the user asks for.",
+        hint="Repeat exactly the single letter the user asked for, and nothing else.",
+    )
     domain = TOY_SHOP
     tool_names = ()
     policy = "Tell the user the code letter they ask for."

@@ -34,6 +34,14 @@ def _cpu_threads() -> None:
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
+def _budget(cfg: Any) -> str:
+    """The run's rollout budget as the paper counts it: iterations x G x K."""
+    return (
+        f"budget {cfg.max_steps} steps x {cfg.groups_per_step} groups x {cfg.num_generations} rollouts = "
+        f"{cfg.rollout_budget:,} rollouts"
+    )
+
+
 @app.command("train")
 def train_command(
     env: Annotated[
@@ -58,9 +66,14 @@ def train_command(
     config: Annotated[
         Path | None, typer.Option(metavar="FILE", help="YAML training config (fields of TrainConfig).")
     ] = None,
-    num_generations: Annotated[int | None, typer.Option(metavar="K", help="K rollouts per group (same seed).")] = None,
+    num_generations: Annotated[
+        int | None, typer.Option(metavar="K", help="K rollouts per group, one seed (default 16, the paper's).")
+    ] = None,
+    groups: Annotated[
+        int | None, typer.Option(metavar="G", help="G groups of K rollouts per step (default 8: 40 x 8 x 16 = 5,120).")
+    ] = None,
     batch_size: Annotated[
-        int | None, typer.Option(metavar="B", help="per_device_train_batch_size (multiple of K).")
+        int | None, typer.Option(metavar="B", help="Rollouts per micro-batch (default K; G x K must be a multiple).")
     ] = None,
     max_completion_length: Annotated[
         int | None, typer.Option(metavar="T", help="Token cap of one multi-turn rollout.")
@@ -97,6 +110,7 @@ def train_command(
         "env_ids": list(env),
         "max_steps": max_steps,
         "num_generations": num_generations,
+        "groups_per_step": groups,
         "per_device_train_batch_size": batch_size,
         "max_completion_length": max_completion_length,
         "learning_rate": learning_rate,
@@ -121,7 +135,10 @@ def train_command(
         return
     checked_model(model)
     _cpu_threads()
-    console.print(f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {cfg.max_steps} steps → {out}")
+    console.print(
+        f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
+        f"constant groups: {cfg.constant_groups} → {out}"
+    )
     with Progress(
         TextColumn("step {task.completed}/{task.total}"),
         BarColumn(),
@@ -142,6 +159,7 @@ def train_command(
     console.print(
         f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
         f"{meta.identical_reward_groups}/{meta.total_groups} groups had identical rewards · "
+        f"{meta.rollouts_collected} rollouts collected (budget {meta.rollout_budget}) · "
         f"router example from {meta.example.source if meta.example else 'nowhere'}"
     )
 

@@ -1,4 +1,4 @@
-"""A capability, declared once on its env: name, description, and optionally its probe and its tau2 flaw rule.
+"""A capability, declared once on its env: name, description, and optionally its probe, tau2 flaw rule and hint.
 
 Analysis, probes, flawed policies and the CLI find capabilities through these declarations (collected by
 :mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rule are
@@ -76,6 +76,12 @@ class Capability(BaseModel):
     )
     tau2_flaw: str | Callable[..., Any] | None = Field(
         default=None, description="Its Tau2Flaw rule, or a 'module:function' reference (None: no tau2 deficit)."
+    )
+    hint: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Expert guidance that hint-prompt rollouts see in their system prompt during training: how to "
+        "approach the capability, never which tool to call or with what (see trace_envs.core.hints).",
     )
 
     def get_probe(self) -> Probe | None:

@@ -1,7 +1,9 @@
 """Training configuration: a pydantic model (loadable from YAML) with the paper's defaults.
 
-Paper (TRACE §4.1, App. A): LoRA on the base model's linear layers, GRPO, AdamW with lr 1e-5, up to
-40 iterations per capability, sampling temperature 1.0, K rollouts per group from the same seed.
+Paper (TRACE §4.1, App. A): LoRA r 16 / alpha 16 on the 7 projections, GRPO with group-std advantages,
+a per-token clipped ratio and constant-reward groups discarded, AdamW with lr 1e-5, up to 40
+iterations of G groups x K = 16 rollouts (one seed per group), sampling temperature 1.0. Each place
+where the authors' code differs is a switch (docs/training-and-routing.md has the table).
 """
 
 from __future__ import annotations
@@ -9,9 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 Generation = Literal["transformers", "vllm-server", "vllm-colocate"]
+ConstantGroups = Literal["count", "drop", "resample"]
+
+LORA_TARGET_PRESETS: dict[str, list[str]] = {
+    "paper": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "qkvo": ["q_proj", "k_proj", "v_proj", "o_proj"],
+}
+"""Named LoRA target sets: the paper's 7 projections, and the authors' newest trainer's q/k/v/o."""
+
+DEFAULT_GROUPS_PER_STEP = 8
+"""G when neither it nor the micro-batch is given: 40 x 8 x 16 = the paper's 5,120-rollout budget."""
 
 
 class LoraSettings(BaseModel):
@@ -19,10 +31,31 @@ class LoraSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    r: int = Field(default=16, ge=1, description="LoRA rank.")
-    alpha: int = Field(default=32, ge=1, description="LoRA alpha (scaling = alpha / r).")
+    r: int = Field(default=16, ge=1, description="LoRA rank (paper: 16).")
+    alpha: int = Field(default=16, ge=1, description="LoRA alpha, scaling = alpha / r (paper: 16).")
     dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
-    target_modules: str | list[str] = Field(default="all-linear", description="'all-linear' or module names.")
+    target_modules: str | list[str] = Field(
+        default="paper",
+        description="'paper' (q,k,v,o,gate,up,down), 'qkvo', 'all-linear' (PEFT's), or a list of module names.",
+    )
+
+    @field_validator("target_modules")
+    @classmethod
+    def _known_preset(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, str) and value not in (*LORA_TARGET_PRESETS, "all-linear"):
+            raise ValueError(
+                f"unknown preset {value!r}: use one of {', '.join([*LORA_TARGET_PRESETS, 'all-linear'])} "
+                "or a list of module names"
+            )
+        if isinstance(value, list) and not value:
+            raise ValueError("an empty list targets nothing: name at least one module, or use a preset")
+        return value
+
+    def peft_target_modules(self) -> str | list[str]:
+        """``LoraConfig.target_modules``: a preset expanded to module names (``all-linear`` passed through)."""
+        if isinstance(self.target_modules, str):
+            return list(LORA_TARGET_PRESETS.get(self.target_modules, [])) or self.target_modules
+        return list(self.target_modules)
 
 
 class VLLMSettings(BaseModel):
@@ -50,9 +83,47 @@ class TrainConfig(BaseModel):
     learning_rate: float = Field(default=1e-5, gt=0.0, description="AdamW learning rate (paper: 1e-5).")
     weight_decay: float = Field(default=0.0, ge=0.0)
     max_steps: int = Field(default=40, ge=1, description="GRPO iterations (paper: up to 40 per capability).")
-    num_generations: int = Field(default=8, ge=2, description="K: rollouts per group, all from one seed.")
-    per_device_train_batch_size: int = Field(default=8, ge=1, description="Rollouts per device per micro-batch.")
-    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    num_generations: int = Field(default=16, ge=2, description="K: rollouts per group, all from one seed (paper: 16).")
+    groups_per_step: int = Field(
+        default=DEFAULT_GROUPS_PER_STEP,
+        ge=1,
+        description="G: groups of K rollouts per optimiser step on one process (paper's 5,120 budget: 8; scripts: 4-8).",
+    )
+    per_device_train_batch_size: int = Field(
+        default=16, ge=1, description="Rollouts per micro-batch (memory); default K. G x K must be a multiple."
+    )
+    gradient_accumulation_steps: int = Field(
+        default=8, ge=1, description="Micro-batches per step; default G x K / micro-batch (derived, may be omitted)."
+    )
+    scale_rewards: Literal["group", "batch", "none"] = Field(
+        default="group",
+        description="Advantage scaling (TRL scale_rewards): 'group' divides by the group's reward std (paper), "
+        "'none' only centres on the group mean (the authors' trainers), 'batch' uses the batch std.",
+    )
+    importance_sampling_level: Literal["token", "sequence"] = Field(
+        default="token",
+        description="Clipped ratio per token (paper) or one per sequence (authors' code; TRL's GSPO ratio).",
+    )
+    loss_type: Literal["grpo", "bnpo", "dr_grpo", "dapo"] = Field(
+        default="grpo",
+        description="TRL loss_type; 'grpo' is the paper's eq. 2 (per-rollout token mean, then mean over rollouts).",
+    )
+    constant_groups: ConstantGroups = Field(
+        default="drop",
+        description="Groups whose K rewards are equal: 'count' (kept, zero advantage), 'drop' (out of the loss "
+        "and its normaliser: paper), 'resample' (drop, and re-collect with new seeds: authors' code).",
+    )
+    resample_rounds: int = Field(default=3, ge=1, description="'resample': re-collections per step at most.")
+    min_informative_groups: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="'resample': stop once this share of G groups has a reward spread."
+    )
+    hint_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Share of each group's K rollouts whose system prompt carries the capability's hint "
+        "(paper: 0; the authors' envs: 0.25-0.5). The loss always sees the base prompt.",
+    )
     temperature: float = Field(default=1.0, gt=0.0, description="Rollout sampling temperature (paper: 1.0).")
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_completion_length: int = Field(default=2048, ge=8, description="Token cap of a whole multi-turn rollout.")
@@ -77,6 +148,34 @@ class TrainConfig(BaseModel):
     )
     report_to: list[str] = Field(default_factory=list, description="e.g. ['wandb'].")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_batch(cls, data: Any) -> Any:
+        """Fill the batch fields a config leaves out from the ones it gives.
+
+        G x K rollouts per step = micro-batch x accumulation steps. Given G (or nothing: G = 8), the micro-batch
+        defaults to K and the accumulation to the rest; given only the micro-batch (and accumulation, default 1),
+        as configs written before G existed do, G is what they hold.
+        """
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        k = data.get("num_generations", cls.model_fields["num_generations"].default)
+        g, b, a = (
+            data.get(n) for n in ("groups_per_step", "per_device_train_batch_size", "gradient_accumulation_steps")
+        )
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (k, g, b, a) if v is not None):
+            return data  # field validation names the bad value
+        if g is None:
+            g = max(1, ((b or k) * (a or 1)) // k) if (b or a) else DEFAULT_GROUPS_PER_STEP
+            data["groups_per_step"] = g
+        if b is None:
+            b = g * k // a if a and (g * k) % a == 0 else k
+            data["per_device_train_batch_size"] = b
+        if a is None:
+            data["gradient_accumulation_steps"] = max(1, g * k // b)
+        return data
+
     @model_validator(mode="after")
     def _check_batch(self) -> TrainConfig:
         if (self.per_device_train_batch_size * self.gradient_accumulation_steps) % self.num_generations:
@@ -84,6 +183,13 @@ class TrainConfig(BaseModel):
                 f"per_device_train_batch_size * gradient_accumulation_steps "
                 f"({self.per_device_train_batch_size} * {self.gradient_accumulation_steps}) must be a multiple of "
                 f"num_generations ({self.num_generations}) so that every group of K rollouts is complete"
+            )
+        rollouts = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if rollouts != self.groups_per_step * self.num_generations:
+            raise ValueError(
+                f"groups_per_step * num_generations ({self.groups_per_step} * {self.num_generations}) must equal "
+                f"per_device_train_batch_size * gradient_accumulation_steps ({self.per_device_train_batch_size} * "
+                f"{self.gradient_accumulation_steps}): give G and K and leave the micro-batch fields out, or make them agree"
             )
         if self.generation == "vllm-server" and not self.vllm.server_base_url and not self.vllm.server_host:
             raise ValueError("generation 'vllm-server' needs vllm.server_base_url (or vllm.server_host/port)")
@@ -95,9 +201,9 @@ class TrainConfig(BaseModel):
         return self.per_device_train_batch_size * self.gradient_accumulation_steps
 
     @property
-    def groups_per_step(self) -> int:
-        """G: groups of K rollouts per optimiser step (each group shares one seed)."""
-        return self.rollouts_per_step // self.num_generations
+    def hinted_per_group(self) -> int:
+        """Rollouts of each group that see the hint prompt: ``round(hint_share * K)``, at most K - 1."""
+        return min(self.num_generations - 1, round(self.hint_share * self.num_generations))
 
     @property
     def rollout_budget(self) -> int:
@@ -121,8 +227,12 @@ class TrainConfig(BaseModel):
             "top_p": self.top_p,
             "max_completion_length": self.max_completion_length,
             "max_tool_calling_iterations": self.max_tool_calling_iterations or max_tool_calling_iterations,
+            "steps_per_generation": self.gradient_accumulation_steps,  # one generation batch (G x K) per step
             "beta": self.beta,
             "epsilon": self.epsilon,
+            "scale_rewards": self.scale_rewards,
+            "importance_sampling_level": self.importance_sampling_level,
+            "loss_type": self.loss_type,
             "gradient_checkpointing": self.gradient_checkpointing,
             "bf16": bf16,
             "use_cpu": use_cpu,

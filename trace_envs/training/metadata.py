@@ -38,6 +38,10 @@ class AdapterMetadata(BaseModel):
     curve: list[dict[str, Any]] = Field(default_factory=list, description="One entry per logging step.")
     identical_reward_groups: int = Field(default=0, description="Groups whose K rewards were all equal (no signal).")
     total_groups: int = 0
+    rollout_budget: int = Field(default=0, description="The config's iterations x G x K (per process).")
+    rollouts_collected: int = Field(
+        default=0, description="Rollouts generated so far, re-collected groups included (main process)."
+    )
     example: EpisodeExample | None = None
     versions: dict[str, str] = Field(default_factory=dict)
 

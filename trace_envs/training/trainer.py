@@ -1,4 +1,5 @@
-"""GRPO + LoRA on capability envs with TRL's ``GRPOTrainer(environment_factory=...)``.
+"""GRPO + LoRA on capability envs with TRL's ``GRPOTrainer(environment_factory=...)`` (through
+:class:`~trace_envs.training.grpo.TraceGRPOTrainer`, which adds constant-group dropping/resampling and hint prompts).
 
 One dataset row per seed; TRL repeats each row ``num_generations`` times, so every group of K
 rollouts starts from the same seed (checked on every batch). Rewards are the env's verifier reward
@@ -14,9 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from trace_envs.core import CapabilityEnv
+
 from .bridge import TRLEnvironment, make_capability_env, trl_environment
 from .config import TrainConfig
-from .episodes import build_rows, oracle_conversation
+from .episodes import build_rows, oracle_conversation, prompt_for_seed
 from .metadata import AdapterMetadata, EpisodeExample, load_metadata, save_metadata
 
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
@@ -191,6 +194,7 @@ def _make_callback(
             metadata.steps_done = int(state.global_step)
             metadata.identical_reward_groups = tracker.identical_groups
             metadata.total_groups = tracker.total_groups
+            metadata.rollouts_collected = tracker.total_groups * config.num_generations
             if config.router_example == "policy":
                 metadata.example = metadata.example or tracker.example
             if not state.is_world_process_zero:
@@ -238,6 +242,7 @@ class TrainingRun:
             metadata.steps_done = int(trainer.state.global_step)
         metadata.status = "complete"
         metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
+        metadata.rollouts_collected = tracker.total_groups * config.num_generations
         if metadata.example is None:
             first = config.env_ids[0]
             policy = tracker.example if config.router_example == "policy" else None
@@ -245,6 +250,26 @@ class TrainingRun:
         if trainer.accelerator.is_main_process:
             save_metadata(self.out_dir, metadata)
         return metadata
+
+
+def check_hints(probes: dict[str, CapabilityEnv]) -> None:
+    """Hint-prompt rollouts need a hint on at least one env's capability, and no hint may name its env's
+    tools or their arguments (a hint is guidance, not the answer)."""
+    from trace_envs.core.hints import hint_leaks
+
+    hinted = {env_id: env for env_id, env in probes.items() if env.capability.hint}
+    if not hinted:
+        raise ValueError(
+            f"hint_share > 0 but no capability of {', '.join(probes)} declares a hint: add hint=... to its "
+            "Capability(...) declaration, or set hint_share: 0"
+        )
+    for env_id, env in hinted.items():
+        leaks = hint_leaks(env.capability.hint or "", env.toolset)
+        if leaks:
+            raise ValueError(
+                f"the hint of {env.capability.name} ({env_id}) names {', '.join(leaks)}: rewrite it as guidance "
+                "that names no tool or argument"
+            )
 
 
 def build_run(
@@ -261,7 +286,8 @@ def build_run(
     from transformers import PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
     from trl.trainer.grpo_config import GRPOConfig
-    from trl.trainer.grpo_trainer import GRPOTrainer
+
+    from .grpo import TraceGRPOTrainer
 
     if not config.env_ids:
         raise ValueError("config.env_ids is empty: name at least one env, e.g. env_ids: [trace/order-cancel-v0]")
@@ -271,6 +297,8 @@ def build_run(
     probes = {env_id: make_capability_env(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
     capabilities = [probes[e].capability for e in config.env_ids]
     single = len(config.env_ids) == 1
+    if config.hinted_per_group:
+        check_hints(probes)
     rows = build_rows(config.env_ids, range(config.first_seed, config.first_seed + config.num_seeds), config.env_knobs)
 
     use_cpu = not torch.cuda.is_available()
@@ -280,7 +308,7 @@ def build_run(
         r=config.lora.r,
         lora_alpha=config.lora.alpha,
         lora_dropout=config.lora.dropout,
-        target_modules=config.lora.target_modules,
+        target_modules=config.lora.peft_target_modules(),
         task_type="CAUSAL_LM",
     )
     checkpoint: str | None = None
@@ -295,6 +323,7 @@ def build_run(
         base_model=str(model),
         config=config.model_dump(mode="json"),
         versions=_versions(),
+        rollout_budget=config.rollout_budget,
     )
     if checkpoint is not None:
         step = checkpoint_step(checkpoint)
@@ -312,7 +341,11 @@ def build_run(
     tracker = GroupTracker(config.num_generations, config.max_completion_length)
     tracker.identical_groups, tracker.total_groups = metadata.identical_reward_groups, metadata.total_groups
     factory: Any = classes[config.env_ids[0]] if single else dict(classes)
-    trainer = GRPOTrainer(
+
+    def fresh_row(env_id: str, seed: int) -> dict[str, Any]:
+        return {"prompt": prompt_for_seed(classes[env_id], seed), "seed": seed, "environment": env_id}
+
+    trainer = TraceGRPOTrainer(
         model=str(model),
         reward_funcs=[cast(Any, tracker)],
         args=args,
@@ -320,6 +353,12 @@ def build_run(
         peft_config=lora,
         environment_factory=factory,
         callbacks=[_make_callback(metadata, out, tracker, progress, config)],
+        constant_groups=config.constant_groups,
+        resample_rounds=config.resample_rounds,
+        min_informative_groups=config.min_informative_groups,
+        hinted_per_group=config.hinted_per_group,
+        fresh_row=fresh_row,
+        fresh_seed_base=config.first_seed + config.num_seeds,  # never a seed of the dataset
     )
     # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
     trainer.reward_weights[0] = 0.0
