@@ -244,6 +244,10 @@ def test_bad_input_is_one_line_and_exit_2(cli, tiny_model: Path, adapters: dict[
             ["--adapter", str(adapters[DATES]), "--adapter", str(adapters[CHECKS]), "--density", "1.5"],
             "--density 1.5 is outside (0, 1]",
         ),
+        "rank": (
+            ["--adapter", str(adapters[DATES]), "--adapter", str(adapters[CHECKS]), "--rank", "100"],
+            "--rank 100 must be between 1 and 32, the smallest adapted layer size",  # k/v_proj: 2 heads x 16
+        ),
         "method": (
             ["--adapter", str(adapters[DATES]), "--adapter", str(adapters[CHECKS]), "--method", "sum"],
             "--method 'sum' is not one of linear, ties, dare-linear, dare-ties, core-tsv",

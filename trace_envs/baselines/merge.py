@@ -63,6 +63,7 @@ def resolve_settings(
     ties: bool | None,
     seed: int,
     max_rank: int,
+    max_size: int,
 ) -> MergeSettings:
     """Check the options against the method and fill in its defaults; a wrong one is a :class:`MergeInputError`."""
     if method not in METHODS:
@@ -85,8 +86,8 @@ def resolve_settings(
         )
     if density is not None and not 0.0 < density <= 1.0:
         raise MergeInputError(f"--density {density} is outside (0, 1]: it is the share of entries kept")
-    if rank is not None and rank < 1:
-        raise MergeInputError(f"--rank {rank} must be 1 or more")
+    if rank is not None and not 1 <= rank <= max_size:
+        raise MergeInputError(f"--rank {rank} must be between 1 and {max_size}, the smallest adapted layer size")
     if rank is None and method != "linear":
         rank = max_rank  # linear without --rank is exact (rank = sum of the input ranks)
     return MergeSettings(
@@ -128,7 +129,15 @@ def merge_adapters(
     inputs = read_inputs(adapter_dirs, str(model))
     used = check_budget(inputs, budget)
     settings = resolve_settings(
-        method, len(inputs), weights, density, rank, ties, seed, max(item.rank for item in inputs)
+        method,
+        len(inputs),
+        weights,
+        density,
+        rank,
+        ties,
+        seed,
+        max_rank=max(item.rank for item in inputs),
+        max_size=min(item.smallest_dim for item in inputs),
     )
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

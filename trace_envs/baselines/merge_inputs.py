@@ -31,6 +31,8 @@ class MergeInput:
     peft_config: dict[str, Any]
     modules: frozenset[str]
     rollouts: int
+    smallest_dim: int
+    """The smallest input or output size among its adapted layers (a merged rank cannot exceed it)."""
 
     @property
     def rank(self) -> int:
@@ -64,13 +66,19 @@ def adapter_rollouts(path: Path, meta: AdapterMetadata) -> int:
     return meta.steps_done * config.rollouts_per_step
 
 
-def _lora_modules(path: Path) -> frozenset[str]:
-    """Names of the layers the adapter's weights adapt (``….q_proj`` for ``….q_proj.lora_A.weight``)."""
+def _lora_layers(path: Path) -> tuple[frozenset[str], int]:
+    """Names of the layers the adapter's weights adapt (``….q_proj`` for ``….q_proj.lora_A.weight``) and
+    the smallest layer size among them (A is r x d_in, B is d_out x r), read without loading the tensors."""
     from safetensors import safe_open
 
+    modules, sizes = set(), []
     with safe_open(str(path / ADAPTER_WEIGHTS), framework="pt") as handle:
-        keys = list(handle.keys())
-    return frozenset(key.removesuffix(suffix) for key in keys for suffix in _LORA_SUFFIXES if key.endswith(suffix))
+        for key in handle.keys():  # noqa: SIM118 (a safetensors handle is not a dict)
+            for suffix, axis in zip(_LORA_SUFFIXES, (1, 0), strict=True):
+                if key.endswith(suffix):
+                    modules.add(key.removesuffix(suffix))
+                    sizes.append(int(handle.get_slice(key).get_shape()[axis]))
+    return frozenset(modules), min(sizes, default=0)
 
 
 def read_input(directory: str | Path) -> MergeInput:
@@ -95,10 +103,10 @@ def read_input(directory: str | Path) -> MergeInput:
         raise MergeInputError(f"--adapter {path}: a {peft_config.get('peft_type')} adapter, not LoRA")
     if peft_config.get("use_dora"):
         raise MergeInputError(f"--adapter {path}: a DoRA adapter; these merges take plain LoRA adapters")
-    modules = _lora_modules(path)
+    modules, smallest_dim = _lora_layers(path)
     if not modules:
         raise MergeInputError(f"--adapter {path}: {ADAPTER_WEIGHTS} holds no lora_A/lora_B weights")
-    return MergeInput(path, meta, peft_config, modules, adapter_rollouts(path, meta))
+    return MergeInput(path, meta, peft_config, modules, adapter_rollouts(path, meta), smallest_dim)
 
 
 def _same_model(one: str, other: str) -> bool:
