@@ -60,8 +60,13 @@ def merge_command(
 
     Example: trace-envs baseline merge --model ./tiny --adapter adapters/a --adapter adapters/b --budget 64 --out merged
     """
+    import importlib
+
     from trace_envs.baselines.merge import merge_adapters
     from trace_envs.baselines.merge_inputs import MergeInputError
+
+    for module in ("torch", "peft", "safetensors"):  # a missing train extra is said before any adapter is read
+        importlib.import_module(module)
 
     from .checks import checked_model
 
