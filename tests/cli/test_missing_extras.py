@@ -39,6 +39,7 @@ def run_blocked(blocked: list[str], code: str, cwd: Path) -> subprocess.Complete
         ["make-tiny-model", "tiny"],
         ["train", "--env", "trace/order-cancel-v0", "--model", "tiny", "--out", "adapter"],
         ["route", "--model", "tiny", "--adapter", "adapter", "--task", "Cancel my order."],
+        ["baseline", "merge", "--model", "tiny", "--adapter", "a", "--adapter", "b", "--budget", "8", "--out", "m"],
     ],
 )
 def test_train_commands_without_the_train_extra(args: list[str], tmp_path: Path) -> None:

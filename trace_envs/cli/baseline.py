@@ -6,7 +6,7 @@ import importlib
 
 from .app import HELP_OPTION_NAMES, TraceGroup, TraceTyper, app
 
-BASELINE_MODULES: list[str] = ["trace_envs.cli.baseline_gepa"]
+BASELINE_MODULES: list[str] = ["trace_envs.cli.baseline_gepa", "trace_envs.cli.baseline_merge"]
 """Modules that each add one baseline subcommand to :data:`baseline_app`."""
 
 baseline_app = TraceTyper(

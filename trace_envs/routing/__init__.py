@@ -1,4 +1,4 @@
-"""Route tasks to capability adapters by the frozen base model's label logits; merge baselines.
+"""Route tasks to capability adapters by the frozen base model's label logits (merges: ``trace_envs.baselines.merge``).
 
 Needs the ``[train]`` extra (torch, transformers, peft) for anything that runs a model.
 """
