@@ -136,6 +136,15 @@ class RetailRecords:
         return {"products": self.products, "users": self.users, "orders": self.orders}
 
 
+ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
+"""The address fields the retail address-changing tools take, in their order."""
+
+
+def address_arguments(address: dict[str, str]) -> dict[str, str]:
+    """An address as the arguments of ``modify_pending_order_address`` / ``modify_user_address``."""
+    return {key: address[key] for key in ADDRESS_FIELDS}
+
+
 def describe_address(address: dict[str, str]) -> str:
     """An address as a customer says it."""
     line = address["address1"] + (f", {address['address2']}" if address["address2"] else "")
