@@ -101,7 +101,7 @@ def _retail_setup(rng: random.Random, knobs: ToolPrecisionKnobs) -> tuple[set[st
     taken: set[str] = set()
     products = _products(rng, taken)
     right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
-    methods: list[tuple[str, Record]] = [(right_id, air.credit_card(right_id, brand, digits))]
+    methods: list[tuple[str, Record]] = [(right_id, rec.credit_card(right_id, brand, digits))]
     gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
     methods.append((gift_id, {"source": "gift_card", "id": gift_id, "balance": float(rng.randint(20, 300))}))
     cards = [right_id]  # the near-miss credit card comes first among the extras: payment changes need it
@@ -109,7 +109,7 @@ def _retail_setup(rng: random.Random, knobs: ToolPrecisionKnobs) -> tuple[set[st
         method_id = rec.unique_id(rng, taken, f"{source}_", 7)
         if source == "credit_card":
             other_brand = rng.choice(BRANDS)
-            methods.append((method_id, air.credit_card(method_id, other_brand, rec.near_miss_digits(rng, digits))))
+            methods.append((method_id, rec.credit_card(method_id, other_brand, rec.near_miss_digits(rng, digits))))
             cards.append(method_id)
         elif source == "paypal":
             methods.append((method_id, {"source": "paypal", "id": method_id}))
@@ -239,8 +239,8 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
     near_id, gift_id = rec.unique_id(rng, taken, "credit_card_", 7), rec.unique_id(rng, taken, "gift_card_", 7)
     methods: list[tuple[str, Record]] = [
-        (right_id, air.credit_card(right_id, brand, digits)),
-        (near_id, air.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
+        (right_id, rec.credit_card(right_id, brand, digits)),
+        (near_id, rec.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
         (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
     ]
     if knobs.near_miss_methods >= 2:

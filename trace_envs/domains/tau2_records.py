@@ -79,6 +79,11 @@ def price_with_cents(rng: random.Random, low: float, high: float) -> float:
     return dollars + cents / 100
 
 
+def credit_card(method_id: str, brand: str, last_four: str) -> Record:
+    """A credit-card payment method record (the same layout in both domains)."""
+    return {"source": "credit_card", "id": method_id, "brand": brand, "last_four": last_four}
+
+
 def stamp(moment: datetime) -> str:
     """A timestamp in db.json's form (``2024-05-01T10:00:00``)."""
     return moment.isoformat(timespec="seconds")

@@ -18,7 +18,15 @@ from trace_envs.domains.airline.generator import AIRPORT_COORDINATES, CITIES, FI
 from trace_envs.domains.airline.generator import CABIN_PRICE_RANGES as GENERATOR_CABIN_PRICES
 from trace_envs.domains.airline.tools import AIRPORTS, NEW_CERTIFICATE_IDS, NEW_RESERVATION_IDS
 from trace_envs.domains.retail.generator import STREETS as RETAIL_STREETS
-from trace_envs.domains.tau2_records import Record, draw_code, draw_int, person, pick, stamp, unique_id
+from trace_envs.domains.tau2_records import (
+    Record,
+    draw_code,
+    draw_int,
+    person,
+    pick,
+    stamp,
+    unique_id,
+)
 
 AIRLINE_NOW = datetime(2024, 5, 15, 15, 0, 0)
 """The airline policy's "now" (2024-05-15 15:00 EST): every eligibility decision is relative to it."""
@@ -266,8 +274,3 @@ def airline_user(
         "membership": rng.choice(("regular", "silver", "gold")),
         "reservations": [],
     }
-
-
-def credit_card(method_id: str, brand: str, last_four: str) -> Record:
-    """A credit-card payment method record."""
-    return {"source": "credit_card", "id": method_id, "brand": brand, "last_four": last_four}

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from trace_envs.domains.retail.generator import CATALOG, CITIES, FIRST_NAMES, LAST_NAMES, STREETS, generate_products
-from trace_envs.domains.tau2_records import Record, draw_int, person, pick, unique_id
+from trace_envs.domains.tau2_records import Record, credit_card, draw_int, four_digits, person, pick, unique_id
 
 
 # ----- customers and orders of one task ------------------------------------------------------------------
@@ -163,6 +163,14 @@ def retail_address(rng: random.Random) -> Record:
         "state": state,
         "zip": prefix + str(rng.randrange(100, 1000)),
     }
+
+
+def card_or_paypal(rng: random.Random, taken: set[str]) -> tuple[str, Record]:
+    """A new payment method and its id: a credit card or a PayPal account, even odds."""
+    method_id = unique_id(rng, taken, rng.choice(("credit_card_", "paypal_")), 7)
+    if method_id.startswith("credit"):
+        return method_id, credit_card(method_id, rng.choice(("visa", "mastercard")), four_digits(rng))
+    return method_id, {"source": "paypal", "id": method_id}
 
 
 def retail_user(rng: random.Random, taken: set[str], payment_methods: dict[str, Record]) -> Record:
