@@ -12,8 +12,10 @@ from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.itineraries import Trip, found_itinerary, itinerary_options
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
 from trace_envs.domains.airline.requests import ADD_BAGS, CANCEL_RESERVATION, draw_cancel
-from trace_envs.domains.retail.records import ADDRESS_FIELDS, address_arguments
+from trace_envs.domains.retail import RETAIL
+from trace_envs.domains.retail.records import ADDRESS_FIELDS, address_arguments, retail_user
 from trace_envs.domains.retail.variants import Ask
+from trace_envs.domains.tau2_records import credit_card, named_card
 from trace_envs.domains.tau2_requests import finish_part
 
 
@@ -96,3 +98,20 @@ def test_address_arguments_are_the_tools_fields_in_order() -> None:
                "country": "USA", "extra": "ignored"}  # fmt: skip
     assert list(address_arguments(address)) == list(ADDRESS_FIELDS)
     assert address_arguments(address)["zip"] == "10001"
+
+
+def test_named_card_is_the_card_with_the_named_brand_and_digits_not_its_near_miss() -> None:
+    rng = random.Random(2)
+    methods = {
+        "credit_card_1": credit_card("credit_card_1", "visa", "4812"),
+        "credit_card_2": credit_card("credit_card_2", "visa", "4821"),
+        "credit_card_3": credit_card("credit_card_3", "mastercard", "4821"),
+        "paypal_4": {"source": "paypal", "id": "paypal_4"},
+    }
+    user = retail_user(rng, set(), methods)
+    plan = Plan(RETAIL, {"products": {}, "users": {user["user_id"]: user}, "orders": {}})
+    listed = plan.call("get_user_details", user_id=user["user_id"]).payment_methods
+    assert named_card(listed, {"brand": "visa", "last_four": "4821"}) == "credit_card_2"
+    assert named_card(listed, {"brand": "mastercard", "last_four": "4821"}) == "credit_card_3"
+    with pytest.raises(LookupError, match="amex card ending in 4821"):
+        named_card(listed, {"brand": "amex", "last_four": "4821"})

@@ -12,7 +12,16 @@ import random
 from typing import Any
 
 from trace_envs.domains.retail.generator import CATALOG, CITIES, FIRST_NAMES, LAST_NAMES, STREETS, generate_products
-from trace_envs.domains.tau2_records import Record, credit_card, draw_int, four_digits, person, pick, unique_id
+from trace_envs.domains.tau2_records import (
+    Record,
+    credit_card,
+    draw_int,
+    four_digits,
+    person,
+    pick,
+    price_with_cents,
+    unique_id,
+)
 
 
 # ----- customers and orders of one task ------------------------------------------------------------------
@@ -225,3 +234,22 @@ def retail_order(
 def describe_options(options: dict[str, str]) -> str:
     """``color: black, size: L`` (the user's way of naming a variant)."""
     return ", ".join(f"{key}: {value}" for key, value in options.items())
+
+
+def catalog_products(rng: random.Random, taken: set[str]) -> dict[str, Record]:
+    """Three catalogue products by id, each with four distinct variants (each in stock at 80%), priced with cents."""
+    products = {}
+    for name in rng.sample(sorted(CATALOG), 3):
+        (low, high), options = CATALOG[name]
+        product: Record = {"name": name, "product_id": unique_id(rng, taken, "", 10), "variants": {}}
+        combos: list[dict[str, str]] = []
+        while len(combos) < 4:
+            combo = {k: rng.choice(v) for k, v in options.items()}
+            if combo not in combos:
+                combos.append(combo)
+        for combo in combos:
+            item_id = unique_id(rng, taken, "", 10)
+            available, price = rng.random() < 0.8, price_with_cents(rng, low, high)
+            product["variants"][item_id] = dict(item_id=item_id, options=combo, available=available, price=price)
+        products[product["product_id"]] = product
+    return products
