@@ -157,7 +157,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             UserFact(keys=["user id", "user_id"], answer=f"My user id is {uid}."),
             UserFact(keys=["reason for", "why do you", "why are you"], answer=f"Because {reason}."),
         ]
-        return plan, facts, _reservation_case(plan, kind, uid, rid, insurance, (reason, relative))
+        return plan, facts, _reservation_case(plan, kind, uid, rid, (reason, relative))
 
     def _retail(self, rng: random.Random, allowed: bool) -> tuple[Plan, list[UserFact], Case]:
         """Retail: one of three order requests, allowed only on the customer's own order in the right status."""
@@ -182,7 +182,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         why = (
             " in this conversation: it belongs to another customer's account, and I can only help with your own orders"
             if kind == "not_theirs"
-            else f": its status is {status}, and only {RETAIL_REQUIRED_STATUS[request]} orders can be {action}"
+            else f": its status is {order.status}, and only {RETAIL_REQUIRED_STATUS[request]} orders can be {action}"
         )
         case = Case(
             kind=f"{request}:{kind}",
@@ -193,7 +193,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             confirm=confirm,
             success=success,
             refusal=f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action}{why}.",
-            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, status],
+            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, order.status],
         )
         facts = [
             UserFact(keys=["email"], answer=f"My email is {email}."),
@@ -263,7 +263,7 @@ def _cancel_reason(rng: random.Random, kind: str, insurance: str) -> str:
     return rng.choice(UNCOVERED_REASONS)
 
 
-def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, insurance: str, said: tuple[str, str]) -> Case:
+def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str, str]) -> Case:
     """The airline case: the lookups a refusal rests on (planned), the opening, and both endings with the values
     the lookups return (refund, booking date, cabin); ``said`` is the customer's reason and relative."""
     (reason, relative), start = said, len(plan.steps)
@@ -280,7 +280,7 @@ def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, insurance: str,
         if kind == "not_theirs"
         else f"it is {'an' if cabin_said == 'economy' else 'a'} {cabin_said} booking made on {booked[:10]} (more than 24 "
         "hours ago), none of its flights was cancelled by the airline, and "
-        + ("it has no travel insurance" if insurance == "no" else "the insurance does not cover your reason")
+        + ("it has no travel insurance" if res.insurance == "no" else "the insurance does not cover your reason")
     )
     return Case(
         kind=kind,

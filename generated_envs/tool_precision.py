@@ -135,25 +135,25 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     rng.shuffle(items)
     order = {"items": items, "status": "delivered", "payment_method_id": right_id}
     state, order_id, facts = _retail_state(rng, taken, knobs, user, products, order)
-    options, card = shop.describe_options(returned["options"]), user["payment_methods"][right_id]
+    card = user["payment_methods"][right_id]
     plan = Plan(RETAIL, state)
     plan.call("find_user_id_by_email", email=user["email"])
     listed = plan.call("get_order_details", order_id=order_id)  # the item the user describes, the order's method
-    item_id = next(
-        i.item_id for i in listed.items if i.product_id == main["product_id"] and i.options == returned["options"]
-    )
+    item = next(i for i in listed.items if i.product_id == main["product_id"] and i.options == returned["options"])
     paid_with = listed.payment_history[0].payment_method_id
     plan.confirm(
-        f"I'll return item {item_id} ({main['name']}, {options}) from order {order_id}, refunded to the original "
-        f"payment method, your {card['brand']} card ending in {card['last_four']} ({paid_with}). Shall I proceed?"
+        f"I'll return item {item.item_id} ({item.name}, {shop.describe_options(item.options)}) from order {order_id}, "
+        f"refunded to the original payment method, your {card['brand']} card ending in {card['last_four']} "
+        f"({paid_with}). Shall I proceed?"
     )  # the card's brand and digits are the user's own words: the reference reads no payment method details
-    plan.call("return_delivered_order_items", order_id=order_id, item_ids=[item_id], payment_method_id=paid_with)
+    plan.call("return_delivered_order_items", order_id=order_id, item_ids=[item.item_id], payment_method_id=paid_with)
     plan.say(
-        f"Done: the return of item {item_id} is requested and the refund goes to {paid_with}. You will get an "
+        f"Done: the return of item {item.item_id} is requested and the refund goes to {paid_with}. You will get an "
         "email with the return instructions."
     )
     opening = (
-        f"Hi, my email is {user['email']}. I want to return the {main['name'].lower()} with {options} "
+        f"Hi, my email is {user['email']}. I want to return the {main['name'].lower()} with "
+        f"{shop.describe_options(returned['options'])} "
         f"from order {order_id}, just that one item. Please refund it to the original payment method."
     )
     goal = f"Return item {returned_id} of order {order_id} to the original payment method {right_id}."
