@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from trace_envs.core import Capability, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
-from trace_envs.domains.retail import RETAIL
+from trace_envs.domains.retail import RETAIL, Order
 from trace_envs.domains.retail.records import RetailRecords, address_arguments, describe_address
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
 from trace_envs.domains.tau2_records import money
@@ -205,7 +204,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
 Request = tuple[str, ToolCall, str, str]  # a retail request: the customer's ask, the write, confirmation, success
 
 
-def _build_order_cancel(rng: random.Random, db: RetailRecords, order: Any, whose: str) -> Request:
+def _build_order_cancel(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
     """Retail: cancel an order (allowed when pending); the refund is its payment as ``get_order_details`` lists it."""
     oid, total = order.order_id, order.payment_history[0].amount
     reason = rng.choice(("no longer needed", "ordered by mistake"))
@@ -217,7 +216,7 @@ def _build_order_cancel(rng: random.Random, db: RetailRecords, order: Any, whose
     return ask, write, confirm, success
 
 
-def _build_address_change(rng: random.Random, db: RetailRecords, order: Any, whose: str) -> Request:
+def _build_address_change(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
     """Retail: ship an order to a new address (allowed when pending)."""
     oid = order.order_id
     new = db.address()
@@ -227,7 +226,7 @@ def _build_address_change(rng: random.Random, db: RetailRecords, order: Any, who
     return f"please ship {whose} to {said} instead", write, confirm, f"Order {oid} will now ship to {said}."
 
 
-def _build_item_return(rng: random.Random, db: RetailRecords, order: Any, whose: str) -> Request:
+def _build_item_return(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
     """Retail: return one item of an order to the original payment method (allowed when delivered); the item and
     the method are as ``get_order_details`` lists them."""
     oid, original = order.order_id, order.payment_history[0].payment_method_id
