@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from trace_envs.core import Capability, Task, ToolCall, UserFact, UserScript
+from trace_envs.core import Capability, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords, refund_total
-from trace_envs.domains.retail.records import RetailRecords, describe_address
+from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
+from trace_envs.domains.retail import RETAIL, Order
+from trace_envs.domains.retail.records import RetailRecords, address_arguments, describe_address
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
 from trace_envs.domains.tau2_records import money
 
@@ -108,26 +108,26 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
     def generate(self, rng: random.Random) -> Task:
         allowed = rng.random() >= self.knobs.not_allowed_share
         build = self._build_reservation_cancel if self.knobs.variant == "airline" else self._retail
-        state, auth, facts, plan = build(rng, allowed)
-        ending: list[ToolCall | str] = [plan.confirm, plan.write, plan.success] if allowed else [plan.refusal]
-        return Task(
-            task_id="",
-            initial_state=state,
+        plan, facts, case = build(rng, allowed)  # the plan has identified the customer and made the checks
+        if allowed:
+            plan.confirm(case.confirm)
+            plan.call(case.write.name, **case.write.arguments)
+            plan.say(case.success)
+        else:
+            plan.say(case.refusal)
+        return plan.task(
             goal=(
-                f"{plan.kind}: act on {plan.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
+                f"{case.kind}: act on {case.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
             ),
-            user=UserScript(opening=plan.opening, facts=facts, replies=["confirm", "close"] if allowed else ["close"]),
-            solution=[*auth, *plan.checks, *ending],
+            user=UserScript(opening=case.opening, facts=facts),
             # the paper's failure: identify the customer, then make the change without looking at the record
-            flawed_solution=[*auth, plan.write, plan.success],
-            required_facts=plan.success_facts if allowed else plan.refusal_facts,
-            required_reads=[] if allowed else plan.checks,  # a refusal rests on what the checks show
-            metadata={"variant": self.knobs.variant, "allowed": allowed, "kind": plan.kind, "target": plan.target},
+            flawed_solution=[plan.steps[0], case.write, case.success],
+            required_facts=case.success_facts if allowed else case.refusal_facts,
+            required_reads=[] if allowed else case.checks,  # a refusal rests on what the checks show
+            metadata={"variant": self.knobs.variant, "allowed": allowed, "kind": case.kind, "target": case.target},
         )
 
-    def _build_reservation_cancel(
-        self, rng: random.Random, allowed: bool
-    ) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Case]:
+    def _build_reservation_cancel(self, rng: random.Random, allowed: bool) -> tuple[Plan, list[UserFact], Case]:
         """Airline: cancel a reservation, allowed on four grounds, refused when ineligible or not the customer's."""
         db = AirlineRecords(rng)
         user = db.add_user()
@@ -144,24 +144,25 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         economy = rng.choice(("basic_economy", "economy"))
         created = _booking_time(rng, kind)
         insurance = "yes" if kind == "insured" else rng.choice(("yes", "no"))
-        res = db.add_reservation(
+        rid = db.add_reservation(
             owner,
             cabin="business" if kind in ("business", "not_theirs") else economy,
             created_at=created,
             insurance=insurance,
             cancelled_segment=kind == "airline_cancelled",
-        )
+        )["reservation_id"]
         rng.shuffle(user["reservations"])
         reason = _cancel_reason(rng, kind, insurance)
         relative = rng.choice(RELATIVES) if kind == "not_theirs" else ""
-        auth = [ToolCall(name="get_user_details", arguments={"user_id": uid})]
+        plan = Plan(AIRLINE, db.state())
+        plan.call("get_user_details", user_id=uid)
         facts = [
             UserFact(keys=["user id", "user_id"], answer=f"My user id is {uid}."),
             UserFact(keys=["reason for", "why do you", "why are you"], answer=f"Because {reason}."),
         ]
-        return db.state(), auth, facts, _reservation_case(kind, uid, res, insurance, reason, relative)
+        return plan, facts, _reservation_case(plan, kind, uid, rid, (reason, relative))
 
-    def _retail(self, rng: random.Random, allowed: bool) -> tuple[dict[str, Any], list[ToolCall], list[UserFact], Case]:
+    def _retail(self, rng: random.Random, allowed: bool) -> tuple[Plan, list[UserFact], Case]:
         """Retail: one of three order requests, allowed only on the customer's own order in the right status."""
         db = RetailRecords(rng)
         user = db.add_user()
@@ -171,45 +172,45 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         status = rng.choice(RETAIL_WRONG_STATUS[request]) if kind == "wrong_status" else RETAIL_REQUIRED_STATUS[request]
         for _ in range(self.knobs.distractors):
             db.add_order(user, rng.choice(("pending", "processed", "delivered", "cancelled")))
-        order = db.add_order(owner, status)
+        oid = db.add_order(owner, status)["order_id"]
         rng.shuffle(user["orders"])
-        oid = order["order_id"]
-        name = f"{user['name']['first_name']} {user['name']['last_name']}"
+        name, email = f"{user['name']['first_name']} {user['name']['last_name']}", user["email"]
         whose = f"order {oid}, which my {rng.choice(RELATIVES)} placed" if kind == "not_theirs" else f"my order {oid}"
+        plan = Plan(RETAIL, db.state())  # identify the customer, then look the order up
+        plan.call("find_user_id_by_email", email=email)
+        order = plan.call("get_order_details", order_id=oid)
         builders = {"cancel": _build_order_cancel, "address": _build_address_change, "return": _build_item_return}
         ask, write, confirm, success = builders[request](rng, db, order, whose)
         action = {"cancel": "cancelled", "address": "changed", "return": "returned"}[request]
         why = (
             " in this conversation: it belongs to another customer's account, and I can only help with your own orders"
             if kind == "not_theirs"
-            else f": its status is {status}, and only {RETAIL_REQUIRED_STATUS[request]} orders can be {action}"
+            else f": its status is {order.status}, and only {RETAIL_REQUIRED_STATUS[request]} orders can be {action}"
         )
-        email = user["email"]
         case = Case(
             kind=f"{request}:{kind}",
             target=oid,
             opening=f"Hi, I'm {name} (email {email}). Could you {ask}?",
-            checks=[ToolCall(name="get_order_details", arguments={"order_id": oid})],
+            checks=[step for step in plan.steps[1:] if isinstance(step, ToolCall)],
             write=write,
             confirm=confirm,
             success=success,
             refusal=f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action}{why}.",
-            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, status],
+            refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, order.status],
         )
-        auth = [ToolCall(name="find_user_id_by_email", arguments={"email": email})]
         facts = [
             UserFact(keys=["email"], answer=f"My email is {email}."),
             UserFact(keys=["zip"], answer=f"I'm {name} and my zip code is {user['address']['zip']}."),
         ]
-        return db.state(), auth, facts, case
+        return plan, facts, case
 
 
 Request = tuple[str, ToolCall, str, str]  # a retail request: the customer's ask, the write, confirmation, success
 
 
-def _build_order_cancel(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
-    """Retail: cancel an order (allowed when pending)."""
-    oid, total = order["order_id"], order["payment_history"][0]["amount"]
+def _build_order_cancel(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
+    """Retail: cancel an order (allowed when pending); the refund is its payment as ``get_order_details`` lists it."""
+    oid, total = order.order_id, order.payment_history[0].amount
     reason = rng.choice(("no longer needed", "ordered by mistake"))
     ask = f"please cancel {whose}; it was {reason}" if reason == "ordered by mistake" else (
         f"please cancel {whose}; I no longer need it")  # fmt: skip
@@ -219,31 +220,31 @@ def _build_order_cancel(rng: random.Random, db: RetailRecords, order: dict[str, 
     return ask, write, confirm, success
 
 
-def _build_address_change(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
+def _build_address_change(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
     """Retail: ship an order to a new address (allowed when pending)."""
-    oid = order["order_id"]
+    oid = order.order_id
     new = db.address()
     said = describe_address(new)
-    keys = ("address1", "address2", "city", "state", "country", "zip")
-    write = ToolCall(name="modify_pending_order_address", arguments={"order_id": oid, **{k: new[k] for k in keys}})
+    write = ToolCall(name="modify_pending_order_address", arguments={"order_id": oid, **address_arguments(new)})
     confirm = f"I will change the shipping address of order {oid} to {said}. Shall I proceed?"
     return f"please ship {whose} to {said} instead", write, confirm, f"Order {oid} will now ship to {said}."
 
 
-def _build_item_return(rng: random.Random, db: RetailRecords, order: dict[str, Any], whose: str) -> Request:
-    """Retail: return one item of an order to the original payment method (allowed when delivered)."""
-    oid, original = order["order_id"], order["payment_history"][0]["payment_method_id"]
-    item = rng.choice(order["items"])
-    ask = f"please return the {item['name']} from {whose}, refunded to the original payment method"
+def _build_item_return(rng: random.Random, db: RetailRecords, order: Order, whose: str) -> Request:
+    """Retail: return one item of an order to the original payment method (allowed when delivered); the item and
+    the method are as ``get_order_details`` lists them."""
+    oid, original = order.order_id, order.payment_history[0].payment_method_id
+    item = rng.choice(order.items)
+    ask = f"please return the {item.name} from {whose}, refunded to the original payment method"
     write = ToolCall(
         name="return_delivered_order_items",
-        arguments={"order_id": oid, "item_ids": [item["item_id"]], "payment_method_id": original},
+        arguments={"order_id": oid, "item_ids": [item.item_id], "payment_method_id": original},
     )
     confirm = (
-        f"I will request a return of the {item['name']} (item {item['item_id']}) from order {oid}, refunded to "
+        f"I will request a return of the {item.name} (item {item.item_id}) from order {oid}, refunded to "
         f"{original}. Shall I proceed?"
     )
-    success = f"The return of the {item['name']} from order {oid} is requested; instructions come by email."
+    success = f"The return of the {item.name} from order {oid} is requested; instructions come by email."
     return ask, write, confirm, success
 
 
@@ -265,22 +266,24 @@ def _cancel_reason(rng: random.Random, kind: str, insurance: str) -> str:
     return rng.choice(UNCOVERED_REASONS)
 
 
-def _reservation_case(kind: str, uid: str, res: dict[str, Any], insurance: str, reason: str, relative: str) -> Case:
-    """The airline case: the opening, the lookups a refusal rests on, and both endings with the record's values."""
-    rid, total, booked = res["reservation_id"], refund_total(res), res["created_at"]
+def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str, str]) -> Case:
+    """The airline case: the lookups a refusal rests on (planned), the opening, and both endings with the values
+    the lookups return (refund, booking date, cabin); ``said`` is the customer's reason and relative."""
+    (reason, relative), start = said, len(plan.steps)
+    res = plan.call("get_reservation_details", reservation_id=rid)
+    if kind in ("airline_cancelled", "ineligible"):  # a refusal also rests on no flight being cancelled
+        for segment in res.flights:
+            plan.call("get_flight_status", flight_number=segment.flight_number, date=segment.date)
+    total, booked = int(sum(payment.amount for payment in res.payment_history)), res.created_at
     whose = f", the trip of my {relative};" if kind == "not_theirs" else ":"
-    checks = [ToolCall(name="get_reservation_details", arguments={"reservation_id": rid})] + [
-        ToolCall(name="get_flight_status", arguments={"flight_number": s["flight_number"], "date": s["date"]})
-        for s in res["flights"]
-        if kind in ("airline_cancelled", "ineligible")  # a refusal also rests on no flight being cancelled
-    ]
-    cabin_said = res["cabin"].replace("_", " ")
+    checks = [step for step in plan.steps[start:] if isinstance(step, ToolCall)]
+    cabin_said = res.cabin.replace("_", " ")
     why_not = (
         "it is not on your profile, so I cannot act on it for you"
         if kind == "not_theirs"
         else f"it is {'an' if cabin_said == 'economy' else 'a'} {cabin_said} booking made on {booked[:10]} (more than 24 "
         "hours ago), none of its flights was cancelled by the airline, and "
-        + ("it has no travel insurance" if insurance == "no" else "the insurance does not cover your reason")
+        + ("it has no travel insurance" if res.insurance == "no" else "the insurance does not cover your reason")
     )
     return Case(
         kind=kind,

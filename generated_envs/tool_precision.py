@@ -20,22 +20,20 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from trace_envs.core import Capability, Domain, Task, ToolCall, UserFact, UserScript
+from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains import tau2_records as rec
+from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline import records as air
 from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail import records as shop
-from trace_envs.domains.retail.generator import CATALOG
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
 from trace_envs.domains.tau2_records import Record
 
 Records = dict[str, Record]
-Steps = list[ToolCall | str]
 Facts = list[UserFact]
 Write = tuple[str, int, str, str]  # kind, index of the write in the solution, its argument, the near-miss value
 BRANDS = ("visa", "mastercard")
-RESERVATION_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 class ToolPrecisionKnobs(Tau2Knobs):
@@ -78,31 +76,12 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
         return _build_return(rng, self.knobs)
 
 
-def _products(rng: random.Random, taken: set[str]) -> Records:
-    """Three catalog products, each with four distinct variants."""
-    products = {}
-    for name in rng.sample(sorted(CATALOG), 3):
-        (low, high), options = CATALOG[name]
-        product: Record = {"name": name, "product_id": rec.unique_id(rng, taken, "", 10), "variants": {}}
-        combos: list[dict[str, str]] = []
-        while len(combos) < 4:
-            combo = {k: rng.choice(v) for k, v in options.items()}
-            if combo not in combos:
-                combos.append(combo)
-        for combo in combos:
-            item_id = rec.unique_id(rng, taken, "", 10)
-            available, price = rng.random() < 0.8, rec.price_with_cents(rng, low, high)
-            product["variants"][item_id] = dict(item_id=item_id, options=combo, available=available, price=price)
-        products[product["product_id"]] = product
-    return products
-
-
 def _retail_setup(rng: random.Random, knobs: ToolPrecisionKnobs) -> tuple[set[str], Records, Record, list[str]]:
     """The ids taken, products, a user holding a card, a gift card and near-miss methods, its cards (right one first)."""
     taken: set[str] = set()
-    products = _products(rng, taken)
+    products = shop.catalog_products(rng, taken)
     right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
-    methods: list[tuple[str, Record]] = [(right_id, air.credit_card(right_id, brand, digits))]
+    methods: list[tuple[str, Record]] = [(right_id, rec.credit_card(right_id, brand, digits))]
     gift_id = rec.unique_id(rng, taken, "gift_card_", 7)
     methods.append((gift_id, {"source": "gift_card", "id": gift_id, "balance": float(rng.randint(20, 300))}))
     cards = [right_id]  # the near-miss credit card comes first among the extras: payment changes need it
@@ -110,7 +89,7 @@ def _retail_setup(rng: random.Random, knobs: ToolPrecisionKnobs) -> tuple[set[st
         method_id = rec.unique_id(rng, taken, f"{source}_", 7)
         if source == "credit_card":
             other_brand = rng.choice(BRANDS)
-            methods.append((method_id, air.credit_card(method_id, other_brand, rec.near_miss_digits(rng, digits))))
+            methods.append((method_id, rec.credit_card(method_id, other_brand, rec.near_miss_digits(rng, digits))))
             cards.append(method_id)
         elif source == "paypal":
             methods.append((method_id, {"source": "paypal", "id": method_id}))
@@ -157,23 +136,29 @@ def _build_return(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     rng.shuffle(items)
     order = {"items": items, "status": "delivered", "payment_method_id": right_id}
     state, order_id, facts = _retail_state(rng, taken, knobs, user, products, order)
-    options, card = shop.describe_options(returned["options"]), user["payment_methods"][right_id]
-    refund = {"order_id": order_id, "item_ids": [returned_id], "payment_method_id": right_id}
-    steps: Steps = [
-        ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
-        ToolCall(name="get_order_details", arguments={"order_id": order_id}),
-        f"I'll return item {returned_id} ({main['name']}, {options}) from order {order_id}, refunded to the original "
-        f"payment method, your {card['brand']} card ending in {card['last_four']} ({right_id}). Shall I proceed?",
-        ToolCall(name="return_delivered_order_items", arguments=refund),
-        f"Done: the return of item {returned_id} is requested and the refund goes to {right_id}. You will get an "
-        "email with the return instructions.",
-    ]
+    card = user["payment_methods"][right_id]
+    plan = Plan(RETAIL, state)
+    plan.call("find_user_id_by_email", email=user["email"])
+    listed = plan.call("get_order_details", order_id=order_id)  # the item the user describes, the order's method
+    item = next(i for i in listed.items if i.product_id == main["product_id"] and i.options == returned["options"])
+    paid_with = listed.payment_history[0].payment_method_id
+    plan.confirm(
+        f"I'll return item {item.item_id} ({item.name}, {shop.describe_options(item.options)}) from order {order_id}, "
+        f"refunded to the original payment method, your {card['brand']} card ending in {card['last_four']} "
+        f"({paid_with}). Shall I proceed?"
+    )  # the card's brand and digits are the user's own words: the reference reads no payment method details
+    plan.call("return_delivered_order_items", order_id=order_id, item_ids=[item.item_id], payment_method_id=paid_with)
+    plan.say(
+        f"Done: the return of item {item.item_id} is requested and the refund goes to {paid_with}. You will get an "
+        "email with the return instructions."
+    )
     opening = (
-        f"Hi, my email is {user['email']}. I want to return the {main['name'].lower()} with {options} "
+        f"Hi, my email is {user['email']}. I want to return the {main['name'].lower()} with "
+        f"{shop.describe_options(returned['options'])} "
         f"from order {order_id}, just that one item. Please refund it to the original payment method."
     )
     goal = f"Return item {returned_id} of order {order_id} to the original payment method {right_id}."
-    return _task("retail", state, goal, opening, facts, steps, ("return", 3, "payment_method_id", gift_id))
+    return _task(plan, "retail", goal, opening, facts, ("return", 3, "payment_method_id", gift_id))
 
 
 def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
@@ -191,47 +176,18 @@ def _build_payment_change(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task
         f"Hi, my email is {user['email']}. For my pending order {order_id}, please charge my "
         f"{card['brand']} credit card ending in {card['last_four']} instead of the current payment method."
     )
-    steps: Steps = [
-        ToolCall(name="find_user_id_by_email", arguments={"email": user["email"]}),
-        ToolCall(name="get_order_details", arguments={"order_id": order_id}),
-        ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
+    plan = Plan(RETAIL, state)
+    user_id = plan.call("find_user_id_by_email", email=user["email"])
+    plan.call("get_order_details", order_id=order_id)
+    named = rec.named_card(plan.call("get_user_details", user_id=user_id).payment_methods, card)
+    plan.confirm(
         f"I'll switch the payment of order {order_id} to your {card['brand']} card ending in "
-        f"{card['last_four']} ({right_id}); the current payment method gets a refund. Shall I proceed?",
-        ToolCall(name="modify_pending_order_payment", arguments={"order_id": order_id, "payment_method_id": right_id}),
-        f"Done: order {order_id} is now paid with {right_id}.",
-    ]
+        f"{card['last_four']} ({named}); the current payment method gets a refund. Shall I proceed?"
+    )
+    plan.call("modify_pending_order_payment", order_id=order_id, payment_method_id=named)
+    plan.say(f"Done: order {order_id} is now paid with {named}.")
     goal = f"Switch the payment of order {order_id} to {right_id}."
-    return _task("retail", state, goal, opening, facts, steps, ("payment_change", 4, "payment_method_id", near_id))
-
-
-def _reservation(
-    rng: random.Random, taken: set[str], user: Record, number: str, party: list[Record] | None, right_id: str
-) -> tuple[Record, Record]:
-    """A new flight and the user's one-way reservation on it for ``party`` (None: 1-3 others), its free bags used."""
-    origin, destination = rng.sample(sorted(air.AIRPORT_CITY), 2)
-    day, cabin = f"2024-05-{rng.randint(16, 30)}", rng.choice(("basic_economy", "economy", "business"))
-    prices = {c: rng.randint(*air.CABIN_PRICE_RANGES[c]) for c in air.CABIN_PRICE_RANGES}
-    seats = {c: rng.randint(0, 20) for c in air.CABIN_PRICE_RANGES}
-    minutes = rng.randint(6, 18) * 60
-    flight = air.airline_flight(number, origin, destination, minutes, {day: air.available_on(seats, prices)})
-    count = len(party) if party is not None else rng.randint(1, 3)
-    people = party if party is not None else [air.airline_person(rng) for _ in range(count)]
-    free, extra = air.FREE_BAGS[user["membership"]][cabin] * count, rng.randint(0, 1)
-    code = ""  # the reservation id: six characters, new, and not a "HATHA..." id (tau2's flight numbers look so)
-    while not code or code in taken or code.startswith("HATHA"):
-        code = "".join(rng.choice(RESERVATION_CHARS) for _ in range(6))
-    taken.add(code)
-    route = {"origin": origin, "destination": destination}
-    reservation: Record = {"reservation_id": code, "user_id": user["user_id"], **route, "flight_type": "one_way"}
-    reservation["cabin"] = cabin
-    reservation["flights"] = [{"flight_number": number, **route, "date": day, "price": prices[cabin]}]
-    reservation["passengers"] = people
-    reservation["payment_history"] = [{"payment_id": right_id, "amount": prices[cabin] * count + 50 * extra}]
-    when = f"{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
-    reservation["created_at"] = f"2024-05-{when}:00"
-    reservation["total_baggages"], reservation["nonfree_baggages"] = free + extra, extra
-    reservation["insurance"] = rng.choice(("yes", "no"))
-    return flight, reservation
+    return _task(plan, "retail", goal, opening, facts, ("payment_change", 4, "payment_method_id", near_id))
 
 
 def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
@@ -240,8 +196,8 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     right_id, digits, brand = rec.unique_id(rng, taken, "credit_card_", 7), rec.four_digits(rng), rng.choice(BRANDS)
     near_id, gift_id = rec.unique_id(rng, taken, "credit_card_", 7), rec.unique_id(rng, taken, "gift_card_", 7)
     methods: list[tuple[str, Record]] = [
-        (right_id, air.credit_card(right_id, brand, digits)),
-        (near_id, air.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
+        (right_id, rec.credit_card(right_id, brand, digits)),
+        (near_id, rec.credit_card(near_id, rng.choice(BRANDS), rec.near_miss_digits(rng, digits))),
         (gift_id, {"source": "gift_card", "id": gift_id, "amount": float(rng.randint(100, 300))}),
     ]
     if knobs.near_miss_methods >= 2:
@@ -254,47 +210,48 @@ def _build_bags(rng: random.Random, knobs: ToolPrecisionKnobs) -> Task:
     me = {"first_name": user["name"]["first_name"], "last_name": user["name"]["last_name"], "dob": user["dob"]}
     for index, number in enumerate(numbers):
         party = [me, *user["saved_passengers"]] if index == 0 else None
-        flights[number], reservation = _reservation(rng, taken, user, number, party, right_id)
+        flights[number], reservation = air.one_way_reservation(rng, taken, user, number, party, right_id)
         reservations[reservation["reservation_id"]] = reservation
         user["reservations"].append(reservation["reservation_id"])
-    target_id, target = next(iter(reservations.items()))
+    target_id = next(iter(reservations))
     user["reservations"].sort()
     added, card = rng.randint(1, 3), user["payment_methods"][right_id]
-    total_bags, paid_bags = target["total_baggages"] + added, target["nonfree_baggages"] + added
     opening = (
         f"Hi, my user id is {user['user_id']}. On reservation {target_id} I already use all our free bags; please "
         f"add {added} more checked bag{'s' if added > 1 else ''} and charge my {card['brand']} card ending in "
         f"{card['last_four']}."
     )
-    bags = {"reservation_id": target_id, "total_baggages": total_bags, "nonfree_baggages": paid_bags}
-    steps: Steps = [
-        ToolCall(name="get_user_details", arguments={"user_id": user["user_id"]}),
-        ToolCall(name="get_reservation_details", arguments={"reservation_id": target_id}),
-        f"Reservation {target_id} ({air.CABIN_LABEL[target['cabin']]}, {len(target['passengers'])} passenger(s)) "
-        f"has {target['total_baggages']} checked bags, {target['nonfree_baggages']} of them paid. Adding {added} "
+    state = {"flights": flights, "users": {user["user_id"]: user}, "reservations": reservations}
+    plan = Plan(AIRLINE, state)  # the card the user names and the bag counts, as the tools list them
+    named = rec.named_card(plan.call("get_user_details", user_id=user["user_id"]).payment_methods, card)
+    booked = plan.call("get_reservation_details", reservation_id=target_id)
+    total_bags, paid_bags = booked.total_baggages + added, booked.nonfree_baggages + added
+    plan.confirm(
+        f"Reservation {target_id} ({air.CABIN_LABEL[booked.cabin]}, {len(booked.passengers)} passenger(s)) "
+        f"has {booked.total_baggages} checked bags, {booked.nonfree_baggages} of them paid. Adding {added} "
         f"makes {total_bags} bags, {paid_bags} paid: ${50 * added} charged to your {card['brand']} card ending in "
-        f"{card['last_four']} ({right_id}). Shall I proceed?",
-        ToolCall(name="update_reservation_baggages", arguments={**bags, "payment_id": right_id}),
-        f"Done: reservation {target_id} now has {total_bags} checked bags and ${50 * added} was charged to {right_id}.",
-    ]
+        f"{card['last_four']} ({named}). Shall I proceed?"
+    )
+    bags = {"reservation_id": target_id, "total_baggages": total_bags, "nonfree_baggages": paid_bags}
+    plan.call("update_reservation_baggages", **bags, payment_id=named)
+    plan.say(
+        f"Done: reservation {target_id} now has {total_bags} checked bags and ${50 * added} was charged to {named}."
+    )
     facts = [UserFact(keys=["user id"], answer=f"My user id is {user['user_id']}.")]
     facts.append(UserFact(keys=["reservation id"], answer=f"It's reservation {target_id}."))
-    state = {"flights": flights, "users": {user["user_id"]: user}, "reservations": reservations}
     goal = f"Add {added} paid bags to reservation {target_id}, charged to {right_id}."
-    return _task("airline", state, goal, opening, facts, steps, ("bags", 3, "payment_id", near_id))
+    return _task(plan, "airline", goal, opening, facts, ("bags", 3, "payment_id", near_id))
 
 
-def _task(variant: str, state: Record, goal: str, opening: str, facts: Facts, steps: Steps, write: Write) -> Task:
+def _task(plan: Plan, variant: str, goal: str, opening: str, facts: Facts, write: Write) -> Task:
     """The task; its flawed solution is the paper's failure: the right tool with a near-miss argument (the gift card
     instead of the order's card for returns, the similar card instead of the one the user named elsewhere)."""
     kind, index, argument, near_miss = write
-    call = steps[index]
+    call = plan.steps[index]
     assert isinstance(call, ToolCall)
     wrong = ToolCall(name=call.name, arguments={**call.arguments, argument: near_miss})
-    return Task(
-        task_id="", initial_state=state, goal=goal,
-        user=UserScript(opening=opening, facts=facts, replies=["confirm", "close"]),
-        solution=steps,
-        flawed_solution=[*steps[:index], wrong, f"Done: it is charged or refunded to {near_miss}."],
+    return plan.task(
+        goal=goal, user=UserScript(opening=opening, facts=facts),
+        flawed_solution=[*plan.steps[:index], wrong, f"Done: it is charged or refunded to {near_miss}."],
         metadata={"variant": variant, "kind": kind, "write_index": index, "argument": argument, "near_miss": near_miss},
     )  # fmt: skip

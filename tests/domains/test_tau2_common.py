@@ -7,6 +7,7 @@ import json
 import random
 
 import pydantic
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 from trace_envs.core import ToolCall, tool
 from trace_envs.domains.retail import RETAIL, generate_retail_db
 from trace_envs.domains.tau2_common import (
+    Tau2DB,
     Tau2Toolset,
     calculate,
     canonical_db_hash,
@@ -184,8 +186,6 @@ def test_journal_restore_equals_a_fresh_copy(seed: int, names: list[str]) -> Non
 def test_states_built_by_load_state_do_not_journal() -> None:
     import random
 
-    import pytest
-
     from trace_envs.domains.retail import RETAIL, generate_retail_db
     from trace_envs.domains.tau2_common import canonical_db_hash
 
@@ -197,3 +197,26 @@ def test_states_built_by_load_state_do_not_journal() -> None:
     assert RETAIL.state_hash(db) == canonical_db_hash(db)
     with pytest.raises(RuntimeError, match="does not journal"):
         db.restore()
+
+
+def test_every_database_has_its_own_journal_and_hash_cache() -> None:
+    """The private containers start empty in every instance (pydantic copies an empty default): a touch or a
+    cached hash fragment of one database is never seen by another."""
+    data = generate_retail_db(random.Random(1), users=3, products=3).model_dump(mode="json")
+    first, second = RETAIL.state_model.model_validate(data), RETAIL.state_model.model_validate(data)
+    user_id = next(iter(first.users))
+    first.touch(first.users, user_id)
+    first.canonical_hash()
+    assert first.dirty and not second.dirty and second.touched_count == 0
+    assert first._journal is not second._journal and first._touched is not second._touched
+    assert first._fragments and not second._fragments
+    second.restore()  # nothing touched: restoring the second database changes nothing in the first
+    assert first.dirty
+
+
+def test_no_private_attribute_of_a_database_has_a_default_factory() -> None:
+    """A default factory makes pydantic inspect its signature for every new instance (``inspect.signature`` was
+    most of the cost of ``load_state`` on a small database, run on every capability-env reset); empty
+    defaults are copied per instance instead (see the test above)."""
+    factories = [name for name, attr in Tau2DB.__private_attributes__.items() if attr.default_factory is not None]
+    assert factories == []

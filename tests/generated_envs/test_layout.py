@@ -80,20 +80,7 @@ def test_the_docstring_has_the_layout_labels_in_order(module: str) -> None:
     assert docstring_problems(read(module)) == []
 
 
-NOT_YET_SHORT = {
-    "multi_step": "374 lines: its eight sub-task kinds' texts and record helpers still live in the module (issue 14)",
-    "structured_data": "582 lines: its itinerary and variant record builders still live in the module (issue 14)",
-}
-"""Modules still over the limit, with what keeps them there; strict, so each entry goes when its module is short."""
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_SHORT[m])) if m in NOT_YET_SHORT else m
-        for m in ENV_MODULES
-    ],
-)
+@pytest.mark.parametrize("module", ENV_MODULES)
 def test_the_module_is_short(module: str) -> None:
     limit = MAX_LINES_STARTER.get(module, MAX_LINES)
     lines = len(read(module).splitlines())

@@ -162,9 +162,12 @@ class Tau2DB(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    _journal: list[tuple[MutableMapping[str, Any], str, Any]] = PrivateAttr(default_factory=list)
-    _touched: dict[tuple[int, str], None] = PrivateAttr(default_factory=dict)
-    _fragments: dict[tuple[str, str], tuple[Any, str]] = PrivateAttr(default_factory=dict)
+    # Empty defaults, not default factories: pydantic gives each instance its own copy of an empty
+    # container, while a factory costs an ``inspect.signature`` per attribute per instance, which was
+    # most of the time of loading a small database (``Tau2Domain.load_state``, run on every reset).
+    _journal: list[tuple[MutableMapping[str, Any], str, Any]] = PrivateAttr(default=[])
+    _touched: dict[tuple[int, str], None] = PrivateAttr(default={})
+    _fragments: dict[tuple[str, str], tuple[Any, str]] = PrivateAttr(default={})
     _journaled: bool = PrivateAttr(default=True)
 
     def disable_journal(self) -> None:

@@ -79,6 +79,11 @@ def price_with_cents(rng: random.Random, low: float, high: float) -> float:
     return dollars + cents / 100
 
 
+def credit_card(method_id: str, brand: str, last_four: str) -> Record:
+    """A credit-card payment method record (the same layout in both domains)."""
+    return {"source": "credit_card", "id": method_id, "brand": brand, "last_four": last_four}
+
+
 def stamp(moment: datetime) -> str:
     """A timestamp in db.json's form (``2024-05-01T10:00:00``)."""
     return moment.isoformat(timespec="seconds")
@@ -87,3 +92,12 @@ def stamp(moment: datetime) -> str:
 def money(amount: float) -> str:
     """An amount as the oracle says it: whole dollars without decimals, cents with two."""
     return f"${amount:.0f}" if float(amount).is_integer() else f"${amount:.2f}"
+
+
+def named_card(methods: dict[str, Any], card: Record) -> str:
+    """The id of the credit card a customer names by brand and last four digits (``card``), among a profile's
+    payment methods as ``get_user_details`` returns them (either domain)."""
+    for method_id, method in methods.items():
+        if method.source == "credit_card" and (method.brand, method.last_four) == (card["brand"], card["last_four"]):
+            return method_id
+    raise LookupError(f"no {card['brand']} card ending in {card['last_four']} among {list(methods)}")

@@ -18,7 +18,15 @@ from trace_envs.domains.airline.generator import AIRPORT_COORDINATES, CITIES, FI
 from trace_envs.domains.airline.generator import CABIN_PRICE_RANGES as GENERATOR_CABIN_PRICES
 from trace_envs.domains.airline.tools import AIRPORTS, NEW_CERTIFICATE_IDS, NEW_RESERVATION_IDS
 from trace_envs.domains.retail.generator import STREETS as RETAIL_STREETS
-from trace_envs.domains.tau2_records import Record, draw_code, draw_int, person, pick, stamp, unique_id
+from trace_envs.domains.tau2_records import (
+    Record,
+    draw_code,
+    draw_int,
+    person,
+    pick,
+    stamp,
+    unique_id,
+)
 
 AIRLINE_NOW = datetime(2024, 5, 15, 15, 0, 0)
 """The airline policy's "now" (2024-05-15 15:00 EST): every eligibility decision is relative to it."""
@@ -31,6 +39,8 @@ FREE_BAGS: dict[str, dict[str, int]] = {
 """Free checked bags per passenger by membership tier and cabin (the airline policy's table)."""
 
 CABINS = ("basic_economy", "economy", "business")
+RESERVATION_CODE_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""The characters of a :func:`one_way_reservation` code (no I, O, 0 or 1)."""
 CABIN_LABEL = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
 """How a cabin is said to the user."""
 AIRPORT_CITY: dict[str, str] = dict(AIRPORTS)
@@ -192,11 +202,6 @@ class AirlineRecords:
         return {"flights": self.flights, "users": self.users, "reservations": self.reservations}
 
 
-def refund_total(reservation: dict[str, Any]) -> int:
-    """What ``cancel_reservation`` refunds: every payment of the reservation."""
-    return int(sum(p["amount"] for p in reservation["payment_history"]))
-
-
 # ----- record functions ------------------------------------------------------------------------------------
 @lru_cache(maxsize=512)
 def flight_minutes(origin: str, destination: str) -> int:
@@ -268,6 +273,32 @@ def airline_user(
     }
 
 
-def credit_card(method_id: str, brand: str, last_four: str) -> Record:
-    """A credit-card payment method record."""
-    return {"source": "credit_card", "id": method_id, "brand": brand, "last_four": last_four}
+def one_way_reservation(
+    rng: random.Random, taken: set[str], user: Record, number: str, party: list[Record] | None, payment_id: str
+) -> tuple[Record, Record]:
+    """A new flight ``number`` and the user's one-way reservation on it for ``party`` (None: 1-3 new people), paid
+    with ``payment_id``: its free bags used and maybe one paid bag; the code is new (added to ``taken``)."""
+    origin, destination = rng.sample(sorted(AIRPORT_CITY), 2)
+    day, cabin = f"2024-05-{rng.randint(16, 30)}", rng.choice(("basic_economy", "economy", "business"))
+    prices = {c: rng.randint(*CABIN_PRICE_RANGES[c]) for c in CABIN_PRICE_RANGES}
+    seats = {c: rng.randint(0, 20) for c in CABIN_PRICE_RANGES}
+    minutes = rng.randint(6, 18) * 60
+    flight = airline_flight(number, origin, destination, minutes, {day: available_on(seats, prices)})
+    count = len(party) if party is not None else rng.randint(1, 3)
+    people = party if party is not None else [airline_person(rng) for _ in range(count)]
+    free, extra = FREE_BAGS[user["membership"]][cabin] * count, rng.randint(0, 1)
+    code = ""  # the reservation id: six characters, new, and not a "HATHA..." id (tau2's flight numbers look so)
+    while not code or code in taken or code.startswith("HATHA"):
+        code = "".join(rng.choice(RESERVATION_CODE_CHARS) for _ in range(6))
+    taken.add(code)
+    route = {"origin": origin, "destination": destination}
+    reservation: Record = {"reservation_id": code, "user_id": user["user_id"], **route, "flight_type": "one_way"}
+    reservation["cabin"] = cabin
+    reservation["flights"] = [{"flight_number": number, **route, "date": day, "price": prices[cabin]}]
+    reservation["passengers"] = people
+    reservation["payment_history"] = [{"payment_id": payment_id, "amount": prices[cabin] * count + 50 * extra}]
+    when = f"{rng.randint(1, 14):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+    reservation["created_at"] = f"2024-05-{when}:00"
+    reservation["total_baggages"], reservation["nonfree_baggages"] = free + extra, extra
+    reservation["insurance"] = rng.choice(("yes", "no"))
+    return flight, reservation

@@ -12,7 +12,16 @@ import random
 from typing import Any
 
 from trace_envs.domains.retail.generator import CATALOG, CITIES, FIRST_NAMES, LAST_NAMES, STREETS, generate_products
-from trace_envs.domains.tau2_records import Record, draw_int, person, pick, unique_id
+from trace_envs.domains.tau2_records import (
+    Record,
+    credit_card,
+    draw_int,
+    four_digits,
+    person,
+    pick,
+    price_with_cents,
+    unique_id,
+)
 
 
 # ----- customers and orders of one task ------------------------------------------------------------------
@@ -136,6 +145,15 @@ class RetailRecords:
         return {"products": self.products, "users": self.users, "orders": self.orders}
 
 
+ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
+"""The address fields the retail address-changing tools take, in their order."""
+
+
+def address_arguments(address: dict[str, str]) -> dict[str, str]:
+    """An address as the arguments of ``modify_pending_order_address`` / ``modify_user_address``."""
+    return {key: address[key] for key in ADDRESS_FIELDS}
+
+
 def describe_address(address: dict[str, str]) -> str:
     """An address as a customer says it."""
     line = address["address1"] + (f", {address['address2']}" if address["address2"] else "")
@@ -154,6 +172,14 @@ def retail_address(rng: random.Random) -> Record:
         "state": state,
         "zip": prefix + str(rng.randrange(100, 1000)),
     }
+
+
+def card_or_paypal(rng: random.Random, taken: set[str]) -> tuple[str, Record]:
+    """A new payment method and its id: a credit card or a PayPal account, even odds."""
+    method_id = unique_id(rng, taken, rng.choice(("credit_card_", "paypal_")), 7)
+    if method_id.startswith("credit"):
+        return method_id, credit_card(method_id, rng.choice(("visa", "mastercard")), four_digits(rng))
+    return method_id, {"source": "paypal", "id": method_id}
 
 
 def retail_user(rng: random.Random, taken: set[str], payment_methods: dict[str, Record]) -> Record:
@@ -208,3 +234,22 @@ def retail_order(
 def describe_options(options: dict[str, str]) -> str:
     """``color: black, size: L`` (the user's way of naming a variant)."""
     return ", ".join(f"{key}: {value}" for key, value in options.items())
+
+
+def catalog_products(rng: random.Random, taken: set[str]) -> dict[str, Record]:
+    """Three catalogue products by id, each with four distinct variants (each in stock at 80%), priced with cents."""
+    products = {}
+    for name in rng.sample(sorted(CATALOG), 3):
+        (low, high), options = CATALOG[name]
+        product: Record = {"name": name, "product_id": unique_id(rng, taken, "", 10), "variants": {}}
+        combos: list[dict[str, str]] = []
+        while len(combos) < 4:
+            combo = {k: rng.choice(v) for k, v in options.items()}
+            if combo not in combos:
+                combos.append(combo)
+        for combo in combos:
+            item_id = unique_id(rng, taken, "", 10)
+            available, price = rng.random() < 0.8, price_with_cents(rng, low, high)
+            product["variants"][item_id] = dict(item_id=item_id, options=combo, available=available, price=price)
+        products[product["product_id"]] = product
+    return products
