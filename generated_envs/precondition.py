@@ -96,10 +96,8 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_precondition",
         tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
-        hint=(
-            "Before any change, read the booking and the traveller's profile and check each condition the policy "
-            "sets for it (status, membership, fare class, timing); if one fails, change nothing and say which rule applies."
-        ),
+        hint="Before any change, read the booking and the traveller's profile and check each condition the policy "
+        "sets (status, membership, fare class, timing); if one fails, change nothing and say which rule applies.",
     )
     domain = AIRLINE
     max_turns = 20

@@ -51,9 +51,7 @@ from trace_envs.domains.tau2_records import Record, credit_card, four_digits, un
 class StructuredDataKnobs(Tau2Knobs):
     """Difficulty knobs of ``trace/structured-data-v0``."""
 
-    distractors: int = Field(
-        default=4, ge=1, le=8, description="Near-miss records: other itineraries (airline) or other variants (retail)."
-    )
+    distractors: int = Field(default=4, ge=1, le=8, description="Near-miss itineraries (airline) or variants (retail).")
     onestop_share: float = Field(
         default=0.35, ge=0.0, le=1.0, description="Airline: share of tasks with no direct flight (one-stop routings)."
     )
@@ -79,12 +77,8 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
         ),
         probe="trace_envs.analysis.probes:probe_structured",
         tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
-        hint=(
-            "The records you look up are nested: prices are listed per cabin, routings have several legs, "
-            "products have several variants. Find the single entry that satisfies every constraint the user gave "
-            "and read the exact field that holds the value you need. Check numbers against the record instead of "
-            "estimating, and report each value exactly as the record states it."
-        ),
+        hint="Records nest: per-cabin prices, multi-leg routings, product variants. Find the one entry meeting every "
+        "constraint the user gave, read the exact field you need, and state numbers exactly as the record has them.",
     )
     domain: Domain[Any] = AIRLINE
     max_turns = 14
