@@ -31,6 +31,10 @@ PACKAGE_SURFACE = {
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, and the capability
 registry (read from the registered envs' declarations)."""
 
+SUBLAYERS = {"trace_envs.evaluation.report": "report"}
+"""Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,
+synthesis manifest, baselines), which the rest of ``evaluation`` may not import."""
+
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
@@ -47,6 +51,18 @@ ALLOWED: dict[str, set[str]] = {
     "package": {"core"},
     "baselines": {"core", "llm", "rollout", "training", "routing", "targets", "package"},
     "evaluation": {"core", "llm", "rollout", "training", "routing", "targets", "package"},
+    "report": {
+        "core",
+        "llm",
+        "rollout",
+        "analysis",
+        "synthesis",
+        "training",
+        "routing",
+        "baselines",
+        "evaluation",
+        "package",
+    },
     "pipeline": {
         "core",
         "domains",
@@ -60,6 +76,7 @@ ALLOWED: dict[str, set[str]] = {
         "synthesis",
         "baselines",
         "evaluation",
+        "report",
         "package",
     },
     "cli": {
@@ -75,6 +92,7 @@ ALLOWED: dict[str, set[str]] = {
         "synthesis",
         "baselines",
         "evaluation",
+        "report",
         "pipeline",
         "package",
     },
@@ -98,6 +116,9 @@ def layer(module: str) -> str | None:
         return "envs"
     if module in PACKAGE_SURFACE:
         return "package"
+    for prefix, name in SUBLAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return name
     parts = module.split(".")
     if parts[0] != "trace_envs" or len(parts) < 2:
         return None
@@ -219,6 +240,8 @@ def test_the_internals_listed_are_real_env_attributes() -> None:
         ("trace_envs.registration", "import generated_envs", "package may import only core"),
         ("trace_envs.core.x", "from ..domains import retail", "core may import only nothing of ours"),
         ("trace_envs.newpart.x", "", "package trace_envs.newpart has no layer"),
+        ("trace_envs.evaluation.x", "from ..analysis import report", "evaluation may import only"),
+        ("trace_envs.evaluation.x", "from .report import write_report", "evaluation may import only"),
     ],
 )
 def test_the_checks_catch_a_violation(module: str, source: str, needle: str) -> None:

@@ -33,7 +33,8 @@ def keep_rule(config: AnalysisConfig) -> str:
     return f"selected in a run when {selected}; kept when selected in at least {100 * config.min_selection:.0f}% of the {runs}"
 
 
-def _ordered(result: AnalysisResult) -> list[CapabilitySummary]:
+def ordered(result: AnalysisResult) -> list[CapabilitySummary]:
+    """The summary rows, most often selected first (then by coverage, then by name): the plots' order."""
     return sorted(result.summary, key=lambda s: (-s.selection_frequency, -(s.coverage_median or 0.0), s.capability))
 
 
@@ -46,7 +47,7 @@ def write_plots(result: AnalysisResult, out: Path) -> list[Path]:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError:
         return []
-    rows = _ordered(result)
+    rows = ordered(result)
     if not rows:
         return []
     names = [s.capability for s in rows][::-1]
@@ -94,7 +95,7 @@ def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     first = result.runs[0].capabilities if result.runs else {}
-    for s in _ordered(result):
+    for s in ordered(result):
         run0 = first.get(s.capability)
         lines.append(
             f"| `{s.capability}` | {s.selected}/{s.runs} | {_pct(s.coverage_median)} "
@@ -103,7 +104,7 @@ def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:
             f"{'yes' if s.kept else 'no'} |"
         )
     lines += ["", "Undefined: no trajectory of that outcome needed the capability (the ratio has no denominator).", ""]
-    on_er_minus = [s.capability for s in _ordered(result) if s.kept and s.gap_median is None]
+    on_er_minus = [s.capability for s in ordered(result) if s.kept and s.gap_median is None]
     if on_er_minus:
         names = ", ".join(f"`{n}`" for n in on_er_minus)
         lines += [f"Kept with an undefined gap (tested on ER- alone, see the keep rule): {names}.", ""]

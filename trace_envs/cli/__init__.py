@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.rollout",
     "trace_envs.cli.synthesis",
     "trace_envs.cli.baseline",
+    "trace_envs.cli.report",
 ]
 
 

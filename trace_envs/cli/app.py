@@ -27,6 +27,7 @@ PIPELINE_ORDER = (
     "baseline",
     "route",
     "evaluate",
+    "report",
     "pipeline",
     "demo",
 )

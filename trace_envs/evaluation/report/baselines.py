@@ -1,0 +1,46 @@
+"""The methods section: every baseline run side by side (method, envs, rollout budget and spend), with
+TRACE's own adapters on the same rollout scale."""
+
+from __future__ import annotations
+
+from .inputs import ReportInputs
+from .sections import Section, Table
+
+
+def methods_section(inputs: ReportInputs) -> Section:
+    """The section (``missing`` when the run folder has neither a baseline record nor an adapter)."""
+    section = Section("methods", "Methods and rollouts spent")
+    if not inputs.baselines and not inputs.adapters:
+        section.missing = "no baseline.json or adapter: run `trace-envs baseline NAME` or `trace-envs train`"
+        return section
+    table = Table(["method", "envs", "rollout budget", "rollouts used", "artifact"], [])
+    for adapter in inputs.adapters:
+        rollouts, budget = adapter.rollouts, adapter.budget
+        table.rows.append(
+            [
+                f"TRACE adapter `{adapter.metadata.capability}`",
+                ", ".join(f"`{e}`" for e in adapter.metadata.env_ids),
+                "n/a" if budget is None else str(budget),
+                "n/a" if rollouts is None else str(rollouts),
+                f"`{inputs.relative(adapter.path)}`",
+            ]
+        )
+    for baseline in inputs.baselines:
+        run = baseline.run
+        table.rows.append(
+            [
+                run.method,
+                ", ".join(f"`{e}`" for e in run.env_ids) or "n/a",
+                "unbounded" if run.budget is None else str(run.budget),
+                str(run.rollouts_used),
+                f"`{inputs.relative(baseline.path / run.artifact)}`",
+            ]
+        )
+    section.tables.append(table)
+    total = sum(a.rollouts or 0 for a in inputs.adapters)
+    if inputs.adapters:
+        section.paragraphs.append(
+            f"TRACE's adapters spent {total} rollouts in all (iterations x G x K, summed over adapters); the "
+            "baselines are matched on the same count."
+        )
+    return section

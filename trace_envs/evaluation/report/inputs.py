@@ -1,0 +1,197 @@
+"""What a report is made of: the outputs a run folder holds (analysis, synthesis manifest, adapters,
+baseline records, evaluation results), found by their file names anywhere under the folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trace_envs.analysis.models import AnalysisResult
+    from trace_envs.baselines.run import BaselineRun
+    from trace_envs.evaluation.results import EvaluationResults
+    from trace_envs.synthesis.manifest import Manifest
+    from trace_envs.training.config import TrainConfig
+    from trace_envs.training.metadata import AdapterMetadata
+
+SKIPPED_DIRS = ("checkpoints", ".git", "__pycache__")
+"""Folders never searched: trainer checkpoints hold copies of an adapter's files, not outputs of their own."""
+
+
+class ReportInputError(ValueError):
+    """A file of the run folder is not what its name says; the message names the file and the fix."""
+
+
+@dataclass
+class Adapter:
+    """A trained adapter: its folder and its ``trace_adapter.json``."""
+
+    path: Path
+    metadata: AdapterMetadata
+
+    @property
+    def train_config(self) -> TrainConfig | None:
+        """The :class:`~trace_envs.training.config.TrainConfig` it ran with (None when its config is not one)."""
+        from pydantic import ValidationError
+
+        from trace_envs.training.config import TrainConfig
+
+        try:
+            return TrainConfig.model_validate(self.metadata.config)
+        except ValidationError:
+            return None
+
+    @property
+    def rollouts(self) -> int | None:
+        """Rollouts its training spent: steps done x rollouts per step (None without a config)."""
+        config = self.train_config
+        return None if config is None else self.metadata.steps_done * config.rollouts_per_step
+
+    @property
+    def budget(self) -> int | None:
+        """Rollouts its full run would spend: iterations x G x K (None without a config)."""
+        config = self.train_config
+        return None if config is None else config.rollout_budget
+
+
+@dataclass
+class Baseline:
+    """A baseline run: its folder and its ``baseline.json``."""
+
+    path: Path
+    run: BaselineRun
+
+
+@dataclass
+class Results:
+    """An evaluation: its folder and its ``results.json``."""
+
+    path: Path
+    results: EvaluationResults
+
+
+@dataclass
+class ReportInputs:
+    """Everything a report can show; each part is optional and the report says which are missing."""
+
+    root: Path | None = None
+    evaluations: list[Results] = field(default_factory=list)
+    analysis: AnalysisResult | None = None
+    analysis_path: Path | None = None
+    manifest: Manifest | None = None
+    manifest_path: Path | None = None
+    adapters: list[Adapter] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
+
+    def baseline_of(self, folders: list[str]) -> Baseline | None:
+        """The baseline whose folder holds one of ``folders`` (a policy's adapters), if any."""
+        for baseline in self.baselines:
+            if any(same_folder(folder, baseline.path / baseline.run.artifact) for folder in folders):
+                return baseline
+        return None
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the run folder when it lies inside it (what the report prints)."""
+        if self.root is not None and path.is_relative_to(self.root):
+            return str(path.relative_to(self.root)) or "."
+        return str(path)
+
+
+def same_folder(named: str, found: Path) -> bool:
+    """Whether a folder named in results (absolute, or relative to wherever the command ran) is ``found``:
+    the same resolved path, or ``found``'s path ends with the named parts."""
+    parts = Path(named).parts
+    return bool(parts) and (Path(named).resolve() == found.resolve() or found.resolve().parts[-len(parts) :] == parts)
+
+
+def find_files(root: Path, name: str) -> list[Path]:
+    """Files called ``name`` under ``root``, in sorted path order, outside :data:`SKIPPED_DIRS` and
+    ``checkpoint-*`` folders."""
+    found = []
+    for path in sorted(root.rglob(name)):
+        parts = path.relative_to(root).parts[:-1]
+        if path.is_file() and not any(p in SKIPPED_DIRS or p.startswith("checkpoint-") for p in parts):
+            found.append(path)
+    return found
+
+
+def _problem(path: Path, exc: Exception, what: str) -> ReportInputError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ReportInputError(f"{path}: not {what} ({first}); rewrite it with the command that made it, or remove it")
+
+
+def _read_json(path: Path) -> Any:
+    import json
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _problem(path, exc, "readable JSON") from None
+
+
+def load_adapter(path: Path) -> Adapter:
+    """The adapter whose ``trace_adapter.json`` is at ``path``."""
+    from trace_envs.training.metadata import AdapterMetadata
+
+    try:
+        return Adapter(path.parent, AdapterMetadata.model_validate(_read_json(path)))
+    except ValueError as exc:
+        if isinstance(exc, ReportInputError):
+            raise
+        raise _problem(path, exc, "an adapter's metadata (trace-envs train writes it)") from None
+
+
+def load_baseline(path: Path) -> Baseline:
+    """The baseline run whose ``baseline.json`` is at ``path``."""
+    from trace_envs.baselines.run import load_baseline_run
+
+    try:
+        return Baseline(path.parent, load_baseline_run(path.parent))
+    except ValueError as exc:
+        raise ReportInputError(f"{exc}; rerun the baseline that wrote it, or remove it") from None
+
+
+def collect_inputs(run_dir: str | Path) -> ReportInputs:
+    """Read every output under ``run_dir``. The first ``analysis.json`` and the first synthesis
+    ``manifest.json`` (in path order) are used; every evaluation, adapter and baseline record is. A
+    ``results.json`` or ``manifest.json`` of another format (another tool's) is passed over, and an adapter
+    inside a baseline's folder belongs to that baseline, not to TRACE."""
+    from trace_envs.analysis.models import AnalysisResult
+    from trace_envs.baselines.run import BASELINE_FILE
+    from trace_envs.evaluation.results import RESULTS_FILE, RESULTS_FORMAT, load_results
+    from trace_envs.synthesis.manifest import MANIFEST, MANIFEST_FORMAT, Manifest
+    from trace_envs.training.metadata import METADATA_FILE
+
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise ReportInputError(f"{root} is not a folder: pass the run folder the pipeline (or each command) wrote")
+    inputs = ReportInputs(root=root)
+    for path in find_files(root, RESULTS_FILE):
+        data = _read_json(path)
+        if isinstance(data, dict) and data.get("format") == RESULTS_FORMAT:
+            try:
+                inputs.evaluations.append(Results(path.parent, load_results(path)))
+            except ValueError as exc:
+                raise ReportInputError(f"{exc}; rerun `trace-envs evaluate`, or remove it") from None
+    for path in find_files(root, "analysis.json")[:1]:
+        try:
+            inputs.analysis = AnalysisResult.model_validate(_read_json(path))
+        except ValueError as exc:
+            raise _problem(path, exc, "an analysis result (trace-envs analyze writes it)") from None
+        inputs.analysis_path = path
+    for path in find_files(root, MANIFEST):
+        data = _read_json(path)
+        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+            continue  # another tool's manifest.json
+        try:
+            inputs.manifest = Manifest.model_validate(data)
+        except ValueError as exc:
+            raise _problem(path, exc, "a synthesis manifest (trace-envs synthesize writes it)") from None
+        inputs.manifest_path = path
+        break
+    inputs.baselines = [load_baseline(path) for path in find_files(root, BASELINE_FILE)]
+    for path in find_files(root, METADATA_FILE):
+        if not any(path.is_relative_to(b.path) for b in inputs.baselines):  # a baseline's own adapter
+            inputs.adapters.append(load_adapter(path))
+    return inputs
