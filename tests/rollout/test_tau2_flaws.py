@@ -227,3 +227,18 @@ def test_plain_flawed_on_a_target_task_names_the_deficits_to_pick(shared_data: P
     summary = run_rollouts([job], "flawed", user_model=CustomerModel(), on_episode=records.append)  # type: ignore[arg-type]
     assert summary.failed == 1
     assert records[0].error is not None and "flawed:<capability>" in records[0].error.splitlines()[0]
+
+
+def test_reset_options_choose_the_task_on_one_shared_env(shared_data: Path) -> None:
+    """Jobs that differ only in ``reset_options`` share one env (one database load) and play their own task."""
+    pytest.importorskip("trace_envs.domains.retail")
+    kwargs = {"data_dir": str(shared_data / "tau2")}
+    jobs = [
+        EpisodeJob(env_id="trace/tau2-retail-v0", seed=i, env_kwargs=kwargs, reset_options={"task_id": t})
+        for i, t in enumerate(["0", "11", "5"])
+    ]
+    records: list[EpisodeRecord] = []
+    summary = run_rollouts(jobs, "oracle", user_model=CustomerModel(), on_episode=records.append, concurrency=1)  # type: ignore[arg-type]
+    assert summary.failed == 0 and summary.successes == 3
+    assert [r.task_id for r in sorted(records, key=lambda r: r.seed)] == ["0", "11", "5"]
+    assert all(r.metadata["reset_options"] == {"task_id": r.task_id} for r in records)

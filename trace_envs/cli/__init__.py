@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.synthesis",
     "trace_envs.cli.baseline",
     "trace_envs.cli.report",
+    "trace_envs.cli.evaluate",
 ]
 
 

@@ -14,12 +14,14 @@ from .store import EpisodeKey, EpisodeRecord, TrajectoryStore
 
 
 class EpisodeJob(BaseModel):
-    """One episode to run: which env (and its constructor options), which seed, which repeat."""
+    """One episode to run: which env (and its constructor options), which seed, which repeat, and the
+    ``options`` its ``reset`` gets (e.g. a tau2 target's ``task_id``: envs are then shared across tasks)."""
 
     env_id: str
     seed: int
     sample: int = 0
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    reset_options: dict[str, Any] = Field(default_factory=dict)
 
 
 def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) -> list[EpisodeJob]:

@@ -94,8 +94,10 @@ async def arun_episode(
     sample: int = 0,
     max_steps: int | None = None,
     step_in_thread: bool | None = None,
+    options: dict[str, Any] | None = None,
 ) -> EpisodeRecord:
-    """Reset ``env`` with ``seed``, play ``policy`` until the episode ends, return its record.
+    """Reset ``env`` with ``seed`` (and ``options``, if given), play ``policy`` until the episode ends,
+    return its record.
 
     A model error (after the client's retries) or an env exception ends the episode with ``error``
     set (it is run again on resume); an authentication failure is raised, since no episode can
@@ -116,10 +118,11 @@ async def arun_episode(
     sample_token = SAMPLE_INDEX.set(sample)
     try:
         threaded = step_in_thread if step_in_thread is not None else has_model_user(env)
+        reset_kwargs: dict[str, Any] = {"seed": seed} if options is None else {"seed": seed, "options": options}
         if threaded:
-            observation, reset_info = await asyncio.to_thread(env.reset, seed=seed)
+            observation, reset_info = await asyncio.to_thread(env.reset, **reset_kwargs)
         else:
-            observation, reset_info = env.reset(seed=seed)
+            observation, reset_info = env.reset(**reset_kwargs)
         messages = list(reset_info.get("messages") or [{"role": "user", "content": observation}])
         policy.reset(env, observation, reset_info)
         info = reset_info
@@ -302,12 +305,15 @@ async def arun_rollouts(
                 return
             env = take_env(job)
             record = await arun_episode(
-                env, factory(job), env_id=job.env_id, seed=job.seed, sample=job.sample, max_steps=max_steps
-            )
+                env, factory(job), env_id=job.env_id, seed=job.seed, sample=job.sample, max_steps=max_steps,
+                options=job.reset_options or None,
+            )  # fmt: skip
             if record.policy != spec:
                 record = record.model_copy(update={"policy": spec})
             if job.env_kwargs:
                 record.metadata["env_kwargs"] = job.env_kwargs
+            if job.reset_options:
+                record.metadata["reset_options"] = job.reset_options
             idle_envs[(job.env_id, repr(sorted(job.env_kwargs.items())))].append(env)
             if store is not None:
                 store.append(record)

@@ -1,0 +1,88 @@
+"""A killed evaluation resumes without replaying finished episodes; ``trace-envs evaluate`` on scripted policies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from trace_envs.cli import build_app
+from trace_envs.evaluation import load_results
+from trace_envs.evaluation.harness import evaluate
+from trace_envs.evaluation.policies import parse_policy
+from trace_envs.evaluation.targets import load_target
+
+SCRIPT = """
+import sys, time
+from trace_envs.rollout.scripted import OraclePolicy
+from trace_envs.evaluation.harness import evaluate
+from trace_envs.evaluation.policies import parse_policy
+from trace_envs.evaluation.targets import load_target
+
+act = OraclePolicy.act
+def slow(self, observation, info):
+    time.sleep(0.02)  # a model that takes 20 ms per answer
+    return act(self, observation, info)
+OraclePolicy.act = slow
+evaluate(load_target("device", limit=20), [parse_policy("oracle")], sys.argv[1], trials=2, concurrency=2)
+"""
+
+
+def test_killed_evaluation_resumes_without_replaying(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    store = out / "episodes" / "oracle.jsonl"
+    script = tmp_path / "evaluate.py"
+    script.write_text(SCRIPT)
+    process = subprocess.Popen([sys.executable, str(script), str(out)], env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if store.exists() and store.read_bytes().count(b"\n") >= 8:
+                break
+            assert process.poll() is None, f"the evaluation ended early with {process.returncode}"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    done_before = store.read_bytes().count(b"\n")
+    assert 8 <= done_before < 40 and not (out / "results.json").exists()
+
+    played: list[str] = []
+    results = evaluate(
+        load_target("device", limit=20),
+        [parse_policy("oracle")],
+        out,
+        trials=2,
+        on_episode=lambda n, r: played.append(n),
+    )
+    assert len(played) == 40 - done_before  # only the missing episodes were played
+    keys = [(r["seed"], r["sample"]) for r in map(json.loads, store.read_bytes().splitlines())]
+    assert len(keys) == len(set(keys)) == 40
+    summary = results.policy("oracle").summary
+    assert summary.episodes == 40 and summary.overall.pass_rate.value == 1.0
+
+
+def test_evaluate_command_on_scripted_policies(tmp_path: Path) -> None:
+    runner = CliRunner()
+    args = ["evaluate", "--target", "device", "--tasks", "4", "-k", "2", "-p", "gold=oracle", "-p", "flawed", "-o"]
+    result = runner.invoke(build_app(), [*args, str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "gold" in result.output and "flawed" in result.output and "results.json" in result.output
+    results = load_results(tmp_path)
+    assert [p.name for p in results.policies] == ["gold", "flawed"] and results.trials == 2
+    assert results.policy("gold").summary.overall.pass_rate.value == 1.0
+    assert results.comparisons[0].losses == 4
+
+    again = runner.invoke(build_app(), [*args, str(tmp_path)])  # a rerun resumes: nothing is played again
+    assert again.exit_code == 0 and load_results(tmp_path) == results
+
+    bad = runner.invoke(build_app(), ["evaluate", "-t", "nowhere", "-p", "oracle", "-o", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "unknown target 'nowhere'" in bad.output
+    bad = runner.invoke(build_app(), ["evaluate", "-t", "device", "-p", "orcale", "-o", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "unknown policy spec 'orcale'" in bad.output and "Traceback" not in bad.output
