@@ -55,12 +55,19 @@ def run_until(args: list[str], ready: Callable[[], bool], timeout: float = STAGE
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """The demo's output folder and its command's result (the whole demo runs once per session)."""
-    out = tmp_path_factory.mktemp("demo") / "trace-demo"
-    result = trace_envs("demo", "--out", str(out))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return out, result
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, str]:
+    """The demo's output folder and its command's output. The whole demo runs once per test run: under
+    pytest-xdist the first worker runs it and the others wait on a lock and reuse its folder."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    out, log = shared / "demo" / "trace-demo", shared / "demo" / "output.txt"
+    with FileLock(str(shared / "demo.lock")):
+        if not log.exists():
+            result = trace_envs("demo", "--out", str(out))
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+            log.write_text(result.stdout, encoding="utf-8")
+    return out, log.read_text(encoding="utf-8")
 
 
 def copy_through(source: Path, target: Path, stages: list[str]) -> Path:

@@ -14,7 +14,7 @@ from .conftest import trace_envs
 
 
 def test_the_demo_finds_the_planted_deficits_and_writes_the_report(demo_run) -> None:  # type: ignore[no-untyped-def]
-    out, result = demo_run
+    out, output = demo_run
     markers = {s: json.loads((out / s / ".stage.json").read_text()) for s in STAGE_NAMES}
     assert all(m["status"] == "done" for m in markers.values())
     kept = {t: set(v["kept"]) for t, v in markers["analyze"]["summary"]["targets"].items()}
@@ -41,7 +41,7 @@ def test_the_demo_finds_the_planted_deficits_and_writes_the_report(demo_run) -> 
     markdown = (out / "report" / "report.md").read_text()
     assert "scripted" in markdown and "tiny random model" in markdown and "API key and a GPU" in markdown
     assert "<img" in html or "data:image/png;base64" in html
-    assert "API key and a GPU" in result.stdout and "report.html" in result.stdout
+    assert "API key and a GPU" in output and "report.html" in output
 
 
 def test_a_rerun_with_nothing_changed_runs_nothing(demo_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

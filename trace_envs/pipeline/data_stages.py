@@ -108,9 +108,10 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
     for target in ctx.config.targets:
         analysis_dir = ctx.stage_dir("analyze") / target
         analysis = load_analysis(analysis_dir)
-        envs: dict[str, Any] = {}
+        envs = passed_before(ctx.folder / target, analysis.kept)  # a killed run's finished modules are kept
         summary["targets"][target] = envs
-        if not analysis.kept:
+        pending = [name for name in analysis.kept if name not in envs]
+        if not pending:
             continue
         from trace_envs.synthesis import synthesize_analysis
 
@@ -118,12 +119,34 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
             ctx.report(f"{target}/{name}: {status}")
 
         outcomes = synthesize_analysis(
-            analysis, target, generator, out=ctx.folder / target, jobs=section.jobs, settings=settings,
-            store=store_path(ctx.stage_dir("rollout"), target), base=analysis_dir, progress=progress,
+            analysis, target, generator, out=ctx.folder / target, capabilities=pending, jobs=section.jobs,
+            settings=settings, store=store_path(ctx.stage_dir("rollout"), target), base=analysis_dir,
+            progress=progress,
         )  # fmt: skip
         for outcome in outcomes:
             if isinstance(outcome, SynthesisError):
                 raise ctx.fail(f"{ctx.folder / target}: {outcome.capability}: {outcome.error}; rerun to resume")
             assert isinstance(outcome, SynthesisResult)
             envs[outcome.capability] = {"status": outcome.status, "env_id": outcome.env_id, "reason": outcome.reason}
+        summary["targets"][target] = {name: envs[name] for name in analysis.kept}
     return summary
+
+
+def passed_before(folder: Path, capabilities: list[str]) -> dict[str, Any]:
+    """Capabilities whose module an earlier (killed) run of this stage validated and recorded in the folder's
+    manifest, unchanged since (its sha256 matches): they are not synthesised again."""
+    import hashlib
+
+    from trace_envs.synthesis import read_manifest
+
+    manifest = read_manifest(folder)
+    found: dict[str, Any] = {}
+    for entry in manifest.modules.values() if manifest is not None else ():
+        module = folder / entry.module
+        if (
+            entry.capability in capabilities
+            and module.is_file()
+            and hashlib.sha256(module.read_bytes()).hexdigest() == entry.source_sha256
+        ):
+            found[entry.capability] = {"status": "passed", "env_id": entry.env_id, "reason": ""}
+    return found

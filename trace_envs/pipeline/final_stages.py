@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .context import StageContext
-from .model_stages import adapter_dirs
+from .model_stages import adapter_dirs, trained_model
 from .targets import tau2_root
 
 EVAL_TARGETS = {"device": "device", "retail": "tau2-retail", "airline": "tau2-airline"}
@@ -16,7 +16,7 @@ EVAL_TARGETS = {"device": "device", "retail": "tau2-retail", "airline": "tau2-ai
 def policy_texts(ctx: StageContext, target: str) -> list[str]:
     """The configured policies as ``NAME=SPEC`` strings of the evaluation (``base``, ``model`` and ``routed``
     resolved to this run's rollout policy, trained base model and adapters)."""
-    model = ctx.summaries["train"]["model"]
+    model = trained_model(ctx)
     adapters = [str(p) for p in adapter_dirs(ctx.stage_dir("train"), target)]
     texts = []
     for name in ctx.config.evaluate.policies:

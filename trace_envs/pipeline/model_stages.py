@@ -59,7 +59,8 @@ def train(ctx: StageContext) -> dict[str, Any]:
     model = base_model(ctx)
     _cpu_threads()
     synthesized = ctx.summaries["synthesize"]["targets"]
-    summary: dict[str, Any] = {"model": model, "adapters": {}}
+    inside = Path(model).is_absolute() and Path(model).is_relative_to(ctx.root)
+    summary: dict[str, Any] = {"model": str(Path(model).relative_to(ctx.root)) if inside else model, "adapters": {}}
     for target in ctx.config.targets:
         passed = {c: e["env_id"] for c, e in synthesized.get(target, {}).items() if e["status"] == "passed"}
         if not passed:
@@ -95,6 +96,14 @@ def train(ctx: StageContext) -> dict[str, Any]:
     return summary
 
 
+def trained_model(ctx: StageContext) -> str:
+    """The base model the train stage used (a model built inside the run folder is recorded relative to it,
+    so a moved run folder still finds it)."""
+    model = str(ctx.summaries["train"]["model"])
+    inside = ctx.root / model
+    return str(inside) if not Path(model).is_absolute() and inside.exists() else model
+
+
 def opening_messages(store: Path) -> list[tuple[str, str]]:
     """(task key, first user message) of every distinct task of a trajectory store, in store order."""
     from trace_envs.rollout import load_episodes
@@ -113,7 +122,7 @@ def route(ctx: StageContext) -> dict[str, Any]:
     summary: dict[str, Any] = {"targets": {}}
     if not ctx.config.route.enabled:
         return summary
-    model = ctx.summaries["train"]["model"]
+    model = trained_model(ctx)
     loaded: dict[str, Any] = {}
     for target in ctx.config.targets:
         adapters = adapter_dirs(ctx.stage_dir("train"), target)
