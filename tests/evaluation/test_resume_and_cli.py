@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trace_envs.cli import build_app
@@ -86,3 +87,15 @@ def test_evaluate_command_on_scripted_policies(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown target 'nowhere'" in bad.output
     bad = runner.invoke(build_app(), ["evaluate", "-t", "device", "-p", "orcale", "-o", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "unknown policy spec 'orcale'" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_store_of_another_target_is_refused(tmp_path: Path) -> None:
+    """A record whose task differs from the one its key stands for (e.g. another scenario file) names the fix."""
+    target = load_target("device", limit=2)
+    evaluate(target, [parse_policy("oracle")], tmp_path)
+    store = tmp_path / "episodes" / "oracle.jsonl"
+    lines = [json.loads(line) for line in store.read_bytes().splitlines()]
+    lines[0]["task_id"] = "some_other_scenario"
+    store.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(ValueError, match="belongs to another target or data folder: evaluate into a fresh --out"):
+        evaluate(target, [parse_policy("oracle")], tmp_path)
