@@ -17,8 +17,8 @@ COMMAND_MODULES = [
     "trace_envs.cli.rollout",
     "trace_envs.cli.synthesis",
     "trace_envs.cli.baseline",
-    "trace_envs.cli.report",
     "trace_envs.cli.evaluate",
+    "trace_envs.cli.report",
     "trace_envs.cli.pipeline",
 ]
 

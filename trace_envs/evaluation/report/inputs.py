@@ -3,6 +3,7 @@ baseline records, evaluation results), found by their file names anywhere under 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,8 +16,9 @@ if TYPE_CHECKING:
     from trace_envs.training.config import TrainConfig
     from trace_envs.training.metadata import AdapterMetadata
 
-SKIPPED_DIRS = ("checkpoints", ".git", "__pycache__")
-"""Folders never searched: trainer checkpoints hold copies of an adapter's files, not outputs of their own."""
+SKIPPED_DIRS = ("checkpoints", "__pycache__", "site-packages", "node_modules")
+"""Folders never searched (nor hidden ones, nor ``checkpoint-*``): trainer checkpoints hold copies of an
+adapter's files, and a virtual environment or cache holds no run output."""
 
 
 class ReportInputError(ValueError):
@@ -105,15 +107,19 @@ def same_folder(named: str, found: Path) -> bool:
     return bool(parts) and (Path(named).resolve() == found.resolve() or found.resolve().parts[-len(parts) :] == parts)
 
 
+def _searched(name: str) -> bool:
+    return not (name in SKIPPED_DIRS or name.startswith((".", "checkpoint-")))
+
+
 def find_files(root: Path, name: str) -> list[Path]:
-    """Files called ``name`` under ``root``, in sorted path order, outside :data:`SKIPPED_DIRS` and
-    ``checkpoint-*`` folders."""
+    """Files called ``name`` under ``root`` in sorted path order; :data:`SKIPPED_DIRS`, hidden and
+    ``checkpoint-*`` folders are not entered."""
     found = []
-    for path in sorted(root.rglob(name)):
-        parts = path.relative_to(root).parts[:-1]
-        if path.is_file() and not any(p in SKIPPED_DIRS or p.startswith("checkpoint-") for p in parts):
-            found.append(path)
-    return found
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if _searched(d)]
+        if name in files:
+            found.append(Path(folder) / name)
+    return sorted(found)
 
 
 def _problem(path: Path, exc: Exception, what: str) -> ReportInputError:

@@ -34,28 +34,38 @@ def _errors(estimates: list[Estimate]) -> list[list[float]]:
     return [[100 * max(0.0, v) for v in low], [100 * max(0.0, v) for v in high]]
 
 
+def _summary(policy: PolicyEvaluation, domain: str) -> DomainSummary | None:
+    return policy.summary.overall if domain == OVERALL else policy.summary.domains.get(domain)
+
+
 def plot_pass_rates(results: EvaluationResults, path: Path) -> Path:
-    """Grouped bars: each domain (and the union), one bar per policy, error bars the bootstrap interval."""
+    """Grouped bars: each domain (and the union), one bar per policy, error bars the bootstrap interval; a
+    second panel of mean similarity when the target is scored by it (the device)."""
     plt = pyplot()
     domains = [*results.target.domains, OVERALL] if len(results.target.domains) > 1 else [OVERALL]
     policies = results.policies
+    similarity = any(p.summary.overall.mean_similarity is not None for p in policies)
+    panels = [("pass rate", 100, "pass rate (%)")] + ([("mean similarity", 1, "mean similarity")] if similarity else [])
     width = 0.8 / max(1, len(policies))
-    figure, axis = plt.subplots(figsize=(max(6.0, 1.2 + 1.6 * len(domains) * max(1, len(policies)) * width * 2), 4))
-    for index, policy in enumerate(policies):
-        estimates = [
-            (policy.summary.overall if d == OVERALL else policy.summary.domains[d]).pass_rate
-            if d == OVERALL or d in policy.summary.domains
-            else Estimate(value=0.0)
-            for d in domains
-        ]
-        positions = [i + (index - (len(policies) - 1) / 2) * width for i in range(len(domains))]
-        axis.bar(
-            positions, [100 * e.value for e in estimates], width, yerr=_errors(estimates), capsize=3,
-            color=COLORS[index % len(COLORS)], label=policy.name,
-        )  # fmt: skip
-    axis.set_xticks(range(len(domains)), domains)
-    axis.set(ylim=(0, 105), ylabel="pass rate (%)", title=f"Pass rate per policy on {results.target.name}")
-    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    figure, axes = plt.subplots(1, len(panels), figsize=(max(6.0, 2.0 + 1.2 * len(domains) * len(panels)) + 2, 4))
+    for axis, (metric, scale, label) in zip(axes if len(panels) > 1 else [axes], panels, strict=True):
+        for index, policy in enumerate(policies):
+            estimates = []
+            for domain in domains:
+                summary = _summary(policy, domain)
+                found = None if summary is None else summary.pass_rate if scale == 100 else summary.mean_similarity
+                estimates.append(found or Estimate(value=0.0))
+            positions = [i + (index - (len(policies) - 1) / 2) * width for i in range(len(domains))]
+            axis.bar(
+                positions, [scale * e.value for e in estimates], width,
+                yerr=[[v * scale / 100 for v in side] for side in _errors(estimates)], capsize=3,
+                color=COLORS[index % len(COLORS)], label=policy.name,
+            )  # fmt: skip
+        axis.set_xticks(range(len(domains)), domains)
+        axis.set(
+            ylim=(0, 1.05 * scale), ylabel=label, title=f"{metric.capitalize()} per policy on {results.target.name}"
+        )
+    (axes[-1] if len(panels) > 1 else axes).legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return save(figure, path)
 
 
@@ -134,7 +144,8 @@ def evaluation_section(evaluation: Results, inputs: ReportInputs, out: Path, slu
         Plot(
             plot_pass_rates(results, out / f"pass_rate_{slug}.png"),
             "Pass rate per policy",
-            "Each bar is a policy's pass rate (mean over tasks of the share of trials passed) on a domain and on "
+            "Each bar is a policy's pass rate (mean over tasks of the share of trials passed; on the device a "
+            "pass is a perfect similarity, and the second panel shows the mean similarity) on a domain and on "
             "the union of domains; the whiskers are the bootstrap interval. Bars whose whiskers overlap are not "
             "clearly different: read the paired comparison below.",
         )
@@ -150,8 +161,8 @@ def evaluation_section(evaluation: Results, inputs: ReportInputs, out: Path, slu
                 "(green: a gain, red: a loss). The routed policy should at least match the best of them.",
             )
         )
-    elif base is None:
-        section.paragraphs.append("No base policy (kind `base`) was evaluated, so there is no gain to show.")
+    elif base is None and any(p.kind == "adapter" for p in results.policies):
+        section.paragraphs.append("No base policy (kind `base`) was evaluated, so no adapter's gain can be shown.")
     if results.comparisons:
         paired = Table(
             [
