@@ -77,3 +77,15 @@ def test_a_stage_alone_needs_its_inputs(tmp_path: Path) -> None:
     result = trace_envs("demo", "--out", str(tmp_path / "empty"), "--stage", "train")
     assert result.returncode == 2 and "stage train: needs the rollout stage's output" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_the_demo_report_renders_its_plots_in_a_headless_browser(demo_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.evaluation.report.test_browser import chromium, probe
+
+    binary = chromium()  # skips when no Chromium is installed
+    page = demo_run[0] / "report" / "report.html"
+    images = probe(binary, page, tmp_path)["images"]
+    plots = sorted(p.name for p in page.parent.glob("*.png"))
+    assert sorted(image["plot"] for image in images) == plots and len(plots) >= 5
+    for image in images:
+        assert image["width"] > 300 and image["colours"] > 20, f"{image['plot']} did not decode or is blank"
