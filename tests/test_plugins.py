@@ -107,6 +107,18 @@ def test_load_envs_registers_the_envs_a_folder_defines(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("clean_registry")
+def test_two_folders_of_one_capability_load_side_by_side_under_prefixed_ids(tmp_path: Path) -> None:
+    for target in ("retail", "airline"):
+        (tmp_path / target).mkdir()
+        (tmp_path / target / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
+    assert trace_envs.load_envs(tmp_path / "retail", id_prefix="retail") == ["trace/retail-plugin-order-cancel-v0"]
+    assert trace_envs.load_envs(tmp_path / "airline", id_prefix="airline") == ["trace/airline-plugin-order-cancel-v0"]
+    trace_envs.load_envs(tmp_path / "retail")
+    with pytest.raises(ValueError, match="already registered"):  # without a prefix the second folder's id clashes
+        trace_envs.load_envs(tmp_path / "airline")
+
+
+@pytest.mark.usefixtures("clean_registry")
 def test_load_envs_says_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError, match="is not a folder"):
         trace_envs.load_envs(tmp_path / "missing")

@@ -67,13 +67,15 @@ def plugin_packages() -> list[ModuleType]:
     return [sys.modules[name] for name in sorted(names) if name in sys.modules]
 
 
-def load_envs(path: str | os.PathLike[str]) -> list[str]:
+def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None) -> list[str]:
     """Import every ``*.py`` module of the folder ``path`` (names starting with ``_`` are skipped) and
     register each ``CapabilityEnv`` subclass a module defines; returns their ids, in file order.
 
     The id is the module's ``ENV_ID`` when it sets one (then it must define exactly one env), else
     ``trace/<capability name with dashes>-v0``. Modules are imported under names unique to the folder, so
-    two folders may hold files of the same name; loading a folder again registers nothing new.
+    two folders may hold files of the same name; loading a folder again registers nothing new. With
+    ``id_prefix`` the ids are ``trace/<prefix>-<capability>-v0``, so folders that train the same capability
+    (e.g. one per target domain) can be loaded side by side.
     """
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
@@ -87,7 +89,7 @@ def load_envs(path: str | os.PathLike[str]) -> list[str]:
         if file.name.startswith("_"):
             continue
         module = _import_file(f"{prefix}_{file.stem}", file)
-        ids += _register_module(module, file)
+        ids += _register_module(module, file, id_prefix)
     if folder not in _LOADED_FOLDERS:
         _LOADED_FOLDERS.append(folder)
     return ids
@@ -176,7 +178,7 @@ def defined_envs(module: ModuleType) -> list[type[CapabilityEnv]]:
     ]
 
 
-def _register_module(module: ModuleType, file: Path) -> list[str]:
+def _register_module(module: ModuleType, file: Path, id_prefix: str | None = None) -> list[str]:
     """Register the envs that ``module`` defines (see :func:`defined_envs`)."""
     classes = defined_envs(module)
     explicit = getattr(module, "ENV_ID", None)
@@ -187,17 +189,17 @@ def _register_module(module: ModuleType, file: Path) -> list[str]:
         )
     ids = []
     for cls in classes:
-        env_id = str(explicit) if explicit is not None else _default_id(cls, file)
+        env_id = str(explicit) if explicit is not None else _default_id(cls, file, id_prefix)
         register_env(env_id, f"{module.__name__}:{cls.__qualname__}")
         ids.append(env_id)
     return ids
 
 
-def _default_id(cls: type[CapabilityEnv], file: Path) -> str:
-    """``trace/<capability name, underscores as dashes>-v0``."""
+def _default_id(cls: type[CapabilityEnv], file: Path, prefix: str | None = None) -> str:
+    """``trace/[<prefix>-]<capability name, underscores as dashes>-v0``."""
     capability = getattr(cls, "capability", None)
     if capability is None:
         raise ValueError(
             f"load_envs: {cls.__name__} in {file} declares no capability; set capability = Capability(...)"
         )
-    return f"{NAMESPACE}/{capability.name.replace('_', '-')}-v0"
+    return f"{NAMESPACE}/{prefix + '-' if prefix else ''}{capability.name.replace('_', '-')}-v0"

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "trace_envs.cli.baseline",
     "trace_envs.cli.evaluate",
     "trace_envs.cli.report",
+    "trace_envs.cli.pipeline",
 ]
 
 

@@ -90,7 +90,7 @@ def check_capabilities(capabilities: Sequence[str]) -> None:
 class FlawedPolicy(ScriptPolicy):
     """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
     capability); the reference solution elsewhere. On tau2 target tasks the named deficits are applied
-    to the gold actions (see ``tau2_flaws``)."""
+    to the gold actions (see ``tau2_flaws``), on device target scenarios to the reference (``device_flaws``)."""
 
     def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
@@ -108,6 +108,10 @@ class FlawedPolicy(ScriptPolicy):
                 )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
+        from .device_flaws import DEVICE_FLAWS, device_actions, is_device_target
+
+        if is_device_target(inner) and any(c in DEVICE_FLAWS for c in self.capabilities):
+            return device_actions(inner.oracle_actions(), self.capabilities)  # the deficits on the reference
         if not self.capabilities or inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()
             if flawed is not None:

@@ -1,0 +1,85 @@
+"""Pipeline config errors: one line naming the file, the field and the fix (CLI: exit code 2, no traceback)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from trace_envs.cli import build_app
+from trace_envs.pipeline import DEMO_YAML, ConfigError, demo_config, load_config
+
+GOOD = yaml.safe_load(DEMO_YAML)
+
+
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "trace.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _with(**changes: object) -> dict[str, object]:
+    data = {**GOOD}
+    for dotted, value in changes.items():
+        section, _, field = dotted.partition("__")
+        if field:
+            data[section] = {**data[section], field: value}
+        elif value is None:
+            data.pop(section)
+        else:
+            data[section] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"targets": ["device", "mars"]}, "targets.1: Input should be 'device', 'retail' or 'airline'; use one of"),
+        ({"train__modle": "tiny"}, "train.modle: Extra inputs are not permitted; remove it (a typo?)"),
+        ({"rollout": None}, "rollout: Field required; add it"),
+        ({"train__max_steps": 0}, "train.max_steps: Input should be greater than or equal to 1; expected: GRPO"),
+        ({"targets": ["device", "device"]}, "targets: Value error, each target once"),
+    ],
+)
+def test_a_bad_field_is_named_with_its_file_and_fix(changes: dict[str, object], expected: str, tmp_path: Path) -> None:
+    path = _write(tmp_path, _with(**changes))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and expected in message and "\n" not in message
+
+
+def test_not_yaml_not_a_mapping_and_no_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"trace.yaml: not valid YAML at line 2; fix the syntax"):
+        load_config(_write(tmp_path, "targets: [device\nrollout: {"))
+    with pytest.raises(ConfigError, match="is a YAML mapping"):
+        load_config(_write(tmp_path, "- device\n"))
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "models" / "base").mkdir(parents=True)
+    config = load_config(_write(tmp_path, _with(tau2_data="data", train__model="models/base")))
+    assert config.tau2_data == tmp_path / "data"
+    assert config.train.model == str(tmp_path / "models" / "base")
+
+
+def test_the_demo_config_is_valid_and_says_what_it_simulates() -> None:
+    config = demo_config()
+    assert config.targets == ["device", "retail", "airline"] and config.tau2_data is None
+    assert config.train.model == "tiny" and config.synthesize.generator == "catalogue"
+    assert any("scripted" in note and "tiny" in note for note in config.simulated)
+    assert any("API key" in note and "GPU" in note for note in config.simulated)
+
+
+def test_the_cli_says_it_in_one_line_with_exit_code_2(tmp_path: Path) -> None:
+    path = _write(tmp_path, _with(train__modle="tiny"))
+    result = CliRunner().invoke(build_app(), ["pipeline", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "train.modle: Extra inputs are not permitted" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()  # nothing was started
+    result = CliRunner().invoke(build_app(), ["pipeline", str(_write(tmp_path, GOOD)), "--stage", "nope"])
+    assert result.exit_code == 2 and "--stage: no stage 'nope'; use one of rollout, analyze" in result.output

@@ -1,0 +1,171 @@
+"""``trace-envs pipeline CONFIG.yaml`` and ``trace-envs demo``: the whole TRACE run, cached per stage, with one
+progress display over every stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from .app import app
+
+if TYPE_CHECKING:
+    from trace_envs.pipeline import PipelineConfig, StageOutcome
+
+console = Console()
+DEMO_OUT = Path("trace-demo")
+
+StageOption = Annotated[
+    str | None,
+    typer.Option("--stage", metavar="NAME", help="Run only this stage (its inputs must be finished)."),
+]
+
+
+def _quiet() -> None:
+    """Keep the progress display readable: no per-file bars or deprecation notices from the training libraries."""
+    import os
+    import warnings
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", message=".*environment_factory.*")
+    try:
+        from transformers.utils.logging import disable_progress_bar
+    except ModuleNotFoundError:  # without the train extra the training stages say which extra to install
+        return
+    disable_progress_bar()
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+class ProgressDisplay:
+    """A rich progress row per stage: waiting, running (with its current step and count), cached or done."""
+
+    def __init__(self, progress: Any, names: tuple[str, ...]):
+        self.progress = progress
+        self.rows = {name: progress.add_task(name, total=None, status="[dim]waiting", start=False) for name in names}
+
+    def stage_started(self, name: str, action: str) -> None:
+        self.progress.start_task(self.rows[name])
+        self.progress.update(self.rows[name], status="resuming…" if action == "resumed" else "running…")
+
+    def stage_status(self, name: str, text: str, done: int | None, total: int | None) -> None:
+        count = f" {done}/{total}" if done is not None and total else ""
+        self.progress.update(self.rows[name], status=f"{text}{count}", completed=done or 0, total=total)
+
+    def stage_finished(self, outcome: StageOutcome) -> None:
+        label = {"cached": "[cyan]cached (inputs unchanged)", "resumed": "[green]done (resumed)"}
+        row = self.rows[outcome.name]
+        self.progress.update(row, status=label.get(outcome.action, "[green]done"), total=1, completed=1)
+        self.progress.stop_task(row)
+
+
+def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> list[StageOutcome]:
+    """Run the pipeline under a progress display; a stage error is one line (exit code 2)."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from trace_envs.pipeline import STAGE_NAMES, PipelineEvents, StageError, run_pipeline
+
+    if stage is not None and stage not in STAGE_NAMES:
+        raise _fail(f"--stage: no stage {stage!r}; use one of {', '.join(STAGE_NAMES)}")
+    _quiet()
+    names = STAGE_NAMES if stage is None else (stage,)
+    columns = (
+        SpinnerColumn(), TextColumn("[bold]{task.description:<10}"), BarColumn(bar_width=24),
+        TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+    )  # fmt: skip
+    with Progress(*columns, console=console) as progress:
+        display = ProgressDisplay(progress, names)
+
+        class Events(PipelineEvents):
+            stage_started = staticmethod(display.stage_started)
+            stage_status = staticmethod(display.stage_status)
+            stage_finished = staticmethod(display.stage_finished)
+
+        try:
+            return run_pipeline(config, out, only=stage, events=Events())
+        except StageError as exc:
+            progress.stop()
+            raise _fail(str(exc)) from None
+
+
+def print_outcomes(outcomes: list[StageOutcome], out: Path) -> None:
+    """One line per stage: what it did and its headline numbers."""
+    for outcome in outcomes:
+        console.print(f"[bold]{outcome.name:<10}[/bold] {outcome.action:<8} {_headline(outcome)}", highlight=False)
+    report = out / "report" / "report.html"
+    if report.exists():
+        console.print(f"report: {report} (and {report.with_suffix('.md')})")
+
+
+def _headline(outcome: StageOutcome) -> str:
+    summary = outcome.summary
+    targets = summary.get("targets", {})
+    if outcome.name == "rollout":
+        return "; ".join(f"{t} pass {v['pass_rate']:.0%} of {v['episodes']}" for t, v in targets.items())
+    if outcome.name == "analyze":
+        return "; ".join(f"{t} kept {', '.join(v['kept']) or 'nothing'}" for t, v in targets.items())
+    if outcome.name == "synthesize":
+        return "; ".join(f"{t}/{c} {e['status']}" for t, envs in targets.items() for c, e in envs.items()) or "-"
+    if outcome.name == "train":
+        return "; ".join(f"{name} {a['steps']} steps" for name, a in summary.get("adapters", {}).items()) or "-"
+    if outcome.name == "route":
+        return "; ".join(f"{t} {v['routes']}" for t, v in targets.items())
+    if outcome.name == "evaluate":
+        return "; ".join(
+            f"{t}: " + ", ".join(f"{p} {v['pass_rate']:.0%}" for p, v in policies.items())
+            for t, policies in targets.items()
+        )
+    return f"{summary.get('html', '')}"
+
+
+@app.command("pipeline")
+def pipeline_command(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG.yaml", help="The pipeline config (see docs/tutorial.md).")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", metavar="DIR", help="Output folder (default: CONFIG's name).")
+    ] = None,
+    stage: StageOption = None,
+) -> None:
+    """Run TRACE end to end: rollout, analyze, synthesize, train, route, evaluate, report.
+
+    Each stage is cached under OUT/<stage>/ by a hash of its inputs and config: rerunning skips finished
+    stages, reruns a stage whose inputs or config changed (and the ones after it), and resumes a killed one.
+
+    Example: trace-envs pipeline trace.yaml --out runs/trace
+    """
+    from trace_envs.pipeline import ConfigError, load_config
+
+    try:
+        loaded = load_config(config)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    folder = out if out is not None else config.with_suffix("")
+    print_outcomes(run_with_display(loaded, folder, stage), folder)
+
+
+@app.command("demo")
+def demo_command(
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output folder.")] = DEMO_OUT,
+    stage: StageOption = None,
+) -> None:
+    """Run the whole TRACE pipeline offline on CPU, on an embedded config (a few minutes).
+
+    Scripted base agent with planted deficits, tau2 tasks on generated databases, the offline probes as
+    analyst, the catalogue generator through the real gates, a tiny model for a few GRPO steps, the router,
+    the evaluation and the report. Rerunning resumes (finished stages are cached).
+    """
+    from trace_envs.pipeline import demo_config
+
+    config = demo_config()
+    print_outcomes(run_with_display(config, out, stage), out)
+    console.print()
+    for note in config.simulated:
+        console.print(note, highlight=False)

@@ -1,0 +1,178 @@
+"""The pipeline's YAML configuration: one section per stage, validated by pydantic.
+
+Unknown keys are errors (a typo must not silently fall back to a default); a bad file is one
+:class:`ConfigError` line naming the file, the field and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+TargetName = Literal["device", "retail", "airline"]
+TAU2_TARGETS = ("retail", "airline")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RolloutSection(_Section):
+    """Roll the base agent out on every target task."""
+
+    policy: str = Field(description="Policy spec of the base agent (oracle, flawed:<cap>,…, anthropic:<model> …).")
+    samples: int = Field(default=1, ge=1, description="Episodes per task.")
+    concurrency: int = Field(default=8, ge=1, description="Episodes in flight at once.")
+    user_model: str | None = Field(
+        default=None, description="Model spec of the tau2 customer; null: the scripted customer (generated tasks)."
+    )
+    max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks per target (null: all).")
+    device_split: Literal["train", "test", "all"] = Field(default="all", description="Built-in device scenarios.")
+
+
+class AnalyzeSection(_Section):
+    """Contrastive capability analysis of each target's store."""
+
+    analyst: str = Field(default="probes", description="'probes' (offline) or a model spec.")
+    runs: int = Field(default=2, ge=1, description="Labelling runs R.")
+
+
+class SynthesizeSection(_Section):
+    """One capability env per kept capability, through every gate."""
+
+    generator: str = Field(default="catalogue", description="'catalogue' (offline) or a model spec.")
+    rounds: int = Field(default=3, ge=1, le=20, description="Attempts per capability.")
+    seeds: int = Field(default=50, ge=1, description="Seeds of the property suite.")
+    fuzz_examples: int = Field(default=50, ge=1, description="Hypothesis examples of the any-action check.")
+    jobs: int = Field(default=2, ge=1, description="Capabilities synthesised in parallel.")
+
+
+class TrainSection(_Section):
+    """One GRPO LoRA adapter per synthesised env."""
+
+    model: str = Field(description="Base model: a directory, a hub id, or 'tiny' (a tiny random model built offline).")
+    max_steps: int = Field(default=40, ge=1, description="GRPO iterations per adapter (paper: 40).")
+    num_generations: int = Field(default=8, ge=2, description="K rollouts per group.")
+    per_device_train_batch_size: int = Field(default=8, ge=1, description="Rollouts per micro-batch.")
+    max_completion_length: int = Field(default=2048, ge=8, description="Token cap of one multi-turn rollout.")
+    num_seeds: int | None = Field(default=None, ge=1, description="Training seeds per env (null: TrainConfig's).")
+    learning_rate: float | None = Field(default=None, gt=0.0, description="AdamW learning rate (null: 1e-5).")
+    generation: Literal["transformers", "vllm-server", "vllm-colocate"] = Field(
+        default="transformers", description="Rollout backend of the trainer."
+    )
+
+
+class RouteSection(_Section):
+    """Route every target task to an adapter with the frozen base model's label logits."""
+
+    enabled: bool = Field(default=True, description="false: skip routing (evaluate the base model only).")
+
+
+class EvaluateSection(_Section):
+    """Evaluate policies on the targets."""
+
+    policies: list[str] = Field(
+        default_factory=lambda: ["base", "model", "routed"],
+        description="Policies: 'base' (the rollout policy), 'model' (the trained base model alone), 'routed' (it "
+        "with the routed adapters), or any [NAME=]SPEC of trace-envs evaluate (e.g. oracle).",
+    )
+    trials: int = Field(default=1, ge=1, description="Trials per task (pass^k).")
+    max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks per domain (null: all).")
+    max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
+    max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most.")
+    concurrency: int = Field(default=8, ge=1, description="Episodes in flight at once.")
+
+
+class PipelineConfig(_Section):
+    """A whole TRACE run: targets, then one section per stage."""
+
+    targets: list[TargetName] = Field(min_length=1, description="Target benchmarks: device, retail, airline.")
+    tau2_data: Path | None = Field(
+        default=None, description="tau2 data folder (holding retail/ and airline/); null: generated databases."
+    )
+    seed: int = Field(default=0, description="Seed of the generated databases and of every seeded choice.")
+    rollout: RolloutSection
+    analyze: AnalyzeSection = Field(default_factory=AnalyzeSection)
+    synthesize: SynthesizeSection = Field(default_factory=SynthesizeSection)
+    train: TrainSection
+    route: RouteSection = Field(default_factory=RouteSection)
+    evaluate: EvaluateSection = Field(default_factory=EvaluateSection)
+    simulated: list[str] = Field(
+        default_factory=list, description="What this run simulates (the demo lists its stand-ins; reports say so)."
+    )
+
+    @field_validator("targets")
+    @classmethod
+    def _distinct(cls, targets: list[str]) -> list[str]:
+        if len(set(targets)) != len(targets):
+            raise ValueError("each target once")
+        return targets
+
+
+class ConfigError(ValueError):
+    """A pipeline config that cannot be used; the message names the file, the field and the fix."""
+
+
+FIXES = {
+    "extra_forbidden": "remove it (a typo?)",
+    "missing": "add it",
+    "literal_error": "use one of the allowed values",
+}
+
+
+def _description(location: tuple[Any, ...]) -> str | None:
+    """The description of the innermost known field along ``location``."""
+    model: Any = PipelineConfig
+    description = None
+    for part in location:
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            break
+        description, model = fields[part].description, fields[part].annotation
+    return description
+
+
+def _field_fix(error: dict[str, Any]) -> str:
+    location = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    described = _description(tuple(error["loc"]))
+    fix = FIXES.get(error["type"]) or (f"expected: {described}" if described else "fix the value")
+    return f"{location}: {error['msg']}; {fix}"
+
+
+def parse_config(data: Any, source: str = "config") -> PipelineConfig:
+    """A :class:`PipelineConfig` from parsed YAML; ``source`` names the file in errors."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a pipeline config is a YAML mapping (targets:, rollout:, train: …)")
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ConfigError(f"{source}: {_field_fix(dict(errors[0]))}{more}") from None
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    """Read and validate a pipeline YAML file; relative ``tau2_data`` and ``train.model`` paths are taken
+    relative to the file's folder."""
+    import yaml
+
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{file}: no such config file; pass the path of a pipeline YAML (see docs/tutorial.md)")
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{file}: not valid YAML{where}; fix the syntax ({getattr(exc, 'problem', exc)})") from None
+    config = parse_config(data, str(file))
+    if config.tau2_data is not None and not config.tau2_data.is_absolute():
+        config = config.model_copy(update={"tau2_data": file.parent / config.tau2_data})
+    model = Path(config.train.model)
+    if config.train.model != "tiny" and not model.is_absolute() and (file.parent / model).exists():
+        config = config.model_copy(
+            update={"train": config.train.model_copy(update={"model": str(file.parent / model)})}
+        )
+    return config

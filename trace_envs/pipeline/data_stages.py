@@ -1,0 +1,152 @@
+"""The stages that need no model weights: rollout, analyze, synthesize (each resumes through the library's own
+resume: the trajectory store skips finished episodes, analysis keeps its labels, synthesis its attempts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .context import StageContext
+from .targets import prepare_tau2, target_jobs, tau2_root, tau2_user
+
+
+def store_path(rollout_dir: Path, target: str) -> Path:
+    return rollout_dir / f"{target}.jsonl"
+
+
+def rollout(ctx: StageContext) -> dict[str, Any]:
+    """Roll the base agent out on every task of every target, into ``rollout/<target>.jsonl``."""
+    from trace_envs.llm import LLMError
+    from trace_envs.rollout import RolloutSummary, TrajectoryStore, load_episodes, policy_factory, run_rollouts
+
+    section = ctx.config.rollout
+    prepare_tau2(ctx.config, ctx.folder)
+    try:
+        factory, spec = policy_factory(section.policy, model_options={"cache_dir": str(ctx.root / "llm-cache")})
+    except (ValueError, ModuleNotFoundError, LLMError) as exc:
+        raise ctx.fail(f"rollout.policy: {exc}") from None
+    summary: dict[str, Any] = {"policy": spec, "targets": {}}
+    for target in ctx.config.targets:
+        try:
+            jobs = target_jobs(ctx.config, target, ctx.folder)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix tau2_data in the config") from None
+        user = tau2_user(ctx.config) if target != "device" else None
+        path = store_path(ctx.folder, target)
+        counts = {"done": 0}
+
+        def on_episode(
+            record: Any, target: str = target, total: int = len(jobs), counts: dict[str, int] = counts
+        ) -> None:
+            counts["done"] += 1
+            ctx.report(f"{target}: episodes", counts["done"], total)
+
+        with TrajectoryStore(path) as store:
+            try:
+                run = run_rollouts(
+                    jobs, factory, policy_spec=spec, store=store, concurrency=section.concurrency, user_model=user,
+                    on_episode=on_episode,
+                )  # fmt: skip
+            except LLMError as exc:
+                raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
+        wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
+        overall = RolloutSummary()
+        for record in load_episodes(path):
+            if record.key in wanted:
+                overall.add(record)
+        if overall.episodes < len(wanted):
+            raise ctx.fail(f"{path}: {len(wanted) - overall.episodes} episodes failed; rerun to retry them")
+        summary["targets"][target] = {
+            "episodes": overall.episodes, "successes": round(overall.pass_rate * overall.episodes),
+            "pass_rate": overall.pass_rate, "skipped": run.skipped,
+        }  # fmt: skip
+    return summary
+
+
+def analyze(ctx: StageContext) -> dict[str, Any]:
+    """Contrastive analysis of each target's store into ``analyze/<target>/`` (labels resume)."""
+    from trace_envs.analysis import AnalysisConfig, run_analysis
+
+    section = ctx.config.analyze
+    summary: dict[str, Any] = {"analyst": section.analyst, "targets": {}}
+    for target in ctx.config.targets:
+        store = store_path(ctx.stage_dir("rollout"), target)
+
+        def progress(phase: str, done: int, total: int, target: str = target) -> None:
+            ctx.report(f"{target}: {phase}", done, total)
+
+        try:
+            result = run_analysis(
+                store, AnalysisConfig(analyst=section.analyst, runs=section.runs), ctx.folder / target,
+                progress=progress,
+            )  # fmt: skip
+        except (ValueError, FileNotFoundError) as exc:
+            raise ctx.fail(f"{ctx.folder / target}: {str(exc).splitlines()[0]}") from None
+        summary["targets"][target] = {
+            "kept": list(result.kept),
+            "failures": result.failures,
+            "cost_usd": result.cost_usd,
+        }
+    return summary
+
+
+def synthesize(ctx: StageContext) -> dict[str, Any]:
+    """One env per kept capability of each target into ``synthesize/<target>/`` (attempts resume)."""
+    from trace_envs.analysis import load_analysis
+    from trace_envs.synthesis import SynthesisError, SynthesisResult, SynthesisSettings, make_generator
+
+    section = ctx.config.synthesize
+    try:
+        generator = make_generator(section.generator, cache_dir=str(ctx.root / "llm-cache"))
+    except ValueError as exc:
+        raise ctx.fail(f"synthesize.generator: {exc}") from None
+    settings = SynthesisSettings(
+        rounds=section.rounds, seeds=section.seeds, fuzz_examples=section.fuzz_examples,
+        tau2_data=tau2_root(ctx.config, ctx.stage_dir("rollout")),
+    )  # fmt: skip
+    summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
+    for target in ctx.config.targets:
+        analysis_dir = ctx.stage_dir("analyze") / target
+        analysis = load_analysis(analysis_dir)
+        envs = passed_before(ctx.folder / target, analysis.kept)  # a killed run's finished modules are kept
+        summary["targets"][target] = envs
+        pending = [name for name in analysis.kept if name not in envs]
+        if not pending:
+            continue
+        from trace_envs.synthesis import synthesize_analysis
+
+        def progress(name: str, status: str, target: str = target) -> None:
+            ctx.report(f"{target}/{name}: {status}")
+
+        outcomes = synthesize_analysis(
+            analysis, target, generator, out=ctx.folder / target, capabilities=pending, jobs=section.jobs,
+            settings=settings, store=store_path(ctx.stage_dir("rollout"), target), base=analysis_dir,
+            progress=progress,
+        )  # fmt: skip
+        for outcome in outcomes:
+            if isinstance(outcome, SynthesisError):
+                raise ctx.fail(f"{ctx.folder / target}: {outcome.capability}: {outcome.error}; rerun to resume")
+            assert isinstance(outcome, SynthesisResult)
+            envs[outcome.capability] = {"status": outcome.status, "env_id": outcome.env_id, "reason": outcome.reason}
+        summary["targets"][target] = {name: envs[name] for name in analysis.kept}
+    return summary
+
+
+def passed_before(folder: Path, capabilities: list[str]) -> dict[str, Any]:
+    """Capabilities whose module an earlier (killed) run of this stage validated and recorded in the folder's
+    manifest, unchanged since (its sha256 matches): they are not synthesised again."""
+    import hashlib
+
+    from trace_envs.synthesis import read_manifest
+
+    manifest = read_manifest(folder)
+    found: dict[str, Any] = {}
+    for entry in manifest.modules.values() if manifest is not None else ():
+        module = folder / entry.module
+        if (
+            entry.capability in capabilities
+            and module.is_file()
+            and hashlib.sha256(module.read_bytes()).hexdigest() == entry.source_sha256
+        ):
+            found[entry.capability] = {"status": "passed", "env_id": entry.env_id, "reason": ""}
+    return found

@@ -1,0 +1,165 @@
+"""The stages that run model weights: train (one GRPO LoRA adapter per synthesised env; a finished adapter is
+skipped and an unfinished one continues from its last checkpoint) and route (the frozen base model picks an
+adapter for every target task)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .context import StageContext
+from .data_stages import store_path
+
+TINY = "tiny"
+BASE_MODEL_DIR = "base-model"
+ROUTES_SUFFIX = ".routes.json"
+
+
+def _cpu_threads() -> None:
+    """On CPU, one torch thread keeps step times steady on small shared machines (as ``trace-envs train``)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+
+
+def base_model(ctx: StageContext) -> str:
+    """The base model: the configured one, or for ``tiny`` a tiny random model built once in the train folder."""
+    model = ctx.config.train.model
+    if model != TINY:
+        return model
+    from trace_envs.llm.tiny_model import build_tiny_model
+
+    target = ctx.stage_dir("train") / BASE_MODEL_DIR
+    if not (target / "config.json").exists():
+        partial = target.with_name(BASE_MODEL_DIR + ".partial")
+        build_tiny_model(partial, seed=ctx.config.seed)
+        partial.rename(target)
+    return str(target)
+
+
+def adapter_dirs(train_dir: Path, target: str) -> list[Path]:
+    """The finished adapters of a target, in capability order."""
+    from trace_envs.training import METADATA_FILE, load_metadata
+
+    found = sorted(p.parent for p in (train_dir / target).glob(f"*/{METADATA_FILE}"))
+    return [p for p in found if load_metadata(p).status == "complete"]
+
+
+def train(ctx: StageContext) -> dict[str, Any]:
+    """GRPO on every env that passed synthesis, one adapter per (target, capability)."""
+    import trace_envs
+    from trace_envs.training import TrainConfig, finished_run
+    from trace_envs.training import train as train_adapter
+
+    section = ctx.config.train
+    ctx.report("base model")
+    model = base_model(ctx)
+    _cpu_threads()
+    synthesized = ctx.summaries["synthesize"]["targets"]
+    inside = Path(model).is_absolute() and Path(model).is_relative_to(ctx.root)
+    summary: dict[str, Any] = {"model": str(Path(model).relative_to(ctx.root)) if inside else model, "adapters": {}}
+    for target in ctx.config.targets:
+        passed = {c: e["env_id"] for c, e in synthesized.get(target, {}).items() if e["status"] == "passed"}
+        if not passed:
+            continue
+        loaded = trace_envs.load_envs(ctx.stage_dir("synthesize") / target, id_prefix=target)  # one id per target
+        for capability, synthesized_id in sorted(passed.items()):
+            env_id = f"trace/{target}-{synthesized_id.split('/', 1)[1]}"
+            if env_id not in loaded:
+                raise ctx.fail(f"{ctx.stage_dir('synthesize') / target}: {synthesized_id} did not load as {env_id}")
+            options: dict[str, Any] = {
+                "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
+                "per_device_train_batch_size": section.per_device_train_batch_size,
+                "max_completion_length": section.max_completion_length, "generation": section.generation,
+                "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": ctx.config.seed,
+            }  # fmt: skip
+            try:
+                config = TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
+            except ValueError as exc:
+                raise ctx.fail(f"train: {str(exc).splitlines()[0]}; fix the train section of the config") from None
+            out = ctx.folder / target / capability
+            name = f"{target}/{capability}"
+            reused = finished_run(config, model, out) is not None
+
+            def progress(step: int, total: int, entry: dict[str, Any], name: str = name) -> None:
+                ctx.report(f"{name}: GRPO step", step, total)
+
+            ctx.report(f"{name}: GRPO", 0, section.max_steps)
+            meta = finished_run(config, model, out) or train_adapter(config, model, out, progress=progress)
+            summary["adapters"][name] = {
+                "path": str(out.relative_to(ctx.root)), "steps": meta.steps_done, "reused": reused,
+                "identical_reward_groups": meta.identical_reward_groups, "total_groups": meta.total_groups,
+            }  # fmt: skip
+    return summary
+
+
+def trained_model(ctx: StageContext) -> str:
+    """The base model the train stage used (a model built inside the run folder is recorded relative to it,
+    so a moved run folder still finds it)."""
+    model = str(ctx.summaries["train"]["model"])
+    inside = ctx.root / model
+    return str(inside) if not Path(model).is_absolute() and inside.exists() else model
+
+
+def opening_messages(store: Path) -> list[tuple[str, str]]:
+    """(task key, first user message) of every distinct task of a trajectory store, in store order."""
+    from trace_envs.rollout import load_episodes
+
+    seen: dict[str, str] = {}
+    for record in load_episodes(store):
+        key = f"{record.env_id}#{record.seed}"
+        first = next((m.get("content") for m in record.messages if m.get("role") == "user"), None)
+        if key not in seen and isinstance(first, str):
+            seen[key] = first
+    return list(seen.items())
+
+
+def route(ctx: StageContext) -> dict[str, Any]:
+    """The router's choice for every target task, into ``route/<target>.routes.json``."""
+    summary: dict[str, Any] = {"targets": {}}
+    if not ctx.config.route.enabled:
+        return summary
+    model = trained_model(ctx)
+    loaded: dict[str, Any] = {}
+    for target in ctx.config.targets:
+        adapters = adapter_dirs(ctx.stage_dir("train"), target)
+        out = ctx.folder / f"{target}{ROUTES_SUFFIX}"
+        if not adapters:
+            summary["targets"][target] = {"adapters": 0, "routes": {}}
+            continue
+        if not out.exists():
+            tasks = opening_messages(store_path(ctx.stage_dir("rollout"), target))
+            router = _router(model, adapters, loaded)
+            decisions = []
+            for index, (key, text) in enumerate(tasks):
+                decision = router.route(text)
+                decisions.append({"task": key, "capability": decision.capability, "label": decision.label,
+                                  "adapter": decision.adapter_path})  # fmt: skip
+                ctx.report(f"{target}: routing", index + 1, len(tasks))
+            temporary = out.with_suffix(".tmp")
+            temporary.write_text(json.dumps(decisions, indent=1), encoding="utf-8")
+            os.replace(temporary, out)
+        decisions = json.loads(out.read_text(encoding="utf-8"))
+        counts: dict[str, int] = {}
+        for decision in decisions:
+            counts[decision["capability"] or "base"] = counts.get(decision["capability"] or "base", 0) + 1
+        summary["targets"][target] = {"adapters": len(adapters), "routes": counts}
+    return summary
+
+
+def _router(model: str, adapters: list[Path], loaded: dict[str, Any]) -> Any:
+    """A :class:`~trace_envs.routing.Router` over ``adapters``, the base model loaded once per stage."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trace_envs.routing import CapabilityCard, Router
+
+    if "base" not in loaded:
+        _cpu_threads()
+        loaded["tokenizer"] = AutoTokenizer.from_pretrained(model)
+        loaded["base"] = AutoModelForCausalLM.from_pretrained(model)
+        loaded["base"].eval()
+    cards = [CapabilityCard.from_adapter(a) for a in adapters]
+    return Router(loaded["base"], loaded["tokenizer"], cards)
