@@ -83,3 +83,25 @@ def test_the_cli_says_it_in_one_line_with_exit_code_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()  # nothing was started
     result = CliRunner().invoke(build_app(), ["pipeline", str(_write(tmp_path, GOOD)), "--stage", "nope"])
     assert result.exit_code == 2 and "--stage: no stage 'nope'; use one of rollout, analyze" in result.output
+
+
+def test_the_train_section_reaches_train_config_with_grpo_switches(tmp_path: Path) -> None:
+    from trace_envs.pipeline.context import StageContext
+    from trace_envs.pipeline.model_stages import train_config
+
+    data = _with(
+        train__grpo={"constant_groups": "resample", "scale_rewards": "none", "lora": {"target_modules": "qkvo"}}
+    )
+    ctx = StageContext(name="train", config=load_config(_write(tmp_path, data)), root=tmp_path, folder=tmp_path)
+    config = train_config(ctx, "trace/x-v0")
+    assert (config.constant_groups, config.scale_rewards, config.lora.target_modules) == ("resample", "none", "qkvo")
+    assert (config.num_generations, config.rollouts_per_step, config.max_steps) == (2, 2, 2)  # the demo's K, G x K
+    paper = _with(train={"model": "tiny"})
+    ctx = StageContext(name="train", config=load_config(_write(tmp_path, paper)), root=tmp_path, folder=tmp_path)
+    assert train_config(ctx, "trace/x-v0").rollout_budget == 40 * 8 * 16  # unset fields: the paper's defaults
+    bad = _with(train__grpo={"scale_reward": "none"})
+    ctx = StageContext(name="train", config=load_config(_write(tmp_path, bad)), root=tmp_path, folder=tmp_path)
+    with pytest.raises(
+        Exception, match=r"train\.grpo\.scale_reward: Extra inputs are not permitted; fix the train section"
+    ):
+        train_config(ctx, "trace/x-v0")

@@ -54,13 +54,19 @@ class TrainSection(_Section):
 
     model: str = Field(description="Base model: a directory, a hub id, or 'tiny' (a tiny random model built offline).")
     max_steps: int = Field(default=40, ge=1, description="GRPO iterations per adapter (paper: 40).")
-    num_generations: int = Field(default=8, ge=2, description="K rollouts per group.")
-    per_device_train_batch_size: int = Field(default=8, ge=1, description="Rollouts per micro-batch.")
+    num_generations: int | None = Field(default=None, ge=2, description="K rollouts per group (null: 16, the paper's).")
+    groups_per_step: int | None = Field(default=None, ge=1, description="G groups per step (null: 8, the paper's).")
+    per_device_train_batch_size: int | None = Field(default=None, ge=1, description="Rollouts per micro-batch.")
     max_completion_length: int = Field(default=2048, ge=8, description="Token cap of one multi-turn rollout.")
     num_seeds: int | None = Field(default=None, ge=1, description="Training seeds per env (null: TrainConfig's).")
     learning_rate: float | None = Field(default=None, gt=0.0, description="AdamW learning rate (null: 1e-5).")
     generation: Literal["transformers", "vllm-server", "vllm-colocate"] = Field(
         default="transformers", description="Rollout backend of the trainer."
+    )
+    grpo: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Any other TrainConfig field (scale_rewards, constant_groups, hint_share, lora, ...): "
+        "see docs/training-and-routing.md.",
     )
 
 

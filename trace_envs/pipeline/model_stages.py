@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import StageContext
 from .data_stages import store_path
+
+if TYPE_CHECKING:
+    from trace_envs.training import TrainConfig
 
 TINY = "tiny"
 BASE_MODEL_DIR = "base-model"
@@ -48,10 +51,38 @@ def adapter_dirs(train_dir: Path, target: str) -> list[Path]:
     return [p for p in found if load_metadata(p).status == "complete"]
 
 
+def train_config(ctx: StageContext, env_id: str) -> TrainConfig:
+    """The run's TrainConfig for one env: the train section's fields, ``grpo`` passed through; errors name the field."""
+    from pydantic import ValidationError
+
+    from trace_envs.training import TrainConfig
+
+    from .config import TrainSection
+
+    section = ctx.config.train
+    options: dict[str, Any] = {
+        **section.grpo,
+        "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
+        "groups_per_step": section.groups_per_step,
+        "per_device_train_batch_size": section.per_device_train_batch_size,
+        "max_completion_length": section.max_completion_length, "generation": section.generation,
+        "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": ctx.config.seed,
+    }  # fmt: skip
+    try:
+        return TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
+    except ValidationError as exc:
+        where = {name for name in TrainSection.model_fields if name != "grpo"}
+        problems = "; ".join(
+            f"train.{'' if str(e['loc'][0]) in where else 'grpo.'}{'.'.join(map(str, e['loc']))}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise ctx.fail(f"{problems}; fix the train section of the config") from None
+
+
 def train(ctx: StageContext) -> dict[str, Any]:
     """GRPO on every env that passed synthesis, one adapter per (target, capability)."""
     import trace_envs
-    from trace_envs.training import TrainConfig, finished_run
+    from trace_envs.training import finished_run
     from trace_envs.training import train as train_adapter
 
     section = ctx.config.train
@@ -70,16 +101,7 @@ def train(ctx: StageContext) -> dict[str, Any]:
             env_id = f"trace/{target}-{synthesized_id.split('/', 1)[1]}"
             if env_id not in loaded:
                 raise ctx.fail(f"{ctx.stage_dir('synthesize') / target}: {synthesized_id} did not load as {env_id}")
-            options: dict[str, Any] = {
-                "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
-                "per_device_train_batch_size": section.per_device_train_batch_size,
-                "max_completion_length": section.max_completion_length, "generation": section.generation,
-                "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": ctx.config.seed,
-            }  # fmt: skip
-            try:
-                config = TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
-            except ValueError as exc:
-                raise ctx.fail(f"train: {str(exc).splitlines()[0]}; fix the train section of the config") from None
+            config = train_config(ctx, env_id)
             out = ctx.folder / target / capability
             name = f"{target}/{capability}"
             reused = finished_run(config, model, out) is not None
