@@ -6,7 +6,11 @@ import importlib
 
 from .app import HELP_OPTION_NAMES, TraceGroup, TraceTyper, app
 
-BASELINE_MODULES: list[str] = []
+BASELINE_MODULES: list[str] = [
+    "trace_envs.cli.baseline_grpo_target",
+    "trace_envs.cli.baseline_multi_capability",
+    "trace_envs.cli.baseline_sft_synthetic",
+]
 """Modules that each add one baseline subcommand to :data:`baseline_app`."""
 
 baseline_app = TraceTyper(
