@@ -1,8 +1,10 @@
-"""Fixtures for the baseline tests: a tiny offline model and small LoRA adapters with a training record."""
+"""Fixtures for the baseline tests: one torch thread, a tiny offline model, the CLI app, and small LoRA adapters
+with a training record."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ DATES, CHECKS, NARROW = "datetime_reasoning", "precondition_verification", "tool
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Qwen3 model (built offline, about a second)."""
     torch = pytest.importorskip("torch")
+    pytest.importorskip("trl")
     pytest.importorskip("peft")
     from trace_envs.llm.tiny_model import build_tiny_model
 
@@ -70,3 +73,19 @@ def adapters(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         CHECKS: _adapter(tiny_model, root / "checks", CHECKS, 2, 4, 4, "all-linear", 3),
         NARROW: _adapter(tiny_model, root / "narrow", NARROW, 3, 2, 2, ["q_proj", "v_proj"], 1),
     }
+
+
+@pytest.fixture(scope="module")
+def cli() -> Any:
+    from trace_envs.cli import build_app
+
+    return build_app()
+
+
+def loads_with_peft(model: Path, adapter: Path) -> Any:
+    """The base model with the adapter loaded by PEFT (fails if the adapter is not a PEFT adapter of it)."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(str(model))
+    return PeftModel.from_pretrained(base, str(adapter))

@@ -6,7 +6,13 @@ import importlib
 
 from .app import HELP_OPTION_NAMES, TraceGroup, TraceTyper, app
 
-BASELINE_MODULES: list[str] = ["trace_envs.cli.baseline_gepa", "trace_envs.cli.baseline_merge"]
+BASELINE_MODULES: list[str] = [
+    "trace_envs.cli.baseline_grpo_target",
+    "trace_envs.cli.baseline_multi_capability",
+    "trace_envs.cli.baseline_sft_synthetic",
+    "trace_envs.cli.baseline_gepa",
+    "trace_envs.cli.baseline_merge",
+]
 """Modules that each add one baseline subcommand to :data:`baseline_app`."""
 
 baseline_app = TraceTyper(

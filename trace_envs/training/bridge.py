@@ -20,21 +20,50 @@ from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 import gymnasium as gym
 from pydantic import BaseModel
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, Message, Tool, ToolCall, render_transcript
+from trace_envs.core import (
+    STOP_TOKEN,
+    Capability,
+    CapabilityEnv,
+    ConversationEnv,
+    Message,
+    Tool,
+    ToolCall,
+    render_transcript,
+)
 
 SEND_MESSAGE_TOOL = "send_message_to_user"
 ENDED_NOTE = "[The conversation has ended. Reply with a short closing message and no tool call.]"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def make_capability_env(env_id: str, **knobs: Any) -> CapabilityEnv:
-    """``gym.make(env_id, **knobs)`` unwrapped to its ``CapabilityEnv`` (clear error for any other env)."""
+def make_conversation_env(env_id: str, **knobs: Any) -> ConversationEnv:
+    """``gym.make(env_id, **knobs)`` unwrapped to its ``ConversationEnv``: a capability env or a target env
+    (tau2, device), both of which the bridge can drive (clear error for any other env)."""
     import trace_envs  # noqa: F401  (registers the trace/ envs)
 
     env = gym.make(env_id, disable_env_checker=True, **knobs).unwrapped
+    if not isinstance(env, ConversationEnv):
+        raise TypeError(f"{env_id!r} is a {type(env).__name__}, not a trace_envs conversation env")
+    return env
+
+
+def make_capability_env(env_id: str, **knobs: Any) -> CapabilityEnv:
+    """``gym.make(env_id, **knobs)`` unwrapped to its ``CapabilityEnv`` (clear error for any other env)."""
+    env = make_conversation_env(env_id, **knobs)
     if not isinstance(env, CapabilityEnv):
         raise TypeError(f"{env_id!r} is a {type(env).__name__}, not a trace_envs CapabilityEnv")
     return env
+
+
+def env_capability(env_id: str, env: ConversationEnv) -> Capability:
+    """What an env trains: a capability env's declared capability; for a target env (no capability of
+    its own), one named after the env id, e.g. ``trace/tau2-retail-v0`` -> ``tau2_retail``."""
+    if isinstance(env, CapabilityEnv):
+        return env.capability
+    stem = re.sub(r"-v\d+$", "", env_id.rsplit("/", 1)[-1])
+    name = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
+    name = name if name and name[0].isalpha() else f"env_{name}"
+    return Capability(name=name, description=f"The target environment {env_id} itself (all of its tasks).")
 
 
 def json_schema_hint(hint: Any) -> Any:
@@ -119,7 +148,7 @@ class TRLEnvironment:
     knobs: ClassVar[dict[str, Any]]
 
     def __init__(self) -> None:
-        self._env = make_capability_env(self.env_id, **self.knobs)
+        self._env = make_conversation_env(self.env_id, **self.knobs)
         self._seed: int | None = None
         self._reward: float | None = None
         self._closed = False
@@ -199,7 +228,8 @@ class TRLEnvironment:
 
 
 def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
-    """A class for ``GRPOTrainer(environment_factory=...)`` that plays ``env_id`` (any ``CapabilityEnv``).
+    """A class for ``GRPOTrainer(environment_factory=...)`` that plays ``env_id`` (a ``CapabilityEnv``, or a
+    target env such as ``trace/tau2-retail-v0`` with its LLM user injected as the ``user_model`` knob).
 
     Tool methods are generated from the domain's tool schemas (typed signatures and Google-style
     docstrings, as TRL requires) plus ``send_message_to_user``; ``reset(**row)`` starts the episode
@@ -209,11 +239,12 @@ def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
         env_id: A registered ``trace/...`` env id.
         **knobs: The env's difficulty knobs (validated by the env).
     """
-    env = make_capability_env(env_id, **knobs)
+    env = make_conversation_env(env_id, **knobs)
+    capability = env_capability(env_id, env)
     namespace: dict[str, Any] = {
         "env_id": env_id,
         "knobs": dict(knobs),
-        "__doc__": f"TRL environment for {env_id} ({env.capability.name}): {env.capability.description}",
+        "__doc__": f"TRL environment for {env_id} ({capability.name}): {capability.description}",
         SEND_MESSAGE_TOOL: send_message_to_user,
     }
     for name in env.toolset:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from trace_envs.core import parse_action
+from trace_envs.core import CapabilityEnv, parse_action
 
 from .bridge import SEND_MESSAGE_TOOL, TRLEnvironment, tool_schemas, trl_environment
 
@@ -13,11 +13,12 @@ Message = dict[str, Any]
 
 
 def prompt_for_seed(cls: type[TRLEnvironment], seed: int) -> list[Message]:
-    """The conversation a rollout starts from: the env's system prompt and the user's opening."""
+    """The conversation a rollout starts from: the env's opening messages (its system prompt, any greeting
+    the env sends for the agent, as tau2 does) ending with the user's opening as the env returned it."""
     env = cls()
     opening, info = env._env.reset(seed=seed)
-    system = info["messages"][0]  # the env's transcript opens with its system prompt
-    return [{"role": "system", "content": system["content"]}, {"role": "user", "content": opening}]
+    *before, _ = info["messages"]  # the env's transcript opens with its system prompt, the user speaks last
+    return [*({"role": m["role"], "content": m["content"]} for m in before), {"role": "user", "content": opening}]
 
 
 def build_rows(
@@ -38,16 +39,26 @@ def build_rows(
 
 
 def oracle_conversation(cls: type[TRLEnvironment], seed: int) -> dict[str, Any]:
-    """The env's reference solution played through the bridge, as TRL-style messages.
+    """The env's reference solution played through the bridge, as TRL-style messages (see
+    :func:`actions_conversation`); only a capability env has a reference solution."""
+    probe = cls()._env
+    if not isinstance(probe, CapabilityEnv):
+        raise TypeError(f"{cls.env_id} is a target env: it has no reference solution to play")
+    probe.reset(seed=seed)
+    return actions_conversation(cls, seed, probe.oracle_actions())
+
+
+def actions_conversation(cls: type[TRLEnvironment], seed: int, actions: Sequence[str]) -> dict[str, Any]:
+    """Action strings (a reference solution, or a stored episode's ``actions``) replayed through the bridge
+    on the episode of ``seed``, as the TRL-style messages a GRPO rollout of them would produce.
 
     Tool-call actions become assistant ``tool_calls`` followed by the tool's result; messages to the
     user become ``send_message_to_user`` calls, except the last, which is the final plain assistant
-    message that ends a TRL rollout. Returns ``{"messages", "tools", "reward", "seed"}``.
+    message that ends a TRL rollout. Returns ``{"messages", "tools", "reward", "seed", "transcript"}``.
     """
     env = cls()
     prompt = prompt_for_seed(cls, seed)
     env.reset(seed=seed, prompt=prompt)
-    actions = env._env.oracle_actions()
     last_message = max((i for i, a in enumerate(actions) if parse_action(a).is_message), default=-1)
     messages: list[Message] = list(prompt)
     for index, action in enumerate(actions):

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from trace_envs.core import CapabilityEnv
+from trace_envs.core import CapabilityEnv, ConversationEnv
 
-from .bridge import TRLEnvironment, make_capability_env, trl_environment
+from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_environment
 from .config import TrainConfig
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
 from .metadata import AdapterMetadata, EpisodeExample, load_metadata, save_metadata
@@ -114,7 +114,10 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> EpisodeExample:
+def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> EpisodeExample | None:
+    """The reference episode of ``first_seed`` for the router (``None`` for a target env, which has none)."""
+    if not isinstance(cls()._env, CapabilityEnv):
+        return None
     episode = oracle_conversation(cls, first_seed)
     return EpisodeExample(
         env_id=env_id, seed=first_seed, reward=episode["reward"], source="oracle", transcript=episode["transcript"]
@@ -252,12 +255,12 @@ class TrainingRun:
         return metadata
 
 
-def check_hints(probes: dict[str, CapabilityEnv]) -> None:
+def check_hints(probes: dict[str, ConversationEnv]) -> None:
     """Hint-prompt rollouts need a hint on at least one env's capability, and no hint may name its env's
     tools or their arguments (a hint is guidance, not the answer)."""
     from trace_envs.core.hints import hint_leaks
 
-    hinted = {env_id: env for env_id, env in probes.items() if env.capability.hint}
+    hinted = {env_id: env for env_id, env in probes.items() if isinstance(env, CapabilityEnv) and env.capability.hint}
     if not hinted:
         raise ValueError(
             f"hint_share > 0 but no capability of {', '.join(probes)} declares a hint: add hint=... to its "
@@ -278,8 +281,12 @@ def build_run(
     out_dir: str | Path,
     resume: bool = True,
     progress: ProgressFn | None = None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> TrainingRun:
-    """Set up (without running) a GRPO run; :func:`train` is ``build_run(...).run()``."""
+    """Set up (without running) a GRPO run; :func:`train` is ``build_run(...).run()``.
+
+    ``rows`` replaces the dataset (default: ``num_seeds`` rows, a uniform round robin over ``env_ids``);
+    each row ``{"prompt", "seed", "environment"}`` is one group of K rollouts (see :func:`build_rows`)."""
     import torch
     from datasets import Dataset
     from peft import LoraConfig
@@ -294,12 +301,14 @@ def build_run(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     classes = {env_id: trl_environment(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
-    probes = {env_id: make_capability_env(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
-    capabilities = [probes[e].capability for e in config.env_ids]
+    probes = {env_id: make_conversation_env(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
+    capabilities = [env_capability(e, probes[e]) for e in config.env_ids]
     single = len(config.env_ids) == 1
     if config.hinted_per_group:
         check_hints(probes)
-    rows = build_rows(config.env_ids, range(config.first_seed, config.first_seed + config.num_seeds), config.env_knobs)
+    if rows is None:
+        seeds = range(config.first_seed, config.first_seed + config.num_seeds)
+        rows = build_rows(config.env_ids, seeds, config.env_knobs)
 
     use_cpu = not torch.cuda.is_available()
     max_turns = max(type(p).max_turns for p in probes.values())
