@@ -11,7 +11,7 @@ from trace_envs.evaluation import OVERALL, load_results
 from trace_envs.evaluation.harness import evaluate
 from trace_envs.evaluation.policies import parse_policy
 from trace_envs.evaluation.targets import load_target
-from trace_envs.evaluation.users import ScriptedCustomer
+from trace_envs.targets.tau2.scripted_user import ScriptedCustomer
 
 
 def test_gold_policy_passes_every_tau2_task(shared_data: Path, tmp_path: Path) -> None:

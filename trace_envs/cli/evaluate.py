@@ -54,8 +54,8 @@ def evaluate_command(
     from trace_envs.evaluation.harness import evaluate
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.targets import load_target
-    from trace_envs.evaluation.users import SCRIPTED_USER, ScriptedCustomer
     from trace_envs.llm import LLMError, make_chat_model
+    from trace_envs.targets.tau2.scripted_user import SCRIPTED_USER, ScriptedCustomer
 
     console = Console()
     try:

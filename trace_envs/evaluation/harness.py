@@ -68,7 +68,7 @@ def evaluate(
 ) -> EvaluationResults:
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
-    ``user_model`` plays tau2's customers (e.g. :class:`~.users.ScriptedCustomer` for scripted policies);
+    ``user_model`` plays tau2's customers (e.g. :class:`~trace_envs.targets.tau2.scripted_user.ScriptedCustomer` for scripted policies);
     ``on_episode(policy name, record)`` is called for every episode played in this run.
     """
     if trials < 1:
