@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+import typer
+
 from .app import HELP_OPTION_NAMES, TraceGroup, TraceTyper, app
 
 BASELINE_MODULES: list[str] = [
@@ -22,6 +24,19 @@ baseline_app = TraceTyper(
     no_args_is_help=True,
     context_settings={"help_option_names": HELP_OPTION_NAMES},
 )
+
+
+def parse_weights(text: str | None) -> list[float] | None:
+    """``--weights 0.7,0.3`` as floats (``None``: uniform); anything else is a usage error naming the option."""
+    if text is None:
+        return None
+    try:
+        return [float(part) for part in text.split(",")]
+    except ValueError:
+        raise typer.BadParameter(
+            f"expected comma-separated numbers such as 0.5,0.25,0.25, got {text!r}", param_hint="--weights"
+        ) from None
+
 
 for _module in BASELINE_MODULES:
     importlib.import_module(_module)

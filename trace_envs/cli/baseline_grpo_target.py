@@ -14,15 +14,16 @@ from .baseline_grpo import (
     BudgetOption,
     ConfigOption,
     GenerationsOption,
+    GroupsOption,
     LearningRateOption,
     LengthOption,
     ResumeOption,
     checked_budget,
     grpo_config,
-    step_progress,
 )
 from .checks import checked_model
 from .env_args import EnvOptionOption, ImportOption, parse_options, resolve_env_ids
+from .progress import step_progress
 
 console = Console()
 
@@ -50,6 +51,7 @@ def grpo_target_command(
     ] = None,
     config: ConfigOption = None,
     num_generations: GenerationsOption = None,
+    groups: GroupsOption = None,
     batch_size: BatchOption = None,
     max_completion_length: LengthOption = None,
     learning_rate: LearningRateOption = None,
@@ -72,6 +74,7 @@ def grpo_target_command(
     cfg = grpo_config(
         config,
         num_generations=num_generations,
+        groups_per_step=groups,
         per_device_train_batch_size=batch_size,
         max_completion_length=max_completion_length,
         learning_rate=learning_rate,

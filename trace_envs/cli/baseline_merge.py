@@ -8,21 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .baseline import baseline_app
+from .baseline import baseline_app, parse_weights
 
 console = Console()
-
-
-def _weights(text: str | None) -> list[float] | None:
-    """``0.7,0.3`` as floats; anything else is a usage error naming the option."""
-    if text is None:
-        return None
-    try:
-        return [float(part) for part in text.split(",")]
-    except ValueError:
-        raise typer.BadParameter(
-            f"{text!r} is not a comma-separated list of numbers (e.g. 0.7,0.3)", param_hint="--weights"
-        ) from None
 
 
 @baseline_app.command("merge")
@@ -70,7 +58,7 @@ def merge_command(
 
     from .checks import checked_model
 
-    parsed = _weights(weights)
+    parsed = parse_weights(weights)
     try:
         with console.status(f"merging {len(adapter)} adapters ({method})…"):
             if method != "core-tsv":  # core-tsv reads the adapter files only; the others load the model

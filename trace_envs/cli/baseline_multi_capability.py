@@ -8,35 +8,24 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from .baseline import baseline_app
+from .baseline import baseline_app, parse_weights
 from .baseline_grpo import (
     BatchOption,
     BudgetOption,
     ConfigOption,
     GenerationsOption,
+    GroupsOption,
     LearningRateOption,
     LengthOption,
     ResumeOption,
     checked_budget,
     grpo_config,
-    step_progress,
 )
 from .checks import checked_env, checked_model
 from .env_args import EnvOptionOption, ImportOption, parse_options, resolve_env_ids
+from .progress import step_progress
 
 console = Console()
-
-
-def parse_weights(text: str | None) -> list[float] | None:
-    """``0.33,0.33,0.34`` as floats (``None``: uniform); anything else is a usage error."""
-    if text is None:
-        return None
-    try:
-        return [float(part) for part in text.split(",")]
-    except ValueError:
-        raise typer.BadParameter(
-            f"expected comma-separated numbers such as 0.5,0.25,0.25, got {text!r}", param_hint="--weights"
-        ) from None
 
 
 @baseline_app.command("multi-capability")
@@ -54,6 +43,7 @@ def multi_capability_command(
     ] = None,
     config: ConfigOption = None,
     num_generations: GenerationsOption = None,
+    groups: GroupsOption = None,
     batch_size: BatchOption = None,
     max_completion_length: LengthOption = None,
     learning_rate: LearningRateOption = None,
@@ -85,6 +75,7 @@ def multi_capability_command(
     cfg = grpo_config(
         config,
         num_generations=num_generations,
+        groups_per_step=groups,
         per_device_train_batch_size=batch_size,
         max_completion_length=max_completion_length,
         learning_rate=learning_rate,

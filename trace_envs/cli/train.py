@@ -98,9 +98,9 @@ def train_command(
 
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from trace_envs.training import finished_run, load_config, train
+
+    from .progress import step_progress
 
     env = resolve_env_ids(env, imports)
     knobs = parse_options(option)
@@ -139,22 +139,7 @@ def train_command(
         f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
         f"constant groups: {cfg.constant_groups} → {out}"
     )
-    with Progress(
-        TextColumn("step {task.completed}/{task.total}"),
-        BarColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
-        task = bar.add_task("train", total=cfg.max_steps, info="generating…")
-
-        def progress(step: int, total: int, entry: dict[str, Any]) -> None:
-            info = (
-                f"reward {entry.get('reward', float('nan')):.3f} · no-signal groups "
-                f"{entry.get('frac_reward_zero_std', float('nan')):.2f} · {entry.get('step_time', 0.0):.1f}s/step"
-            )
-            bar.update(task, completed=step, total=total, info=info)
-
+    with step_progress(console, cfg.max_steps) as progress:
         meta = train(cfg, model, out, resume=resume, progress=progress)
     console.print(
         f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
