@@ -33,6 +33,14 @@ def trace_envs(*args: str, timeout: float = STAGE_TIMEOUT_S) -> subprocess.Compl
     )  # fmt: skip
 
 
+def _ready(ready: Callable[[], bool]) -> bool:
+    """``ready()``, False while a folder it walks is renamed under it (e.g. ``base-model.partial`` moving into place)."""
+    try:
+        return ready()
+    except FileNotFoundError:
+        return False
+
+
 def run_until(args: list[str], ready: Callable[[], bool], timeout: float = STAGE_TIMEOUT_S) -> bool:
     """Start ``trace-envs ARGS`` and SIGKILL its whole process group once ``ready()``; False if it finished first."""
     process = subprocess.Popen(
@@ -42,7 +50,7 @@ def run_until(args: list[str], ready: Callable[[], bool], timeout: float = STAGE
     deadline = time.monotonic() + timeout
     try:
         while process.poll() is None and time.monotonic() < deadline:
-            if ready():
+            if _ready(ready):
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 return True

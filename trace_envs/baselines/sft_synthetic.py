@@ -91,7 +91,7 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
         r=settings.lora.r,
         lora_alpha=settings.lora.alpha,
         lora_dropout=settings.lora.dropout,
-        target_modules=settings.lora.target_modules,
+        target_modules=settings.lora.peft_target_modules(),
         task_type="CAUSAL_LM",
     )
     return SFTTrainer(
