@@ -76,6 +76,13 @@ def test_lora_targets_presets_and_lists() -> None:
         load_config(lora={"target_modules": "qkv"})
 
 
+def test_the_peft_config_every_trainer_builds_has_the_preset_expanded() -> None:
+    pytest.importorskip("peft")
+    lora = TrainConfig(lora={"target_modules": "qkvo", "r": 8, "alpha": 4, "dropout": 0.1}).lora.peft_config()
+    assert lora.target_modules == {"q_proj", "k_proj", "v_proj", "o_proj"}  # a preset name never reaches PEFT
+    assert (lora.r, lora.lora_alpha, lora.lora_dropout, lora.task_type) == (8, 4, 0.1, "CAUSAL_LM")
+
+
 def test_inconsistent_or_out_of_range_switches_are_named() -> None:
     with pytest.raises(ValueError, match="groups_per_step \\* num_generations"):
         load_config(groups_per_step=3, num_generations=4, per_device_train_batch_size=4, gradient_accumulation_steps=2)

@@ -77,7 +77,6 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
     """TRL's ``SFTTrainer`` with a LoRA adapter on ``rows`` ({messages, tools}); the tokenizer carries TRL's
     training chat template (what GRPO renders rollouts with), which marks the assistant's tokens."""
     from datasets import Dataset
-    from peft import LoraConfig
     from transformers import AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
     from trl.trainer.sft_config import SFTConfig
@@ -87,13 +86,7 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
         raise ValueError("no successful trajectory to train on: raise --budget, or collect with a stronger --policy")
     tokenizer = AutoTokenizer.from_pretrained(str(model))
     tokenizer.chat_template = get_training_chat_template(tokenizer)
-    lora = LoraConfig(
-        r=settings.lora.r,
-        lora_alpha=settings.lora.alpha,
-        lora_dropout=settings.lora.dropout,
-        target_modules=settings.lora.peft_target_modules(),
-        task_type="CAUSAL_LM",
-    )
+    lora = settings.lora.peft_config()
     return SFTTrainer(
         model=str(model),
         args=SFTConfig(**sft_args(settings, Path(out_dir) / "checkpoints")),

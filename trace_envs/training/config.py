@@ -57,6 +57,18 @@ class LoraSettings(BaseModel):
             return list(LORA_TARGET_PRESETS.get(self.target_modules, [])) or self.target_modules
         return list(self.target_modules)
 
+    def peft_config(self) -> Any:
+        """PEFT's ``LoraConfig`` for a causal LM with these settings (every trainer of ours builds it here)."""
+        from peft import LoraConfig
+
+        return LoraConfig(
+            r=self.r,
+            lora_alpha=self.alpha,
+            lora_dropout=self.dropout,
+            target_modules=self.peft_target_modules(),
+            task_type="CAUSAL_LM",
+        )
+
 
 class VLLMSettings(BaseModel):
     """vLLM generation on GPUs (TRL's ``use_vllm``); ignored with ``generation: transformers``."""

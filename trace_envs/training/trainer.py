@@ -289,7 +289,6 @@ def build_run(
     each row ``{"prompt", "seed", "environment"}`` is one group of K rollouts (see :func:`build_rows`)."""
     import torch
     from datasets import Dataset
-    from peft import LoraConfig
     from transformers import PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
     from trl.trainer.grpo_config import GRPOConfig
@@ -313,13 +312,7 @@ def build_run(
     use_cpu = not torch.cuda.is_available()
     max_turns = max(type(p).max_turns for p in probes.values())
     args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, use_cpu))
-    lora = LoraConfig(
-        r=config.lora.r,
-        lora_alpha=config.lora.alpha,
-        lora_dropout=config.lora.dropout,
-        target_modules=config.lora.peft_target_modules(),
-        task_type="CAUSAL_LM",
-    )
+    lora = config.lora.peft_config()
     checkpoint: str | None = None
     if resume and (out / "checkpoints").is_dir():
         checkpoint = get_last_checkpoint(str(out / "checkpoints"))  # type: ignore[no-untyped-call, unused-ignore]
