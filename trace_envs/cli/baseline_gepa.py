@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from .baseline import baseline_app
-from .env_args import EnvOptionOption, ImportOption, check_env_options, parse_options, resolve_env_ids
+from .env_args import (
+    EnvOptionOption,
+    ImportOption,
+    check_env_options,
+    parse_options,
+    resolve_env_ids,
+    sampling_options,
+)
 from .rollout import default_cache_dir, parse_seeds
 
 
@@ -86,11 +93,7 @@ def gepa_command(
     env_kwargs = parse_options(option)
     for env_id in dict.fromkeys(env_ids):
         check_env_options(env_id, env_kwargs)
-    sampling: dict[str, Any] = {}
-    if temperature is not None:
-        sampling["temperature"] = temperature
-    if max_tokens is not None:
-        sampling["max_tokens"] = max_tokens
+    sampling = sampling_options(temperature, max_tokens)
     if selection not in ("pareto", "current_best"):
         raise typer.BadParameter(f"expected pareto or current_best, got {selection!r}", param_hint="--selection")
     seed_text = None

@@ -43,6 +43,13 @@ def parse_options(options: Sequence[str] | None) -> dict[str, Any]:
     return parsed
 
 
+def sampling_options(temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
+    """A model's sampling settings from ``--temperature`` / ``--max-tokens``: only those given (the rest are the
+    model's defaults)."""
+    given = {"temperature": temperature, "max_tokens": max_tokens}
+    return {name: value for name, value in given.items() if value is not None}
+
+
 def import_module(module: str, param_hint: str = "--import") -> None:
     """Import a user's module the way ``python -m`` would find it (the working directory first on the
     path), as one clear error when it cannot be imported."""

@@ -10,7 +10,14 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
-from .env_args import EnvOptionOption, ImportOption, check_env_options, parse_options, resolve_env_ids
+from .env_args import (
+    EnvOptionOption,
+    ImportOption,
+    check_env_options,
+    parse_options,
+    resolve_env_ids,
+    sampling_options,
+)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -104,11 +111,7 @@ def rollout_command(
     env_kwargs = parse_options(option)
     for env_id in dict.fromkeys(env_ids):
         check_env_options(env_id, env_kwargs)
-    sampling: dict[str, Any] = {}
-    if temperature is not None:
-        sampling["temperature"] = temperature
-    if max_tokens is not None:
-        sampling["max_tokens"] = max_tokens
+    sampling = sampling_options(temperature, max_tokens)
     model_options: dict[str, Any] = {
         "timeout_s": timeout,
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .env_args import sampling_options
 
 if TYPE_CHECKING:
     from trace_envs.synthesis import CalibrationSettings, GateContext, ValidationReport
@@ -166,9 +167,7 @@ def synthesize_command(
         overrides["base_url"] = base_url
     if cache_dir is not None:
         overrides["cache_dir"] = str(cache_dir)
-    sampling: dict[str, Any] = {"max_tokens": max_tokens}
-    if temperature is not None:
-        sampling["temperature"] = temperature
+    sampling = sampling_options(temperature, max_tokens)
     try:
         gen = make_generator(generator, sampling=sampling, **overrides)
     except ValueError as exc:
