@@ -16,7 +16,7 @@ import gymnasium as gym
 
 import trace_envs  # noqa: F401
 from trace_envs.analysis import AnalysisConfig, probe_labels, run_analysis
-from trace_envs.registration import env_class, list_capability_envs
+from trace_envs.capabilities import capability_envs
 from trace_envs.rollout import TrajectoryStore, make_policy, run_episode
 
 
@@ -27,8 +27,8 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     records = []
-    for env_id in list_capability_envs():
-        capability = env_class(env_id).capability.name  # type: ignore[attr-defined]
+    envs = {env_id: capability for capability, ids in capability_envs().items() for env_id in ids}
+    for env_id, capability in envs.items():
         env = gym.make(env_id, disable_env_checker=True)
         for spec in ("oracle", f"flawed:{capability}"):
             records += [run_episode(env, make_policy(spec, seed=s), env_id=env_id, seed=s) for s in range(args.seeds)]
@@ -44,7 +44,7 @@ def main() -> None:
         start = time.perf_counter()
         result = run_analysis(store, AnalysisConfig(analyst="probes", runs=args.runs), Path(folder) / "out")
         total = time.perf_counter() - start
-    print(f"episodes: {len(records)} from {len(list_capability_envs())} envs")
+    print(f"episodes: {len(records)} from {len(envs)} capability envs")
     print(f"probe labelling: {1000 * per_episode:.2f} ms per episode (six probes)")
     print(f"full probes analysis, {args.runs} runs: {total:.2f} s ({len(result.labels)} label rows, report and plots)")
 

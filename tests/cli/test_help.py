@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+import click
 import pytest
+import typer
 from typer.testing import CliRunner
 
 import trace_envs
@@ -51,3 +53,28 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"trace-envs {trace_envs.__version__}"
+
+
+def _all_command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = []
+    for name, command in group.commands.items():
+        paths.append((*prefix, name))
+        if isinstance(command, click.Group):
+            paths += _all_command_paths(command, (*prefix, name))
+    return paths
+
+
+@pytest.mark.parametrize("path", _all_command_paths(typer.main.get_command(app)), ids=" ".join)
+def test_help_fits_an_80_column_terminal(path: tuple[str, ...]) -> None:
+    """Nothing is cut off with an ellipsis, and no docstring line break lands mid-sentence."""
+    output = runner.invoke(app, [*path, "--help"], terminal_width=80, env={"COLUMNS": "80"}).output
+    assert "…" not in output, output
+    assert max(len(line) for line in output.splitlines()) <= 80
+
+
+def test_list_keeps_capability_names_whole_at_80_columns() -> None:
+    from trace_envs.capabilities import capabilities
+
+    output = runner.invoke(app, ["list"], terminal_width=80, env={"COLUMNS": "80"}).output
+    for name in capabilities():
+        assert name in output, f"{name} is split in:\n{output}"

@@ -7,6 +7,7 @@ nothing for flags, list commands in the pipeline's order, and accept ``-h`` for 
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any
 
 import typer
@@ -34,6 +35,14 @@ PIPELINE_ORDER = (
 """Commands in the order a user runs them; a command not named here comes after these, as registered."""
 
 HELP_OPTION_NAMES = ["-h", "--help"]
+RICH_HELP_MIN_WIDTH = 100
+"""Below this many columns a command's help is click's plain layout, which wraps instead of cutting."""
+
+
+def _terminal_width() -> int:
+    from rich.console import Console
+
+    return Console().width
 
 
 class _PlainArgument(TyperArgument):
@@ -60,11 +69,34 @@ def plain_metavars(params: list[Any]) -> list[Any]:
     return params
 
 
+def unwrap_paragraphs(text: str | None) -> str | None:
+    """Join the hard-wrapped lines of each paragraph of a docstring, so the terminal wraps them at its width
+    (Typer keeps single line breaks after the first paragraph, which breaks lines mid-sentence)."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in paragraph.splitlines()) for paragraph in paragraphs)
+
+
 class TraceCommand(TyperCommand):
-    """A command whose help shows metavars, not Python types."""
+    """A command whose help shows metavars, not Python types, and wraps its paragraphs at the terminal's width."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = unwrap_paragraphs(self.help)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return plain_metavars(super().get_params(ctx))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if (ctx.terminal_width or _terminal_width()) >= RICH_HELP_MIN_WIDTH:
+            return super().format_help(ctx, formatter)
+        # Rich's option panel cuts long option names and specs with an ellipsis when narrow: use click's layout.
+        markup_mode, self.rich_markup_mode = self.rich_markup_mode, None
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            self.rich_markup_mode = markup_mode
 
 
 class TraceGroup(TyperGroup):

@@ -29,7 +29,7 @@ def gepa_command(
     ],
     policy: Annotated[
         str,
-        typer.Option("--policy", "-p", metavar="SPEC", help="Task model: anthropic:… | openai:<url>#<model> | hf:…"),
+        typer.Option("--policy", "-p", metavar="SPEC", help="Task model: anthropic:... | openai:<url>#<model> | hf:..."),
     ],
     reflection_model: Annotated[
         str, typer.Option(metavar="SPEC", help="GEPA's reflection model (the paper: the policy model itself).")

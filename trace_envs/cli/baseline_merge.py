@@ -29,7 +29,7 @@ def merge_command(
     ] = "core-tsv",
     weights: Annotated[
         str | None,
-        typer.Option(metavar="W1,W2,…", help="One weight per adapter (default 1 each; 1/N for linear, dare-linear)."),
+        typer.Option(metavar="W1,W2,...", help="One weight per adapter (default 1 each; 1/N for linear, dare-linear)."),
     ] = None,
     density: Annotated[
         float | None, typer.Option(metavar="D", help="Share of entries TIES/DARE keep (default 0.5).")

@@ -39,7 +39,7 @@ def multi_capability_command(
     budget: BudgetOption,
     weights: Annotated[
         str | None,
-        typer.Option(metavar="W1,W2,…", help="One weight per --env, in order (default: uniform)."),
+        typer.Option(metavar="W1,W2,...", help="One weight per --env, in order (default: uniform)."),
     ] = None,
     config: ConfigOption = None,
     num_generations: GenerationsOption = None,

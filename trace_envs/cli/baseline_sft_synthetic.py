@@ -29,7 +29,7 @@ def sft_synthetic_command(
     policy: Annotated[
         str,
         typer.Option(
-            metavar="SPEC", help="Policy that collects: a model spec (openai:URL#MODEL, hf:PATH, …) or oracle."
+            metavar="SPEC", help="Policy that collects: a model spec (openai:URL#MODEL, hf:PATH, ...) or oracle."
         ),
     ] = "oracle",
     epochs: Annotated[float | None, typer.Option(metavar="N", help="Passes over the successes (default 3).")] = None,

@@ -54,11 +54,12 @@ def list_command(
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title="trace-envs environments")
+    # No outer edge and a short last header: an 80-column terminal fits every id and capability unbroken.
+    table = Table(title="trace-envs environments", show_edge=False)
     table.add_column("env id", no_wrap=True)
-    table.add_column("capability", overflow="fold")
-    table.add_column("domain")
-    table.add_column("max turns", justify="right")
+    table.add_column("capability", no_wrap=True)
+    table.add_column("domain", no_wrap=True)
+    table.add_column("turns", justify="right")
     for row in rows:
         if row["capability"] is None:
             table.add_row(row["env_id"], "(target env)", "", "")
@@ -123,7 +124,7 @@ def play(
         typer.Option(
             "--policy",
             "-p",
-            help="oracle | noop | random | flawed | flawed:<capability>[,…] | a model spec. "
+            help="oracle | noop | random | flawed | flawed:<capability>[,...] | a model spec. "
             "Omit to type the agent's turns yourself.",
         ),
     ] = None,

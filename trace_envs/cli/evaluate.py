@@ -10,11 +10,7 @@ import typer
 
 from .app import app
 
-POLICY_HELP = (
-    "[NAME=]SPEC, repeat for several (the first is the baseline of the paired tests): oracle (gold) | "
-    "flawed:<cap> | noop | random | anthropic:<model> | openai:<base_url>#<model> | hf:<base> | "
-    "hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>…"
-)
+POLICY_HELP = "[NAME=]SPEC (forms above); repeat for several: the first is the baseline of the paired tests."
 
 
 @app.command("evaluate")
@@ -47,6 +43,9 @@ def evaluate_command(
     Every episode is appended to OUT/episodes/<name>.jsonl; rerunning the same command resumes (finished
     episodes are not played again) and rewrites results.json. Prints pass rate (tau2) or mean similarity
     and perfect rate (device) with bootstrap intervals, pass^k, and each policy against the first.
+
+    Policy forms: oracle (gold) | flawed:<cap> | noop | random | anthropic:<model> | openai:<base_url>#<model>
+    | hf:<base> | hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>,...
     """
     from rich.console import Console
 

@@ -53,7 +53,7 @@ def rollout_command(
         typer.Option(
             "--policy",
             "-p",
-            help="oracle | noop | random | flawed | flawed:<cap>[,…] | anthropic:<model> | openai:<base_url>#<model> | hf:<path>\\[@<adapter>]",
+            help="oracle | noop | random | flawed | flawed:<cap>[,...] | anthropic:<model> | openai:<base_url>#<model> | hf:<path>\\[@<adapter>]",
         ),
     ] = "oracle",
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Seeds 0..N-1 (unless --seeds).")] = 10,

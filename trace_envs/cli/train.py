@@ -154,7 +154,7 @@ def route_command(
     model: Annotated[str, typer.Option(metavar="MODEL", help="The frozen base model (directory or hub id).")],
     adapter: Annotated[
         list[Path],
-        typer.Option("--adapter", metavar="DIR", help="Adapter directory (repeat); labels A, B, … in order."),
+        typer.Option("--adapter", metavar="DIR", help="Adapter directory (repeat); labels A, B, ... in order."),
     ],
     task: Annotated[str | None, typer.Option(metavar="TEXT", help="The task's opening message.")] = None,
     env: Annotated[
