@@ -77,3 +77,46 @@ def test_no_requested_capability_accepts_any_snake_case_name() -> None:
 @pytest.mark.parametrize(("target", "name"), [("retail", "RETAIL"), ("airline", "AIRLINE"), ("device", "DEVICE")])
 def test_the_fix_names_the_targets_domain_object(target: str, name: str) -> None:
     assert domain_attribute(target) == name
+
+
+KNOBS = (
+    "from pydantic import BaseModel\n\n\n"
+    "class CancelKnobs(BaseModel):\n    users: int = 3\n\n\n"
+    "class RetailCancelEnv(CapabilityEnv[CancelKnobs]):"
+)
+SUBCLASS_FORMS = {
+    "generic knobs": ("class RetailCancelEnv(CapabilityEnv):", KNOBS),
+    "alias": ("class RetailCancelEnv(CapabilityEnv):", "Env = CapabilityEnv\n\n\nclass RetailCancelEnv(Env):"),
+    "generic alias": (
+        "class RetailCancelEnv(CapabilityEnv):",
+        KNOBS.replace("class RetailCancelEnv(CapabilityEnv[CancelKnobs]):", "")
+        + "Env = CapabilityEnv[CancelKnobs]\n\n\nclass RetailCancelEnv(Env):",
+    ),
+    "annotated alias": (
+        "class RetailCancelEnv(CapabilityEnv):",
+        "Env: type = CapabilityEnv\n\n\nclass RetailCancelEnv(Env):",
+    ),
+    "module attribute": (
+        "class RetailCancelEnv(CapabilityEnv):",
+        "import trace_envs.core as core\n\n\nclass RetailCancelEnv(core.CapabilityEnv):",
+    ),
+    "generic in-module base": (
+        "class RetailCancelEnv(CapabilityEnv):",
+        KNOBS.replace("class RetailCancelEnv(CapabilityEnv[CancelKnobs]):", "")
+        + "class Base(CapabilityEnv[CancelKnobs]):\n    max_turns = 8\n\n\nclass RetailCancelEnv(Base):",
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SUBCLASS_FORMS))
+def test_every_valid_way_of_subclassing_the_contract_is_accepted(form: str) -> None:
+    old, new = SUBCLASS_FORMS[form]
+    source = GOOD.replace(old, new)
+    result = contract_gate(source, GateContext(target="retail", capability="precondition_verification"))
+    assert result.passed, [f.message for f in result.findings]
+    assert result.details["env_class"] == "RetailCancelEnv"
+
+
+def test_a_subscripted_class_that_is_not_the_contract_is_not_an_env() -> None:
+    source = GOOD.replace("class RetailCancelEnv(CapabilityEnv):", "class RetailCancelEnv(dict[str, int]):")
+    assert "no-env-class" in check(source)

@@ -42,6 +42,21 @@ def test_a_correct_module_passes_every_gate(tau2_data: Path) -> None:
     assert report.table().splitlines()[-1].startswith("retail_cancel.py: passed in")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+def test_the_generic_knobs_form_passes_every_gate(tau2_data: Path, tmp_path: Path) -> None:
+    """``class MyEnv(CapabilityEnv[MyKnobs])``, the form the guide teaches, with knobs the env reads."""
+    source = GOOD_MODULE.read_text(encoding="utf-8")
+    source = source.replace(
+        "class RetailCancelEnv(CapabilityEnv):",
+        "class CancelKnobs(BaseModel):\n    users: int = 3\n\n\nclass RetailCancelEnv(CapabilityEnv[CancelKnobs]):",
+    ).replace("users=3,", "users=self.knobs.users,")
+    assert "self.knobs.users" in source
+    module = tmp_path / "retail_cancel_knobs.py"
+    module.write_text(source.replace("import random\n", "import random\n\nfrom pydantic import BaseModel\n"))
+    report = validate_file(module, make_context(seeds=8))
+    assert report.passed, report.table()
+
+
 def test_the_first_failure_stops_the_rest() -> None:
     calls: list[str] = []
 

@@ -105,16 +105,23 @@ class _ContractChecker:
     # ----- the env class ---------------------------------------------------------------------
     def _env_chain(self) -> list[ast.ClassDef]:
         """The leaf env class followed by its in-module env ancestors (nearest first)."""
-        classes = [node for node in getattr(self.tree, "body", []) if isinstance(node, ast.ClassDef)]
         env: dict[str, ast.ClassDef] = {}
         parents: dict[str, str | None] = {}
-        for cls in classes:  # bases must be defined above a class, so one pass in order suffices
-            for base in cls.bases:
-                qualified = qualified_name(base, self.aliases)
-                if _core_name(qualified) == BASE_CLASS or self._trusted_env(qualified):
-                    env[cls.name], parents[cls.name] = cls, None
-                elif isinstance(base, ast.Name) and base.id in env:
-                    env[cls.name], parents[cls.name] = cls, base.id
+        names: dict[str, str | None] = {}  # module-level name -> the env class it stands for (None: the contract)
+        for node in getattr(self.tree, "body", []):  # names are bound above their use, so one pass in order
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    found, parent = self._env_base(base, names)
+                    if found:
+                        env[node.name], parents[node.name] = node, parent
+                        names[node.name] = node.name
+                        break
+            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found, parent = self._env_base(node.value, names)
+                for target in targets:
+                    if isinstance(target, ast.Name) and found:
+                        names[target.id] = parent  # an alias: `Base = CapabilityEnv[MyKnobs]`
         if not env:
             self.add(
                 None,
@@ -139,6 +146,18 @@ class _ContractChecker:
             chain.append(env[current])
             current = parents[current]
         return chain
+
+    def _env_base(self, base: ast.expr, names: dict[str, str | None]) -> tuple[bool, str | None]:
+        """Whether ``base`` is the contract (or a trusted env), an in-module env class or an alias of either,
+        and the in-module class it stands for. Generic forms (``CapabilityEnv[MyKnobs]``) count as their origin."""
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in names:
+            return True, names[base.id]
+        qualified = qualified_name(base, self.aliases)
+        if _core_name(qualified) == BASE_CLASS or self._trusted_env(qualified):
+            return True, None
+        return False, None
 
     def _trusted_env(self, qualified: str | None) -> bool:
         """Whether ``qualified`` names a CapabilityEnv of a trusted package (the catalogue's shipped envs)."""
