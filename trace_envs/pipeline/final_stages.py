@@ -77,7 +77,9 @@ def report(ctx: StageContext) -> dict[str, Any]:
 
     notes = list(ctx.config.simulated)
     try:
-        files = write_report(ctx.root, ctx.folder, title="TRACE pipeline report", notes=notes)
+        files = write_report(
+            ctx.root, ctx.folder, title="TRACE pipeline report", notes=notes, targets=list(ctx.config.targets)
+        )
     except ReportInputError as exc:
         raise ctx.fail(str(exc)) from None
     return {"markdown": files.markdown.name, "html": files.html.name, "plots": len(files.plots),
