@@ -77,7 +77,10 @@ def test_every_part_of_the_run_is_reported(run_dir: Path, tmp_path: Path) -> Non
     # analysis, gate table (a skipped calibration, a rejection with its reason), training
     assert "| `precondition_verification` | 2/3 | 30.0% [20.0%, 35.0%] | +0.25 | yes |" in text
     assert "| catalogue, 1 | passed | passed | passed | passed | passed | passed | skipped | $0.0000 |" in text
-    assert "| tau2 | `tool_calling_precision` | catalogue | 3 | capability | the flawed solution passes the verifier |" in text
+    assert (
+        "| tau2 | `tool_calling_precision` | catalogue | 3 | capability | the flawed solution passes the verifier |"
+        in text
+    )
     assert "| complete | 4 | 32 | 0.60 | 1/8 |" in text
     names = [p.name for p in files.plots]
     assert names == [
@@ -149,9 +152,7 @@ def test_a_partial_run_shows_what_it_has(tmp_path: Path) -> None:
     ]  # fmt: skip
     text = files.markdown.read_text(encoding="utf-8")
     assert "Simulated: a scripted base agent." in text
-    assert (
-        "| `adapter` | datetime_reasoning | `trace/datetime_reasoning-v0` | complete | 2 | 16 | 0.60 | 1/4 |" in text
-    )
+    assert "| `adapter` | datetime_reasoning | `trace/datetime_reasoning-v0` | complete | 2 | 16 | 0.60 | 1/4 |" in text
 
 
 def test_the_same_run_gives_the_same_report(run_dir: Path, tmp_path: Path) -> None:
@@ -175,7 +176,9 @@ def test_inputs_are_found_by_name_and_foreign_files_passed_over(run_dir: Path) -
     assert [a.path.name for a in inputs.adapters] == ["precondition_verification", "structured_data_reasoning"]
     assert [b.run.method for b in inputs.baselines] == ["grpo"]  # its adapter is not one of TRACE's
     assert [m.path for m in inputs.manifests] == [run_dir / "envs" / "manifest.json"]
-    assert len(inputs.evaluations) == 1 and [a.path for a in inputs.analyses] == [run_dir / "analysis" / "analysis.json"]
+    assert len(inputs.evaluations) == 1 and [a.path for a in inputs.analyses] == [
+        run_dir / "analysis" / "analysis.json"
+    ]
 
 
 @pytest.mark.parametrize(
