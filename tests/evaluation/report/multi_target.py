@@ -67,7 +67,8 @@ def results(target: str, adapters: list[str]) -> EvaluationResults:
 
 
 def manifest(target: str) -> Manifest:
-    gates = ["parse", "static_policy", "contract", "leakage", "execution", "capability"]
+    gates = ["format", "parse", "static_policy", "contract", "leakage", "execution", "capability", "properties",
+             "calibration"]  # fmt: skip
     entries = {
         f"{c}.py": ModuleEntry(
             module=f"{c}.py", env_id=f"trace/{c}-v0", capability=c, target=target, generator="catalogue",
