@@ -91,8 +91,8 @@ def scaling_figure(placed: list[Point], metric: str, title: str) -> Any:
             label=line_label(method, own), **style(index),
         )  # fmt: skip
     if base is not None:
-        axis.axhline(scale * base.estimate.value, color="#7f7f7f", linestyle="--", linewidth=1,
-                     label=f"{base.policy} (0 rollouts)")  # fmt: skip
+        axis.axhline(scale * base.estimate.value, color="#555555", linestyle=(0, (4, 4)), linewidth=1.2, zorder=3,
+                     label=f"{base.policy} (0 rollouts)")  # fmt: skip  # on top: seen where a line runs level with it
     if scale == 100:
         percent_axis(axis)
     else:

@@ -99,21 +99,27 @@ def _scores_table(results: EvaluationResults) -> Table:
 
 
 def _pass_rate_plot(results: EvaluationResults, out: Path, slug: str) -> Plot:
-    target = results.target.name
-    groups = "each domain and their union" if len(results.target.domains) > 1 else "all its tasks"
-    similarity = (
-        " The right panel shows each policy's mean similarity (0 to 1: the share of the scenario's milestones "
-        "reached), which credits partial progress the pass rate does not."
-        if has_similarity(results)
-        else ""
+    target = results.target
+    groups = (
+        f"each domain and their union ({target.tasks} evaluated tasks)"
+        if len(target.domains) > 1
+        else f"its {target.tasks} evaluated tasks"
     )
+    panel, similarity = "", ""
+    if has_similarity(results):
+        panel = "Left panel: "
+        similarity = (
+            " Right panel: each policy's mean similarity (0 to 1: the share of the scenario's milestones reached), "
+            "which credits partial progress the pass rate does not."
+        )
     caption = (
-        f"Pass rate of each policy on {target}, over {groups} (left panel: % of a task's trials passed, averaged "
-        f"over tasks; each bar is labelled with its value, a bar at 0 is a thick line on the axis). Whiskers: the "
-        f"bootstrap interval.{similarity} Overlapping whiskers do not settle a difference: the paired table does."
+        f"{panel}the pass rate of each policy on {target.name}, over {groups}: the % of a task's trials passed, "
+        "averaged over tasks. Each bar is labelled with its value (at the end of its whisker, the bootstrap "
+        f"interval); a bar at 0 is a thick line on the axis in the policy's colour.{similarity} Overlapping "
+        "whiskers do not settle a difference: the paired table does."
     )
     path = save(pass_rate_figure(results), out / f"pass_rate_{slug}.png")
-    return Plot(path, f"Pass rate per policy on {target}", caption)
+    return Plot(path, f"Pass rate per policy on {target.name}", caption[0].upper() + caption[1:])
 
 
 def _comparisons(results: EvaluationResults) -> Table:
