@@ -154,7 +154,7 @@ def test_sections_follow_the_runs_target_order(run: Path, tmp_path: Path) -> Non
 
 def test_the_evaluation_says_which_tasks_it_used(report: str) -> None:
     assert "3 policies on the first 9 of 48 device tasks (9 in all, split all)" in report
-    assert "Only these 9 tasks were evaluated: a pass rate here is not comparable with one over all 48" in report
+    assert "Only these 9 tasks were evaluated (`task-0`, `task-1`, `task-2`, `task-3`, `task-4`, `task-5`, `task-6`, `task-7`, `task-8`): a pass rate here is not comparable with one over all 48" in report  # fmt: skip
     assert "3 policies on all 9 retail tasks (split base)" in report
     assert "48 rollout episodes of `rollout/device.jsonl` (18 successes: 37.5%" in report
 

@@ -189,9 +189,12 @@ def test_inputs_are_found_by_name_and_foreign_files_passed_over(run_dir: Path) -
         ("adapters/structured_data_reasoning/trace_adapter.json", '{"capability": 3}', "not an adapter's metadata"),
         ("baselines/grpo/baseline.json", '{"method": "grpo"}', "not a baseline record"),
         ("evaluation/results.json", '{"format": "trace-envs/evaluation@1"}', "not a trace-envs evaluation results"),
+        ("route/tau2.routes.json", '[{"task": 3}]', "not a routes file (the pipeline's route stage writes it)"),
+        ("analyze/retail/analysis.json", "[]", "not an analysis result"),  # every analysis is read, not the first
     ],
 )
 def test_a_malformed_file_is_one_line_naming_it(run_dir: Path, relative: str, content: str, needle: str) -> None:
+    (run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
     (run_dir / relative).write_text(content, encoding="utf-8")
     with pytest.raises(ReportInputError) as caught:
         collect_inputs(run_dir)

@@ -146,9 +146,11 @@ def evaluation_section(evaluation: Results, inputs: ReportInputs, out: Path, slu
         f"{results.bootstrap.resamples} resamples, seed {results.bootstrap.seed}."
     )
     if target.limit is not None and target.available is not None and target.tasks < target.available:
+        ids = list(dict.fromkeys(o.task_id for p in results.policies[:1] for o in p.outcomes))
+        named = f" ({', '.join(f'`{i}`' for i in ids)})" if 0 < len(ids) <= 12 else ""
         section.paragraphs.append(
-            f"Only these {target.tasks} tasks were evaluated: a pass rate here is not comparable with one over all "
-            f"{target.available} (such as the rollout's in the analysis section) unless the tasks are alike."
+            f"Only these {target.tasks} tasks were evaluated{named}: a pass rate here is not comparable with one "
+            f"over all {target.available} (such as the rollout's in the analysis section) unless the tasks are alike."
         )
     if not results.policies:
         section.paragraphs.append("The results hold no policy yet.")
