@@ -42,6 +42,15 @@ def test_the_demo_finds_the_planted_deficits_and_writes_the_report(demo_run) -> 
     assert "scripted" in markdown and "tiny random model" in markdown and "API key and a GPU" in markdown
     assert "<img" in html or "data:image/png;base64" in html
     assert "API key and a GPU" in output and "report.html" in output
+    # the report covers every target: three analyses, four validated modules by target, each target's routing
+    for target in ("device", "retail", "airline"):
+        assert f"## Capability selection and coverage: {target}" in markdown
+    assert "4 module(s) validated" in markdown and "by target: device 2, retail 1, airline 1" in markdown
+    assert markdown.count("Route-only evaluation of `routed`") == 3
+    assert "the first 9 of 48 device tasks" in markdown  # which tasks the evaluation used
+    # the console: which tasks were evaluated, and the routing as a table, not a Python dict
+    assert "device (first 9 of 48 tasks)" in output and "Routing of the rollout tasks" in output
+    assert "{'" not in output
 
 
 def test_a_rerun_with_nothing_changed_runs_nothing(demo_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

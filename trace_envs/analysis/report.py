@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .models import AnalysisConfig, AnalysisResult, CapabilitySummary
+from .models import AnalysisConfig, AnalysisResult
+from .plots import ordered, write_plots
 
 
 def _pct(value: float | None) -> str:
@@ -31,51 +32,6 @@ def keep_rule(config: AnalysisConfig) -> str:
         )
     runs = "run" if config.runs == 1 else f"{config.runs} runs"
     return f"selected in a run when {selected}; kept when selected in at least {100 * config.min_selection:.0f}% of the {runs}"
-
-
-def ordered(result: AnalysisResult) -> list[CapabilitySummary]:
-    """The summary rows, most often selected first (then by coverage, then by name): the plots' order."""
-    return sorted(result.summary, key=lambda s: (-s.selection_frequency, -(s.coverage_median or 0.0), s.capability))
-
-
-def write_plots(result: AnalysisResult, out: Path) -> list[Path]:
-    """``selection_frequency.png`` and ``coverage.png``; empty when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        return []
-    rows = ordered(result)
-    if not rows:
-        return []
-    names = [s.capability for s in rows][::-1]
-    colors = ["#2e8b57" if s.kept else "#9e9e9e" for s in rows][::-1]
-    height = 1.2 + 0.4 * len(rows)
-    paths = []
-    figure, axis = plt.subplots(figsize=(7, height))
-    axis.barh(names, [s.selected for s in rows][::-1], color=colors)
-    axis.set_xlim(0, max(1, result.config.runs))
-    axis.set_xlabel(f"runs selected (of {result.config.runs})")
-    axis.set_title("Capability selection frequency")
-    figure.tight_layout()
-    paths.append(out / "selection_frequency.png")
-    figure.savefig(paths[-1], dpi=120)
-    plt.close(figure)
-    figure, axis = plt.subplots(figsize=(7, height))
-    medians = [100 * (s.coverage_median or 0.0) for s in rows][::-1]
-    low = [100 * ((s.coverage_median or 0.0) - (s.coverage_q1 or 0.0)) for s in rows][::-1]
-    high = [100 * ((s.coverage_q3 or 0.0) - (s.coverage_median or 0.0)) for s in rows][::-1]
-    axis.barh(names, medians, xerr=[low, high], color=colors, capsize=3)
-    axis.set_xlim(0, 100)
-    axis.set_xlabel("median coverage of failed trajectories (%), error bars: IQR")
-    axis.set_title("Failure coverage per capability")
-    figure.tight_layout()
-    paths.append(out / "coverage.png")
-    figure.savefig(paths[-1], dpi=120)
-    plt.close(figure)
-    return paths
 
 
 def render_markdown(result: AnalysisResult, plots: list[Path]) -> str:

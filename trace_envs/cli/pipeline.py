@@ -97,9 +97,12 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
 
 
 def print_outcomes(outcomes: list[StageOutcome], out: Path) -> None:
-    """One line per stage: what it did and its headline numbers."""
+    """One line per stage: what it did and its headline numbers; then the routing as a table."""
     for outcome in outcomes:
         console.print(f"[bold]{outcome.name:<10}[/bold] {outcome.action:<8} {_headline(outcome)}", highlight=False)
+    for outcome in outcomes:
+        if outcome.name == "route" and outcome.summary.get("targets"):
+            console.print(route_table(outcome.summary["targets"]))
     report = out / "report" / "report.html"
     if report.exists():
         console.print(f"report: {report} (and {report.with_suffix('.md')})")
@@ -117,13 +120,42 @@ def _headline(outcome: StageOutcome) -> str:
     if outcome.name == "train":
         return "; ".join(f"{name} {a['steps']} steps" for name, a in summary.get("adapters", {}).items()) or "-"
     if outcome.name == "route":
-        return "; ".join(f"{t} {v['routes']}" for t, v in targets.items())
+        return "; ".join(f"{t} {sum(v['routes'].values())} tasks" for t, v in targets.items()) + " (table below)"
     if outcome.name == "evaluate":
+        tasks = summary.get("tasks", {})
         return "; ".join(
-            f"{t}: " + ", ".join(f"{p} {v['pass_rate']:.0%}" for p, v in policies.items())
+            f"{t}{_evaluated(tasks.get(t))}: " + ", ".join(f"{p} {v['pass_rate']:.0%}" for p, v in policies.items())
             for t, policies in targets.items()
         )
     return f"{summary.get('html', '')}"
+
+
+def _evaluated(tasks: dict[str, Any] | None) -> str:
+    """`` (first 9 of 48 tasks)`` when the evaluation kept only some of a target's tasks (the rollout ran on
+    all of them, so the two pass rates are over different tasks)."""
+    if not tasks or tasks.get("limit") is None or tasks.get("available") in (None, tasks.get("evaluated")):
+        return ""
+    return f" (first {tasks['limit']} of {tasks['available']} tasks)"
+
+
+def route_table(targets: dict[str, Any]) -> Any:
+    """The route stage's summary as a table: per target, how many rollout tasks the router sent where."""
+    from rich.table import Table
+
+    table = Table(title="Routing of the rollout tasks", title_justify="left")
+    for column in ("target", "adapters", "routed to", "tasks"):
+        table.add_column(column)
+    for target, value in targets.items():
+        routes = value.get("routes", {})
+        total = sum(routes.values())
+        if not routes:
+            table.add_row(target, str(value.get("adapters", 0)), "(no adapter: nothing routed)", "-")
+        for index, (route, count) in enumerate(sorted(routes.items(), key=lambda item: (-item[1], item[0]))):
+            name = "base model alone" if route == "base" else route
+            first = index == 0
+            table.add_row(target if first else "", str(value.get("adapters", 0)) if first else "", name,
+                          f"{count}/{total} ({count / total:.0%})")  # fmt: skip
+    return table
 
 
 @app.command("pipeline")

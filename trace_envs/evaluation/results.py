@@ -183,6 +183,10 @@ class TargetInfo(_Model):
     source: str = Field(description="The tau2 data folder, the device scenario file, or 'builtin'.")
     split: str = "base"
     tasks: int = Field(description="Tasks per policy (all domains).")
+    available: int | None = Field(
+        default=None, description="Tasks the target's split has before ``limit`` (None: not recorded)."
+    )
+    limit: int | None = Field(default=None, description="Only the first ``limit`` tasks per domain were kept.")
     user_model: str | None = Field(default=None, description="The simulated user's model spec (tau2), if any.")
 
 

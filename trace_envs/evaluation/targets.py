@@ -67,10 +67,13 @@ def _tau2_target(name: str, data: str | Path | None, split: str, limit: int | No
 
     tasks: list[EvalTask] = []
     source = ""
+    available = 0
     for domain in TAU2_DOMAINS[name]:
         domain_data = load_domain_data(data, domain)
         source = str(domain_data.path.parent)
-        ids = domain_data.task_ids(split)[:limit]
+        every = domain_data.task_ids(split)
+        available += len(every)
+        ids = every[:limit]
         env_kwargs = {"data_dir": str(domain_data.path)}
         tasks += [
             EvalTask(
@@ -83,7 +86,10 @@ def _tau2_target(name: str, data: str | Path | None, split: str, limit: int | No
             )
             for task_id in ids
         ]
-    info = TargetInfo(name=name, domains=list(TAU2_DOMAINS[name]), source=source, split=split, tasks=len(tasks))
+    info = TargetInfo(
+        name=name, domains=list(TAU2_DOMAINS[name]), source=source, split=split, tasks=len(tasks),
+        available=available, limit=limit,
+    )  # fmt: skip
     return Target(info=info, tasks=tasks)
 
 
@@ -95,19 +101,23 @@ def _device_target(data: str | Path | None, split: str, limit: int | None) -> Ta
         raise ValueError(f"device split must be train, test or all, got {split!r}")
     tasks: list[EvalTask] = []
     if data is None:
-        for scenario in builtin_pool(split)[:limit]:
+        pool = builtin_pool(split)
+        for scenario in pool[:limit]:
             tasks.append(_device_task(scenario.name, {"scenario": scenario.name}))
+        available = len(pool)
     else:
-        scenarios = [s for s in load_scenarios(data) if split == "all" or s.split == split][:limit]
-        for scenario in scenarios:
+        every = [s for s in load_scenarios(data) if split == "all" or s.split == split]
+        available = len(every)
+        for scenario in every[:limit]:
             tasks.append(
                 _device_task(scenario.name, {"scenarios": [scenario.model_dump(mode="json", exclude_none=True)]})
             )
     if not tasks:
         raise ValueError(f"no device scenarios in split {split!r} of {data or 'the built-in scenarios'}")
     info = TargetInfo(
-        name="device", domains=["device"], source=str(data) if data else "builtin", split=split, tasks=len(tasks)
-    )
+        name="device", domains=["device"], source=str(data) if data else "builtin", split=split, tasks=len(tasks),
+        available=available, limit=limit,
+    )  # fmt: skip
     return Target(info=info, tasks=tasks)
 
 

@@ -41,7 +41,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
     from .targets import tau2_user
 
     section = ctx.config.evaluate
-    summary: dict[str, Any] = {"targets": {}}
+    summary: dict[str, Any] = {"targets": {}, "tasks": {}}
     for target in ctx.config.targets:
         data = None if target == "device" else tau2_root(ctx.config, ctx.stage_dir("rollout"))
         try:
@@ -68,6 +68,8 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
             p.name: {"pass_rate": p.summary.overall.pass_rate.value, "episodes": p.summary.episodes}
             for p in results.policies
         }
+        info = results.target  # which tasks: the rollout ran on all of them, the evaluation maybe on the first few
+        summary["tasks"][target] = {"evaluated": info.tasks, "available": info.available, "limit": info.limit}
     return summary
 
 
@@ -77,7 +79,9 @@ def report(ctx: StageContext) -> dict[str, Any]:
 
     notes = list(ctx.config.simulated)
     try:
-        files = write_report(ctx.root, ctx.folder, title="TRACE pipeline report", notes=notes)
+        files = write_report(
+            ctx.root, ctx.folder, title="TRACE pipeline report", notes=notes, targets=list(ctx.config.targets)
+        )
     except ReportInputError as exc:
         raise ctx.fail(str(exc)) from None
     return {"markdown": files.markdown.name, "html": files.html.name, "plots": len(files.plots),

@@ -4,10 +4,11 @@ adapter for every target task)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from trace_envs.routing.routes_file import ROUTES_SUFFIX
 
 from .context import StageContext
 from .data_stages import store_path
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
 TINY = "tiny"
 BASE_MODEL_DIR = "base-model"
-ROUTES_SUFFIX = ".routes.json"
 
 
 def _cpu_threads() -> None:
@@ -141,6 +141,8 @@ def opening_messages(store: Path) -> list[tuple[str, str]]:
 
 def route(ctx: StageContext) -> dict[str, Any]:
     """The router's choice for every target task, into ``route/<target>.routes.json``."""
+    from trace_envs.routing.routes_file import RoutedTask, load_routes, save_routes
+
     summary: dict[str, Any] = {"targets": {}}
     if not ctx.config.route.enabled:
         return summary
@@ -158,16 +160,13 @@ def route(ctx: StageContext) -> dict[str, Any]:
             decisions = []
             for index, (key, text) in enumerate(tasks):
                 decision = router.route(text)
-                decisions.append({"task": key, "capability": decision.capability, "label": decision.label,
-                                  "adapter": decision.adapter_path})  # fmt: skip
+                decisions.append(RoutedTask(task=key, capability=decision.capability, label=decision.label,
+                                            adapter=decision.adapter_path))  # fmt: skip
                 ctx.report(f"{target}: routing", index + 1, len(tasks))
-            temporary = out.with_suffix(".tmp")
-            temporary.write_text(json.dumps(decisions, indent=1), encoding="utf-8")
-            os.replace(temporary, out)
-        decisions = json.loads(out.read_text(encoding="utf-8"))
+            save_routes(out, decisions)
         counts: dict[str, int] = {}
-        for decision in decisions:
-            counts[decision["capability"] or "base"] = counts.get(decision["capability"] or "base", 0) + 1
+        for routed in load_routes(out):
+            counts[routed.capability or "base"] = counts.get(routed.capability or "base", 0) + 1
         summary["targets"][target] = {"adapters": len(adapters), "routes": counts}
     return summary
 

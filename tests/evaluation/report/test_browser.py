@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 
 from trace_envs.evaluation.report import write_report
+from trace_envs.evaluation.report.figures import COLORS
+
+from .multi_target import make_multi_target_run
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WIDTH = 1200
@@ -29,14 +32,28 @@ window.addEventListener("load", () => {
     const data = img.naturalWidth ? context.getImageData(0, 0, img.naturalWidth, img.naturalHeight).data : [];
     const colours = new Set();
     for (let i = 0; i < data.length; i += 4 * 7) colours.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+    const palette = PALETTE.map(([r, g, b]) => {
+      let count = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 24) count += 1;
+      }
+      return count;
+    });
     const box = img.getBoundingClientRect();
     return {plot: img.dataset.plot, width: img.naturalWidth, height: img.naturalHeight, colours: colours.size,
-            box: [box.left + window.scrollX, box.top + window.scrollY, box.width, box.height]};
+            palette, box: [box.left + window.scrollX, box.top + window.scrollY, box.width, box.height]};
   });
-  document.body.setAttribute("data-probe", JSON.stringify({images, height: document.documentElement.scrollHeight}));
+  const tables = [...document.querySelectorAll("table")].map((table) => ({
+    header: table.querySelector("th").textContent, width: table.scrollWidth,
+    room: table.closest("section").clientWidth}));
+  document.body.setAttribute("data-probe", JSON.stringify({images, tables, height: document.documentElement.scrollHeight}));
 });
 </script>"""
-"""Appended to a copy of the page: each image's decoded size, its distinct colours and where it is laid out."""
+"""Appended to a copy of the page: each image's decoded size, its distinct colours, how many of its pixels have
+each :data:`PALETTE` colour, and where it is laid out; each table's full width against its section's."""
+
+PALETTE = list(COLORS)
+"""The series colours (the n-th series of a plot)."""
 
 
 def chromium() -> str:
@@ -58,7 +75,9 @@ def run_browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedP
 def probe(binary: str, page: Path, tmp_path: Path) -> dict[str, Any]:
     """Load a copy of ``page`` with :data:`PROBE` and read back what it measured from the DOM."""
     copy = tmp_path / "probe.html"
-    copy.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "\n</body>"), encoding="utf-8")
+    rgb = json.dumps([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in PALETTE])
+    script = PROBE.replace("PALETTE", rgb)
+    copy.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "\n</body>"), encoding="utf-8")
     result = run_browser(
         binary, tmp_path / "profile-dom", f"--window-size={WIDTH},1000", "--virtual-time-budget=10000", "--dump-dom",
         copy.as_uri(),
@@ -100,3 +119,26 @@ def test_the_page_renders_its_plots_in_chromium(run_dir: Path, tmp_path: Path) -
         assert len(colours) > 20 and non_white > 0.02, f"the screenshot shows no plot where {image['plot']} is"
     blank = pixels[:20, -20:]  # the page's right margin stays white: the check can tell a plot from paper
     assert len({tuple(p) for p in (blank * 255).astype(int).reshape(-1, 3).tolist()}) == 1
+
+
+def test_flat_series_zero_bars_and_wide_tables_show_in_chromium(tmp_path: Path) -> None:
+    """A multi-target run where most series are 0: every policy's bar and every adapter's curve leaves pixels
+    of its colour beyond its legend entry; no table is wider than its section (the full gate table shows)."""
+    binary = chromium()
+    run = make_multi_target_run(tmp_path / "run")
+    files = write_report(run, tmp_path / "report", targets=["device", "retail", "airline"])
+    measured = probe(binary, files.html, tmp_path)
+    images = {image["plot"]: image for image in measured["images"]}
+    assert sorted(images) == sorted(p.name for p in files.plots)
+
+    def visible(plot: str, series: int) -> bool:
+        # a legend entry alone is ~100-220 pixels of its colour; a bar at 0 or a curve under three others, drawn
+        # as a mark of its own, adds several hundred more
+        return images[plot]["palette"][series] >= 300
+
+    for target in ("device", "tau2-retail", "tau2-airline"):  # base, model and routed; two of them all at 0
+        assert all(visible(f"pass_rate_{target}.png", n) for n in range(3)), images[f"pass_rate_{target}.png"]
+    assert all(visible("training_curves.png", n) for n in range(4)), images["training_curves.png"]  # all at 0
+    assert len(measured["tables"]) == 18
+    for table in measured["tables"]:  # the gate table and the policies' long specs wrap: none is cut off
+        assert table["width"] <= table["room"] + 1, table

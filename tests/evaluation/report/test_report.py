@@ -62,10 +62,13 @@ def test_every_part_of_the_run_is_reported(run_dir: Path, tmp_path: Path) -> Non
     assert files.missing == []
     assert [line[3:] for line in text.splitlines() if line.startswith("## ")] == SECTION_TITLES
     # pass rates with their intervals, per domain and over the union
-    assert "| base | base | `hf:tiny` | overall | 20 | 30.0% [20.0%, 40.0%] | k=1: 30.0% |" in text
-    assert "| trace | routed | `routed` | airline | 10 | 45.0% [35.0%, 55.0%] |" in text
+    assert "| base | base model | `hf:tiny` | overall | 20 | 30.0% [20.0%, 40.0%] | k=1: 30.0% |" in text
+    assert "| trace | routed adapters (TRACE) | `routed` | airline | 10 | 45.0% [35.0%, 55.0%] |" in text
     assert "| trace | base | overall | 20 | 5/1/14 | +20.0 pts | 0.219 |" in text  # the paired comparison
-    assert "| 12 | 75.0% [65.0%, 85.0%] | 60.0% [50.0%, 70.0%] | 50.0% |" in text  # route-only evaluation
+    # route-only evaluation: both of the routed policy's adapters are candidates, each evaluated alone
+    assert "| `structured_data_reasoning` | `adapters/structured_data_reasoning` | structured_data_reasoning |" in text
+    assert "| `precondition_verification` | `adapters/precondition_verification` | precondition_verification |" in text
+    assert "| `__base__` (the base model alone) | none | base |" in text
     # methods side by side: TRACE's adapters (their budget is max_steps x 8 rollouts) and the GRPO baseline
     assert "| TRACE adapter `structured_data_reasoning` | `trace/structured_data_reasoning-v0` | 32 | 32 |" in text
     assert "| TRACE adapter `precondition_verification` | `trace/precondition_verification-v0` | 32 | 24 |" in text
@@ -73,8 +76,11 @@ def test_every_part_of_the_run_is_reported(run_dir: Path, tmp_path: Path) -> Non
     assert "TRACE's adapters spent 56 rollouts in all" in text
     # analysis, gate table (a skipped calibration, a rejection with its reason), training
     assert "| `precondition_verification` | 2/3 | 30.0% [20.0%, 35.0%] | +0.25 | yes |" in text
-    assert "| catalogue | 1 | passed | passed | passed | passed | passed | passed | skipped | $0.0000 |" in text
-    assert "| `tool_calling_precision` | catalogue | 3 | capability | the flawed solution passes the verifier |" in text
+    assert "| catalogue, 1 | passed | passed | passed | passed | passed | passed | skipped | $0.0000 |" in text
+    assert (
+        "| tau2 | `tool_calling_precision` | catalogue | 3 | capability | the flawed solution passes the verifier |"
+        in text
+    )
     assert "| complete | 4 | 32 | 0.60 | 1/8 |" in text
     names = [p.name for p in files.plots]
     assert names == [
@@ -107,7 +113,7 @@ def test_the_html_page_embeds_its_plots_and_nothing_else(run_dir: Path, tmp_path
     for source, plot in zip(sources, files.plots, strict=True):
         assert source.startswith("data:image/png;base64,")
         assert base64.b64decode(source.split(",", 1)[1]) == plot.read_bytes()
-    assert page.tags.count("table") == 8  # policies, paired, route, methods, analysis, gates, rejected, training
+    assert page.tags.count("table") == 9  # policies, paired, route (2), methods, analysis, gates, rejected, training
     assert '<td class="skip">skipped</td>' in html and "<code>hf:tiny</code>" in html
 
 
@@ -146,9 +152,7 @@ def test_a_partial_run_shows_what_it_has(tmp_path: Path) -> None:
     ]  # fmt: skip
     text = files.markdown.read_text(encoding="utf-8")
     assert "Simulated: a scripted base agent." in text
-    assert (
-        "| `adapter` | `datetime_reasoning` | `trace/datetime_reasoning-v0` | complete | 2 | 16 | 0.60 | 1/4 |" in text
-    )
+    assert "| `adapter` | datetime_reasoning | `trace/datetime_reasoning-v0` | complete | 2 | 16 | 0.60 | 1/4 |" in text
 
 
 def test_the_same_run_gives_the_same_report(run_dir: Path, tmp_path: Path) -> None:
@@ -171,8 +175,10 @@ def test_inputs_are_found_by_name_and_foreign_files_passed_over(run_dir: Path) -
     inputs = collect_inputs(run_dir)
     assert [a.path.name for a in inputs.adapters] == ["precondition_verification", "structured_data_reasoning"]
     assert [b.run.method for b in inputs.baselines] == ["grpo"]  # its adapter is not one of TRACE's
-    assert inputs.manifest is not None and inputs.manifest_path == run_dir / "envs" / "manifest.json"
-    assert len(inputs.evaluations) == 1 and inputs.analysis is not None
+    assert [m.path for m in inputs.manifests] == [run_dir / "envs" / "manifest.json"]
+    assert len(inputs.evaluations) == 1 and [a.path for a in inputs.analyses] == [
+        run_dir / "analysis" / "analysis.json"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -183,9 +189,12 @@ def test_inputs_are_found_by_name_and_foreign_files_passed_over(run_dir: Path) -
         ("adapters/structured_data_reasoning/trace_adapter.json", '{"capability": 3}', "not an adapter's metadata"),
         ("baselines/grpo/baseline.json", '{"method": "grpo"}', "not a baseline record"),
         ("evaluation/results.json", '{"format": "trace-envs/evaluation@1"}', "not a trace-envs evaluation results"),
+        ("route/tau2.routes.json", '[{"task": 3}]', "not a routes file (the pipeline's route stage writes it)"),
+        ("analyze/retail/analysis.json", "[]", "not an analysis result"),  # every analysis is read, not the first
     ],
 )
 def test_a_malformed_file_is_one_line_naming_it(run_dir: Path, relative: str, content: str, needle: str) -> None:
+    (run_dir / relative).parent.mkdir(parents=True, exist_ok=True)
     (run_dir / relative).write_text(content, encoding="utf-8")
     with pytest.raises(ReportInputError) as caught:
         collect_inputs(run_dir)

@@ -14,11 +14,11 @@ def methods_section(inputs: ReportInputs) -> Section:
         section.missing = "no baseline.json or adapter: run `trace-envs baseline NAME` or `trace-envs train`"
         return section
     table = Table(["method", "envs", "rollout budget", "rollouts used", "artifact"], [])
-    for adapter in inputs.adapters:
+    for adapter, label in zip(inputs.adapters, inputs.adapter_labels(), strict=True):
         rollouts, budget = adapter.rollouts, adapter.budget
         table.rows.append(
             [
-                f"TRACE adapter `{adapter.metadata.capability}`",
+                f"TRACE adapter `{label}`",
                 ", ".join(f"`{e}`" for e in adapter.metadata.env_ids),
                 "n/a" if budget is None else str(budget),
                 "n/a" if rollouts is None else str(rollouts),

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from trace_envs.analysis.models import AnalysisResult
     from trace_envs.baselines.run import BaselineRun
     from trace_envs.evaluation.results import EvaluationResults
+    from trace_envs.routing.routes_file import RoutedTask
     from trace_envs.synthesis.manifest import Manifest
     from trace_envs.training.config import TrainConfig
     from trace_envs.training.metadata import AdapterMetadata
@@ -74,17 +75,72 @@ class Results:
 
 
 @dataclass
+class Analysis:
+    """A capability analysis: its ``analysis.json`` and the target it is about (its folder's name)."""
+
+    path: Path
+    result: AnalysisResult
+
+    @property
+    def target(self) -> str:
+        return self.path.parent.name
+
+
+@dataclass
+class SynthesisManifest:
+    """A synthesis manifest: its ``manifest.json`` (each module and rejection names its own target)."""
+
+    path: Path
+    manifest: Manifest
+
+
+@dataclass
+class Routes:
+    """The router's choices for a target's rollout tasks: a ``<target>.routes.json``."""
+
+    path: Path
+    target: str
+    routed: list[RoutedTask]
+
+
+@dataclass
 class ReportInputs:
-    """Everything a report can show; each part is optional and the report says which are missing."""
+    """Everything a report can show; each part is optional and the report says which are missing.
+
+    ``targets`` orders the per-target parts (the pipeline passes its config's order); targets it does not
+    name follow by name."""
 
     root: Path | None = None
     evaluations: list[Results] = field(default_factory=list)
-    analysis: AnalysisResult | None = None
-    analysis_path: Path | None = None
-    manifest: Manifest | None = None
-    manifest_path: Path | None = None
+    analyses: list[Analysis] = field(default_factory=list)
+    manifests: list[SynthesisManifest] = field(default_factory=list)
     adapters: list[Adapter] = field(default_factory=list)
     baselines: list[Baseline] = field(default_factory=list)
+    routes: list[Routes] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+
+    def target_rank(self, name: str) -> tuple[int, str]:
+        """Sort key of a target: its place in :attr:`targets` (``tau2-airline`` is ``airline``), then its name."""
+        for index, target in enumerate(self.targets):
+            if same_target(name, target):
+                return index, name
+        return len(self.targets), name
+
+    def adapter_labels(self) -> list[str]:
+        """A unique name per adapter, used in every table and legend: its capability, with its target (its
+        folder's parent, as the pipeline lays them out) when two share a capability, else its path."""
+        capabilities = [a.metadata.capability for a in self.adapters]
+        labels = [
+            c if capabilities.count(c) == 1 else f"{c} ({a.path.parent.name})"
+            for c, a in zip(capabilities, self.adapters, strict=True)
+        ]
+        return [
+            n if labels.count(n) == 1 else self.relative(a.path) for n, a in zip(labels, self.adapters, strict=True)
+        ]
+
+    def routes_of(self, target: str) -> Routes | None:
+        """The routes file of ``target`` (``tau2-airline`` finds ``airline.routes.json``), if any."""
+        return next((r for r in self.routes if same_target(target, r.target)), None)
 
     def baseline_of(self, folders: list[str]) -> Baseline | None:
         """The baseline whose folder holds one of ``folders`` (a policy's adapters), if any."""
@@ -100,6 +156,11 @@ class ReportInputs:
         return str(path)
 
 
+def same_target(name: str, other: str) -> bool:
+    """Whether two target names mean one target: the evaluation's ``tau2-airline`` is the pipeline's ``airline``."""
+    return name.removeprefix("tau2-") == other.removeprefix("tau2-")
+
+
 def same_folder(named: str, found: Path) -> bool:
     """Whether a folder named in results (absolute, or relative to wherever the command ran) is ``found``:
     the same resolved path, or ``found``'s path ends with the named parts."""
@@ -111,14 +172,13 @@ def _searched(name: str) -> bool:
     return not (name in SKIPPED_DIRS or name.startswith((".", "checkpoint-")))
 
 
-def find_files(root: Path, name: str) -> list[Path]:
-    """Files called ``name`` under ``root`` in sorted path order; :data:`SKIPPED_DIRS`, hidden and
-    ``checkpoint-*`` folders are not entered."""
+def find_files(root: Path, name: str, *, suffix: bool = False) -> list[Path]:
+    """Files called ``name`` (or, with ``suffix``, whose names end with it) under ``root`` in sorted path
+    order; :data:`SKIPPED_DIRS`, hidden and ``checkpoint-*`` folders are not entered."""
     found = []
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = [d for d in subfolders if _searched(d)]
-        if name in files:
-            found.append(Path(folder) / name)
+        found += [Path(folder) / f for f in files if (f.endswith(name) and f != name if suffix else f == name)]
     return sorted(found)
 
 
@@ -158,46 +218,79 @@ def load_baseline(path: Path) -> Baseline:
         raise ReportInputError(f"{exc}; rerun the baseline that wrote it, or remove it") from None
 
 
-def collect_inputs(run_dir: str | Path) -> ReportInputs:
-    """Read every output under ``run_dir``. The first ``analysis.json`` and the first synthesis
-    ``manifest.json`` (in path order) are used; every evaluation, adapter and baseline record is. A
-    ``results.json`` or ``manifest.json`` of another format (another tool's) is passed over, and an adapter
-    inside a baseline's folder belongs to that baseline, not to TRACE."""
-    from trace_envs.analysis.models import AnalysisResult
+def collect_inputs(run_dir: str | Path, targets: list[str] | None = None) -> ReportInputs:
+    """Read every output under ``run_dir``: every evaluation, analysis, synthesis manifest, routes file,
+    adapter and baseline record. A ``results.json`` or ``manifest.json`` of another format (another tool's)
+    is passed over, and an adapter inside a baseline's folder belongs to that baseline, not to TRACE.
+    ``targets`` orders the per-target parts (see :class:`ReportInputs`)."""
     from trace_envs.baselines.run import BASELINE_FILE
-    from trace_envs.evaluation.results import RESULTS_FILE, RESULTS_FORMAT, load_results
-    from trace_envs.synthesis.manifest import MANIFEST, MANIFEST_FORMAT, Manifest
     from trace_envs.training.metadata import METADATA_FILE
 
     root = Path(run_dir)
     if not root.is_dir():
         raise ReportInputError(f"{root} is not a folder: pass the run folder the pipeline (or each command) wrote")
-    inputs = ReportInputs(root=root)
+    inputs = ReportInputs(root=root, targets=list(targets or []))
+    inputs.evaluations = _evaluations(root)
+    inputs.analyses = [_analysis(path) for path in find_files(root, "analysis.json")]
+    inputs.manifests = _manifests(root)
+    inputs.routes = _routes(root)
+    inputs.baselines = [load_baseline(path) for path in find_files(root, BASELINE_FILE)]
+    for path in find_files(root, METADATA_FILE):
+        if not any(path.is_relative_to(b.path) for b in inputs.baselines):  # a baseline's own adapter
+            inputs.adapters.append(load_adapter(path))
+    inputs.evaluations.sort(key=lambda e: inputs.target_rank(e.results.target.name))
+    inputs.analyses.sort(key=lambda a: inputs.target_rank(a.target))
+    inputs.routes.sort(key=lambda r: inputs.target_rank(r.target))
+    inputs.adapters.sort(key=lambda a: (inputs.target_rank(a.path.parent.name), str(a.path)))
+    inputs.manifests.sort(key=lambda m: inputs.target_rank(m.path.parent.name))
+    return inputs
+
+
+def _evaluations(root: Path) -> list[Results]:
+    from trace_envs.evaluation.results import RESULTS_FILE, RESULTS_FORMAT, load_results
+
+    found = []
     for path in find_files(root, RESULTS_FILE):
         data = _read_json(path)
         if isinstance(data, dict) and data.get("format") == RESULTS_FORMAT:
             try:
-                inputs.evaluations.append(Results(path.parent, load_results(path)))
+                found.append(Results(path.parent, load_results(path)))
             except ValueError as exc:
                 raise ReportInputError(f"{exc}; rerun `trace-envs evaluate`, or remove it") from None
-    for path in find_files(root, "analysis.json")[:1]:
-        try:
-            inputs.analysis = AnalysisResult.model_validate(_read_json(path))
-        except ValueError as exc:
-            raise _problem(path, exc, "an analysis result (trace-envs analyze writes it)") from None
-        inputs.analysis_path = path
+    return found
+
+
+def _analysis(path: Path) -> Analysis:
+    from trace_envs.analysis.models import AnalysisResult
+
+    try:
+        return Analysis(path, AnalysisResult.model_validate(_read_json(path)))
+    except ValueError as exc:
+        raise _problem(path, exc, "an analysis result (trace-envs analyze writes it)") from None
+
+
+def _manifests(root: Path) -> list[SynthesisManifest]:
+    from trace_envs.synthesis.manifest import MANIFEST, MANIFEST_FORMAT, Manifest
+
+    found = []
     for path in find_files(root, MANIFEST):
         data = _read_json(path)
         if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
             continue  # another tool's manifest.json
         try:
-            inputs.manifest = Manifest.model_validate(data)
+            found.append(SynthesisManifest(path, Manifest.model_validate(data)))
         except ValueError as exc:
             raise _problem(path, exc, "a synthesis manifest (trace-envs synthesize writes it)") from None
-        inputs.manifest_path = path
-        break
-    inputs.baselines = [load_baseline(path) for path in find_files(root, BASELINE_FILE)]
-    for path in find_files(root, METADATA_FILE):
-        if not any(path.is_relative_to(b.path) for b in inputs.baselines):  # a baseline's own adapter
-            inputs.adapters.append(load_adapter(path))
-    return inputs
+    return found
+
+
+def _routes(root: Path) -> list[Routes]:
+    from trace_envs.routing.routes_file import ROUTES_SUFFIX, load_routes, routes_target
+
+    found = []
+    for path in find_files(root, ROUTES_SUFFIX, suffix=True):
+        try:
+            found.append(Routes(path, routes_target(path), load_routes(path)))
+        except ValueError as exc:
+            raise _problem(path, exc, "a routes file (the pipeline's route stage writes it)") from None
+    return found

@@ -10,8 +10,9 @@ def _cell(text: str) -> str:
 
 
 def table_markdown(table: Table) -> list[str]:
-    """A Markdown table (pipes inside cells escaped)."""
-    lines = ["| " + " | ".join(_cell(h) for h in table.header) + " |", "|" + " --- |" * len(table.header)]
+    """A Markdown table (pipes inside cells escaped), its caption above it."""
+    lines = [table.caption, ""] if table.caption else []
+    lines += ["| " + " | ".join(_cell(h) for h in table.header) + " |", "|" + " --- |" * len(table.header)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
     return [*lines, ""]
 

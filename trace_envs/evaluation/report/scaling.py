@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from trace_envs.evaluation.results import Estimate, PolicyEvaluation
 
-from .figures import COLORS, pyplot, save
+from .figures import percent_axis, pyplot, save, style
 from .inputs import ReportInputs, Results, same_folder
 from .scores import headline
 from .sections import Plot, Section
@@ -63,29 +64,56 @@ def points(evaluation: Results, inputs: ReportInputs) -> tuple[list[Point], list
     return placed, unknown
 
 
-def plot_scaling(placed: list[Point], metric: str, title: str, path: Path) -> Path:
-    """One line per method through its points (sorted by rollouts), each starting at the base model."""
+def line_label(method: str, line: list[Point]) -> str:
+    """A line's legend entry: its policies' names (as in the tables), with the method when it differs."""
+    names = ", ".join(dict.fromkeys(p.policy for p in line))
+    return names if names == method else f"{names} ({method})"
+
+
+def scaling_figure(placed: list[Point], metric: str, title: str) -> Any:
+    """One line per method through its points (sorted by rollouts), each starting at the base model's point;
+    the base model is also a dashed level line, labelled with its policy's name."""
     plt = pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     figure, axis = plt.subplots(figsize=(7, 4))
     base = next((p for p in placed if p.method == "base"), None)
     methods = list(dict.fromkeys(p.method for p in placed if p.method != "base"))
     scale = 100 if metric == "pass rate" else 1
     for index, method in enumerate(methods):
-        line = sorted((p for p in placed if p.method == method), key=lambda p: p.rollouts)
-        if base is not None:
-            line = [base, *line]
+        own = sorted((p for p in placed if p.method == method), key=lambda p: p.rollouts)
+        line = [base, *own] if base is not None else own
         values = [scale * p.estimate.value for p in line]
         low = [scale * (p.estimate.value - p.estimate.interval.low) if p.estimate.interval else 0.0 for p in line]
         high = [scale * (p.estimate.interval.high - p.estimate.value) if p.estimate.interval else 0.0 for p in line]
         axis.errorbar(
-            [p.rollouts for p in line], values, yerr=[low, high], marker="o", capsize=3,
-            color=COLORS[index % len(COLORS)], label=method,
+            [p.rollouts for p in line], values, yerr=[low, high], capsize=3, clip_on=False,
+            label=line_label(method, own), **style(index),
         )  # fmt: skip
     if base is not None:
-        axis.axhline(scale * base.estimate.value, color="#7f7f7f", linestyle="--", linewidth=1, label="base")
-    axis.set(xlabel="training rollouts spent", ylabel=f"{metric}{' (%)' if scale == 100 else ''}", title=title)
-    axis.legend(fontsize=8, loc="best")
-    return save(figure, path)
+        axis.axhline(scale * base.estimate.value, color="#555555", linestyle=(0, (4, 4)), linewidth=1.2, zorder=3,
+                     label=f"{base.policy} (0 rollouts)")  # fmt: skip  # on top: seen where a line runs level with it
+    if scale == 100:
+        percent_axis(axis)
+    else:
+        axis.set_ylim(-0.04, 1.04)
+        axis.set_ylabel(metric)
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axis.set(xlabel="training rollouts spent", title=title)
+    axis.legend(title="policy", fontsize=8, loc="best")
+    return figure
+
+
+def _caption(placed: list[Point], metric: str, target: str) -> str:
+    base = next((p for p in placed if p.method == "base"), None)
+    methods = list(dict.fromkeys(p.method for p in placed if p.method != "base"))
+    lines = "; ".join(line_label(m, [p for p in placed if p.method == m]) for m in methods)
+    start = f" from `{base.policy}` (the base model: 0 rollouts, also the dashed level)" if base is not None else ""
+    return (
+        f"{metric.capitalize()} on {target} against the training rollouts spent (iterations x G x K). Each line is "
+        f"a method{start} to its {metric} after training: {lines}. Whiskers are bootstrap intervals; at the same "
+        "rollout count, the higher line used its budget better."
+    )
 
 
 def scaling_section(inputs: ReportInputs, out: Path, slugs: list[str]) -> Section:
@@ -106,17 +134,9 @@ def scaling_section(inputs: ReportInputs, out: Path, slugs: list[str]) -> Sectio
             section.paragraphs.append(f"{target}: no trained method with a known rollout count to place.")
             continue
         metric = headline(evaluation.results.policies[0].summary.overall)[0]
-        section.plots.append(
-            Plot(
-                plot_scaling(
-                    placed, metric, f"{metric.capitalize()} against rollouts on {target}", out / f"rollouts_{slug}.png"
-                ),
-                f"{metric.capitalize()} against rollouts spent ({target})",
-                f"Each line is a method, from the base model (0 rollouts, dashed) to its {metric} after the "
-                "training rollouts it spent (iterations x G x K); whiskers are bootstrap intervals. At the same "
-                "rollout count, the higher line used its budget better.",
-            )
-        )
+        title = f"{metric.capitalize()} against rollouts spent on {target}"
+        figure = scaling_figure(placed, metric, title)
+        section.plots.append(Plot(save(figure, out / f"rollouts_{slug}.png"), title, _caption(placed, metric, target)))
     if not section.plots and not section.paragraphs:
         section.missing = "no evaluated method with a rollout count"
     return section

@@ -1,15 +1,28 @@
-"""The evaluation section of one ``results.json``: pass rate per policy and domain with bootstrap intervals,
-per-capability gains over the base model, the paired comparisons and route-only evaluation."""
+"""The evaluation section of one ``results.json``: which tasks were used, pass rate per policy and domain
+with bootstrap intervals, per-capability gains over the base model, the paired comparisons and the routing.
+A policy is named the same way everywhere: its name from the results, with its spec in the table."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from trace_envs.evaluation.results import OVERALL, DomainSummary, Estimate, EvaluationResults, PolicyEvaluation
+from trace_envs.evaluation.results import DomainSummary, Estimate, EvaluationResults, PolicyEvaluation, TargetInfo
 
-from .figures import COLORS, pyplot, save
+from .figures import save
 from .inputs import ReportInputs, Results, same_folder
+from .routing import route_table
+from .score_plots import gains_figure, has_similarity, pass_rate_figure
 from .sections import Plot, Section, Table, pct
+
+KIND_WORDS = {
+    "scripted": "scripted agent",
+    "model": "API model",
+    "base": "base model",
+    "adapter": "base model + one adapter",
+    "merged": "merged adapters",
+    "routed": "routed adapters (TRACE)",
+}
+"""What each policy kind is, in words (``base`` alone would read as 'the base agent' of the rollout)."""
 
 
 def headline(summary: DomainSummary) -> tuple[str, Estimate]:
@@ -28,45 +41,16 @@ def estimate_text(estimate: Estimate | None, percent: bool = True) -> str:
     return show(estimate.value) + interval
 
 
-def _errors(estimates: list[Estimate]) -> list[list[float]]:
-    low = [e.value - e.interval.low if e.interval else 0.0 for e in estimates]
-    high = [e.interval.high - e.value if e.interval else 0.0 for e in estimates]
-    return [[100 * max(0.0, v) for v in low], [100 * max(0.0, v) for v in high]]
-
-
-def _summary(policy: PolicyEvaluation, domain: str) -> DomainSummary | None:
-    return policy.summary.overall if domain == OVERALL else policy.summary.domains.get(domain)
-
-
-def plot_pass_rates(results: EvaluationResults, path: Path) -> Path:
-    """Grouped bars: each domain (and the union), one bar per policy, error bars the bootstrap interval; a
-    second panel of mean similarity when the target is scored by it (the device)."""
-    plt = pyplot()
-    domains = [*results.target.domains, OVERALL] if len(results.target.domains) > 1 else [OVERALL]
-    policies = results.policies
-    similarity = any(p.summary.overall.mean_similarity is not None for p in policies)
-    panels = [("pass rate", 100, "pass rate (%)")] + ([("mean similarity", 1, "mean similarity")] if similarity else [])
-    width = 0.8 / max(1, len(policies))
-    figure, axes = plt.subplots(1, len(panels), figsize=(max(6.0, 2.0 + 1.2 * len(domains) * len(panels)) + 2, 4))
-    for axis, (metric, scale, label) in zip(axes if len(panels) > 1 else [axes], panels, strict=True):
-        for index, policy in enumerate(policies):
-            estimates = []
-            for domain in domains:
-                summary = _summary(policy, domain)
-                found = None if summary is None else summary.pass_rate if scale == 100 else summary.mean_similarity
-                estimates.append(found or Estimate(value=0.0))
-            positions = [i + (index - (len(policies) - 1) / 2) * width for i in range(len(domains))]
-            axis.bar(
-                positions, [scale * e.value for e in estimates], width,
-                yerr=[[v * scale / 100 for v in side] for side in _errors(estimates)], capsize=3,
-                color=COLORS[index % len(COLORS)], label=policy.name,
-            )  # fmt: skip
-        axis.set_xticks(range(len(domains)), domains)
-        axis.set(
-            ylim=(0, 1.05 * scale), ylabel=label, title=f"{metric.capitalize()} per policy on {results.target.name}"
-        )
-    (axes[-1] if len(panels) > 1 else axes).legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return save(figure, path)
+def tasks_text(target: TargetInfo) -> str:
+    """Which tasks an evaluation used: ``the first 9 of 48 device tasks (split all)``, so a pass rate can be
+    compared with the rollout's on all of them."""
+    domains = ", ".join(target.domains)
+    if target.limit is not None and target.available is not None and target.tasks < target.available:
+        per = " per domain" if len(target.domains) > 1 else ""
+        return f"the first {target.limit}{per} of {target.available} {domains} tasks ({target.tasks} in all, split {target.split})"
+    if target.available is not None:
+        return f"all {target.tasks} {domains} tasks (split {target.split})"
+    return f"{target.tasks} {domains} tasks (split {target.split})"
 
 
 def base_policy(results: EvaluationResults) -> PolicyEvaluation | None:
@@ -96,101 +80,98 @@ def gains(results: EvaluationResults, inputs: ReportInputs) -> list[tuple[str, P
     return out
 
 
-def plot_gains(rows: list[tuple[str, PolicyEvaluation, float]], base: str, path: Path) -> Path:
-    """Horizontal bars: each capability adapter's overall pass-rate gain over the base (points)."""
-    plt = pyplot()
-    figure, axis = plt.subplots(figsize=(7, 1.4 + 0.45 * len(rows)))
-    names = [name for name, _, _ in rows][::-1]
-    values = [100 * gain for _, _, gain in rows][::-1]
-    axis.barh(names, values, color=["#2e8b57" if v >= 0 else "#c0392b" for v in values])
-    axis.axvline(0, color="black", linewidth=0.8)
-    axis.set(xlabel=f"pass rate gain over {base} (points)", title="Per-capability gain (base + one adapter)")
-    return save(figure, path)
-
-
-def evaluation_section(evaluation: Results, inputs: ReportInputs, out: Path, slug: str) -> Section:
-    """The section of one ``results.json``; ``slug`` names its plot files."""
-    results = evaluation.results
-    target = results.target
-    section = Section(f"evaluation-{slug}", f"Evaluation on {target.name}")
-    section.paragraphs.append(
-        f"{len(results.policies)} policies on {target.tasks} tasks ({', '.join(target.domains)}, split "
-        f"{target.split}, from `{target.source}`), {results.trials} trial(s) per task (`{inputs.relative(evaluation.path)}`). "
-        f"Intervals: {100 * results.bootstrap.confidence:.0f}% percentile bootstrap over tasks, "
-        f"{results.bootstrap.resamples} resamples, seed {results.bootstrap.seed}."
-    )
-    if not results.policies:
-        section.paragraphs.append("The results hold no policy yet.")
-        return section
+def _scores_table(results: EvaluationResults) -> Table:
     table = Table(
-        ["policy", "kind", "spec", "domain", "tasks", "pass rate [CI]", "pass^k", "similarity [CI]", "episodes"], []
+        ["policy", "what", "spec", "domain", "tasks", "pass rate [CI]", "pass^k", "similarity [CI]", "episodes"], []
     )
     for policy in results.policies:
-        summaries = (
-            [*policy.summary.domains.values(), policy.summary.overall]
-            if len(policy.summary.domains) > 1
-            else [policy.summary.overall]
-        )
+        domains = policy.summary.domains
+        summaries = [*domains.values(), policy.summary.overall] if len(domains) > 1 else [policy.summary.overall]
         for summary in summaries:
             pass_k = ", ".join(f"k={k}: {pct(v)}" for k, v in sorted(summary.pass_hat_k.items()))
             errors = f" ({policy.summary.errors} errors)" if policy.summary.errors else ""
             table.rows.append(
-                [policy.name, policy.kind, f"`{policy.spec}`", summary.domain, str(summary.tasks),
-                 estimate_text(summary.pass_rate), pass_k or "n/a", estimate_text(summary.mean_similarity, percent=False),
-                 f"{policy.summary.episodes}{errors}"]
+                [policy.name, KIND_WORDS.get(policy.kind, policy.kind), f"`{policy.spec}`", summary.domain,
+                 str(summary.tasks), estimate_text(summary.pass_rate), pass_k or "n/a",
+                 estimate_text(summary.mean_similarity, percent=False), f"{policy.summary.episodes}{errors}"]
             )  # fmt: skip
-    section.tables.append(table)
-    section.plots.append(
-        Plot(
-            plot_pass_rates(results, out / f"pass_rate_{slug}.png"),
-            "Pass rate per policy",
-            "Each bar is a policy's pass rate (mean over tasks of the share of trials passed; on the device a "
-            "pass is a perfect similarity, and the second panel shows the mean similarity) on a domain and on "
-            "the union of domains; the whiskers are the bootstrap interval. Bars whose whiskers overlap are not "
-            "clearly different: read the paired comparison below.",
-        )
+    return table
+
+
+def _pass_rate_plot(results: EvaluationResults, out: Path, slug: str) -> Plot:
+    target = results.target
+    groups = (
+        f"each domain and their union ({target.tasks} evaluated tasks)"
+        if len(target.domains) > 1
+        else f"its {target.tasks} evaluated tasks"
     )
-    rows = gains(results, inputs)
-    base = base_policy(results)
+    panel, similarity = "", ""
+    if has_similarity(results):
+        panel = "Left panel: "
+        similarity = (
+            " Right panel: each policy's mean similarity (0 to 1: the share of the scenario's milestones reached), "
+            "which credits partial progress the pass rate does not."
+        )
+    caption = (
+        f"{panel}the pass rate of each policy on {target.name}, over {groups}: the % of a task's trials passed, "
+        "averaged over tasks. Each bar is labelled with its value (at the end of its whisker, the bootstrap "
+        f"interval); a bar at 0 is a thick line on the axis in the policy's colour.{similarity} Overlapping "
+        "whiskers do not settle a difference: the paired table does."
+    )
+    path = save(pass_rate_figure(results), out / f"pass_rate_{slug}.png")
+    return Plot(path, f"Pass rate per policy on {target.name}", caption[0].upper() + caption[1:])
+
+
+def _comparisons(results: EvaluationResults) -> Table:
+    header = ["candidate", "baseline", "domain", "tasks", "wins/losses/ties", "pass rate diff", "p (sign test)",
+              "reward diff [CI]", "p (permutation)"]  # fmt: skip
+    return Table(
+        header,
+        [[c.candidate, c.baseline, c.domain, str(c.tasks), f"{c.wins}/{c.losses}/{c.ties}",
+          f"{100 * c.pass_rate_difference:+.1f} pts", f"{c.p_value:.3g}",
+          estimate_text(c.reward_difference, percent=False), f"{c.reward_p_value:.3g}"] for c in results.comparisons],
+        caption="Each policy against the first one, task by task (wins: tasks where the candidate's pass rate is "
+        "higher); the sign test and the permutation test ask whether the difference could be chance.",
+    )  # fmt: skip
+
+
+def evaluation_section(evaluation: Results, inputs: ReportInputs, out: Path, slug: str) -> Section:
+    """The section of one ``results.json``; ``slug`` names its plot files."""
+    results, target = evaluation.results, evaluation.results.target
+    section = Section(f"evaluation-{slug}", f"Evaluation on {target.name}")
+    section.paragraphs.append(
+        f"{len(results.policies)} policies on {tasks_text(target)}, from `{target.source}`, {results.trials} "
+        f"trial(s) per task (`{inputs.relative(evaluation.path)}`). Intervals: "
+        f"{100 * results.bootstrap.confidence:.0f}% percentile bootstrap over tasks, "
+        f"{results.bootstrap.resamples} resamples, seed {results.bootstrap.seed}."
+    )
+    if target.limit is not None and target.available is not None and target.tasks < target.available:
+        ids = list(dict.fromkeys(o.task_id for p in results.policies[:1] for o in p.outcomes))
+        named = f" ({', '.join(f'`{i}`' for i in ids)})" if 0 < len(ids) <= 12 else ""
+        section.paragraphs.append(
+            f"Only these {target.tasks} tasks were evaluated{named}: a pass rate here is not comparable with one "
+            f"over all {target.available} (such as the rollout's in the analysis section) unless the tasks are alike."
+        )
+    if not results.policies:
+        section.paragraphs.append("The results hold no policy yet.")
+        return section
+    section.tables.append(_scores_table(results))
+    section.plots.append(_pass_rate_plot(results, out, slug))
+    rows, base = gains(results, inputs), base_policy(results)
     if rows and base is not None:
         section.plots.append(
             Plot(
-                plot_gains(rows, base.name, out / f"capability_gains_{slug}.png"),
-                "Per-capability gains",
-                f"How many points of overall pass rate each single capability adapter adds to `{base.name}` "
-                "(green: a gain, red: a loss). The routed policy should at least match the best of them.",
+                save(gains_figure(rows, base.name), out / f"capability_gains_{slug}.png"),
+                f"Per-capability gains on {target.name}",
+                f"How many points of overall pass rate each single capability adapter adds to `{base.name}` on "
+                f"{target.name} (green: a gain, red: a loss; labelled with the value). The routed policy should at "
+                "least match the best of them.",
             )
         )
     elif base is None and any(p.kind == "adapter" for p in results.policies):
         section.paragraphs.append("No base policy (kind `base`) was evaluated, so no adapter's gain can be shown.")
     if results.comparisons:
-        paired = Table(
-            [
-                "candidate",
-                "baseline",
-                "domain",
-                "tasks",
-                "wins/losses/ties",
-                "pass rate diff",
-                "p (sign test)",
-                "reward diff [CI]",
-                "p (permutation)",
-            ],
-            [],
-        )
-        for c in results.comparisons:
-            paired.rows.append(
-                [c.candidate, c.baseline, c.domain, str(c.tasks), f"{c.wins}/{c.losses}/{c.ties}",
-                 f"{100 * c.pass_rate_difference:+.1f} pts", f"{c.p_value:.3g}", estimate_text(c.reward_difference, percent=False),
-                 f"{c.reward_p_value:.3g}"]
-            )  # fmt: skip
-        section.tables.append(paired)
-    for route in results.routing:
-        section.tables.append(
-            Table(
-                ["routed policy", "candidates", "solvable tasks", "router accuracy [CI]", "union ceiling [CI]", "routed pass rate"],
-                [[route.routed, ", ".join(sorted(route.candidates)), str(route.solvable), estimate_text(route.accuracy),
-                  estimate_text(route.union_ceiling), pct(route.routed_pass_rate)]],
-            )
-        )  # fmt: skip
+        section.tables.append(_comparisons(results))
+    for routed in (p for p in results.policies if p.kind == "routed"):
+        section.tables += route_table(results, routed, inputs)
     return section

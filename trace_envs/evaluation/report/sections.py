@@ -22,6 +22,7 @@ class Table:
 
     header: list[str]
     rows: list[list[str]]
+    caption: str = ""
 
 
 @dataclass

@@ -7,12 +7,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import analysis_section
+from .analysis import analysis_sections
 from .baselines import methods_section
 from .figures import pyplot
 from .html import render_html
 from .inputs import ReportInputs, collect_inputs
 from .markdown import render_markdown
+from .routing import routing_section
 from .scaling import scaling_section
 from .scores import evaluation_section
 from .sections import Section
@@ -40,7 +41,10 @@ def slugs(inputs: ReportInputs) -> list[str]:
 
 
 def build_sections(inputs: ReportInputs, out: Path) -> list[Section]:
-    """Every section in reading order (results first, then how they were reached); draws the plots."""
+    """Every section in reading order, drawing the plots: the results first (an evaluation per target, with
+    its routing; rollouts spent; methods), then how they were reached in pipeline order (an analysis per
+    target, the gate table of every target, the training curves, routes no evaluation shows). Per-target
+    sections follow the run's target order (``inputs.targets``), then target names."""
     names = slugs(inputs)
     sections = [evaluation_section(e, inputs, out, s) for e, s in zip(inputs.evaluations, names, strict=True)]
     if not inputs.evaluations:
@@ -50,9 +54,10 @@ def build_sections(inputs: ReportInputs, out: Path) -> list[Section]:
     sections += [
         scaling_section(inputs, out, names),
         methods_section(inputs),
-        analysis_section(inputs, out),
+        *analysis_sections(inputs, out),
         synthesis_section(inputs),
         training_section(inputs, out),
+        routing_section(inputs),
     ]
     return sections
 
@@ -69,6 +74,7 @@ def write_report(
     *,
     title: str = "TRACE run report",
     notes: list[str] | None = None,
+    targets: list[str] | None = None,
 ) -> ReportFiles:
     """Write ``report.md``, ``report.html`` and the plots (PNG) into ``out_dir``.
 
@@ -77,13 +83,16 @@ def write_report(
         out_dir: Where the report goes (created when missing; may lie inside the run folder).
         title: The report's heading.
         notes: Paragraphs shown first, e.g. which parts of the run were simulated.
+        targets: The order of the per-target sections (the pipeline passes its config's); others follow by name.
 
     Raises:
         ReportInputError: a file of the run folder is malformed (the message names it and the fix).
         ModuleNotFoundError: matplotlib is not installed (the ``analysis`` extra).
     """
     pyplot()  # without matplotlib, fail before reading or writing anything
-    inputs = run_dir_or_inputs if isinstance(run_dir_or_inputs, ReportInputs) else collect_inputs(run_dir_or_inputs)
+    inputs = (
+        run_dir_or_inputs if isinstance(run_dir_or_inputs, ReportInputs) else collect_inputs(run_dir_or_inputs, targets)
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sections = build_sections(inputs, out)
