@@ -13,7 +13,8 @@ from .app import app
 POLICY_HELP = (
     "[NAME=]SPEC, repeat for several (the first is the baseline of the paired tests): oracle (gold) | "
     "flawed:<cap> | noop | random | anthropic:<model> | openai:<base_url>#<model> | hf:<base> | "
-    "hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>…"
+    "hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>… | routed:openai:<base_url>#<base>@<adapter>,… "
+    "(one OpenAI-compatible server, e.g. vLLM --enable-lora, serves every adapter)"
 )
 
 

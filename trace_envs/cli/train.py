@@ -99,8 +99,11 @@ def train_command(
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
     from trace_envs.training import finished_run, load_config, train
+    from trace_envs.training.trainer import is_main_process, world_size
 
     from .progress import step_progress
+
+    show = console if is_main_process() else Console(quiet=True)  # one banner, bar and summary per launch
 
     env = resolve_env_ids(env, imports)
     knobs = parse_options(option)
@@ -128,23 +131,29 @@ def train_command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
     if done is not None:
-        console.print(
+        show.print(
             f"{out} already has {done.steps_done} training steps (--max-steps {cfg.max_steps} counts them): "
             "nothing to train; pass a larger --max-steps to continue"
         )
         return
     checked_model(model)
     _cpu_threads()
-    console.print(
+    processes = world_size()
+    try:
+        cfg.accumulation_per_process(processes)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--groups / --batch-size") from None
+    show.print(
         f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
-        f"constant groups: {cfg.constant_groups} → {out}"
+        f"constant groups: {cfg.constant_groups} · {processes} process{'es' if processes > 1 else ''} → {out}"
     )
-    with step_progress(console, cfg.max_steps) as progress:
+    with step_progress(show, cfg.max_steps) as progress:
         meta = train(cfg, model, out, resume=resume, progress=progress)
-    console.print(
+    show.print(
         f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
         f"{meta.identical_reward_groups}/{meta.total_groups} groups had identical rewards · "
-        f"{meta.rollouts_collected} rollouts collected (budget {meta.rollout_budget}) · "
+        f"{meta.rollouts_collected} rollouts collected"
+        f"{f' in all {meta.world_size} processes' if meta.world_size > 1 else ''} (budget {meta.rollout_budget}) · "
         f"router example from {meta.example.source if meta.example else 'nowhere'}"
     )
 

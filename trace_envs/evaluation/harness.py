@@ -126,11 +126,11 @@ def _factory(
 ) -> tuple[Any, str, Callable[[str | None], str | None] | None]:
     """(per-episode policy factory, the spec its records carry, and for routed policies: model spec -> route)."""
     if entry.kind == "routed":
-        from .routed import RoutedModels, RoutedPolicy
+        from .routed import RoutedModels, RoutedPolicyFactory
 
         assert entry.base_model is not None
-        models = RoutedModels(entry.base_model, entry.adapters, **model_options)
-        return (lambda job: RoutedPolicy(models, entry.spec, sampling)), entry.spec, models.route_of_model
+        models = RoutedModels(entry.base_model, entry.adapters, entry.server_url, **model_options)
+        return RoutedPolicyFactory(models, entry.spec, sampling), entry.spec, models.route_of_model
     factory, spec = policy_factory(entry.spec, model_options=model_options, sampling=sampling)
     return factory, spec, None
 
