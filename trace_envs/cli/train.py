@@ -44,12 +44,6 @@ def _budget(cfg: Any) -> str:
 
 @app.command("train")
 def train_command(
-    env: Annotated[
-        list[str],
-        typer.Option(
-            "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
-        ),
-    ],
     model: Annotated[str, typer.Option(metavar="MODEL", help="Base model: a local directory or a hub id.")],
     out: Annotated[
         Path,
@@ -57,6 +51,12 @@ def train_command(
             "--out", "-o", metavar="DIR", help="Adapter directory (adapter, trace_adapter.json, checkpoints/)."
         ),
     ],
+    env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
+        ),
+    ] = None,
     max_steps: Annotated[
         int | None,
         typer.Option(
@@ -91,13 +91,54 @@ def train_command(
     option: EnvOptionOption = None,
     imports: ImportOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
+    synthesis: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR", help="A synthesis output folder instead of --env: one job per capability, into OUT/<name>."
+        ),
+    ] = None,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE", help="With --synthesis: print the jobs, write them as a --script, or run them in turn."
+        ),
+    ] = "print",
+    script: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="--jobs script: where (default OUT/train_jobs.sh).")
+    ] = None,
+    launcher: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CMD",
+            help="With --synthesis: run each job as CMD -m trace_envs.cli train … "
+            "(e.g. 'torchrun --nproc_per_node 4'; default: this Python).",
+        ),
+    ] = None,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
 
-    Rerunning it continues up to --max-steps in all: a finished run is left as it is.
+    Rerunning it continues up to --max-steps in all: a finished run is left as it is. Under torchrun or
+    accelerate launch, W processes share each step's G groups; only the main process writes and prints.
+    With --synthesis DIR, one independent job per capability of DIR is printed, written (--jobs script) or run.
 
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
+    if synthesis is not None:
+        passed = {
+            "--model": model, "--max-steps": max_steps, "--config": config and config.resolve(),
+            "--num-generations": num_generations, "--groups": groups, "--batch-size": batch_size,
+            "--max-completion-length": max_completion_length, "--learning-rate": learning_rate,
+            "--generation": generation, "--vllm-server-url": vllm_server_url,
+        }  # fmt: skip
+        forwarded = [str(x) for flag, value in passed.items() if value is not None for x in (flag, value)]
+        if env or option or imports:
+            raise typer.BadParameter(
+                "give either --synthesis DIR or --env (with --option/--import)", param_hint="--synthesis"
+            )
+        _capability_jobs(synthesis, out, jobs, script, launcher, [*forwarded, *([] if resume else ["--no-resume"])])
+        return
+    if not env:
+        raise typer.BadParameter("name the env to train on (--env ENV_ID), or a --synthesis folder", param_hint="--env")
     from trace_envs.training import finished_run, load_config, train
     from trace_envs.training.trainer import is_main_process, world_size
 
@@ -156,6 +197,38 @@ def train_command(
         f"{f' in all {meta.world_size} processes' if meta.world_size > 1 else ''} (budget {meta.rollout_budget}) · "
         f"router example from {meta.example.source if meta.example else 'nowhere'}"
     )
+
+
+def _capability_jobs(
+    folder: Path, out: Path, mode: str, script: Path | None, launcher: str | None, options: list[str]
+) -> None:
+    """``--synthesis``: print, write or run one training job per capability of ``folder``."""
+    from .train_jobs import capability_jobs, job_script, run_job
+
+    if mode not in ("print", "script", "run"):
+        raise typer.BadParameter(f"--jobs {mode!r}: use print, script or run", param_hint="--jobs")
+    try:
+        found = capability_jobs(folder, out, launcher, options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--synthesis") from None
+    if mode == "print":
+        for job in found:
+            typer.echo(job.shell())
+    elif mode == "script":
+        path = script or out / "train_jobs.sh"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(job_script(found, folder), encoding="utf-8")
+        path.chmod(0o755)
+        console.print(f"[green]wrote[/] {path}: {len(found)} jobs (bash {path} N runs job N; no N runs all)")
+    else:
+        failed = []
+        for index, job in enumerate(found):
+            console.print(f"[bold]job {index + 1}/{len(found)}[/] {job.capability} → {job.out}")
+            if run_job(job) != 0:
+                failed.append(job.capability)
+        if failed:
+            console.print(f"[red]failed:[/] {', '.join(failed)} (rerun to resume them)")
+            raise typer.Exit(1)
 
 
 @app.command("route")
