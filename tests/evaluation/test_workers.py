@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trace_envs.cli import build_app
@@ -34,3 +35,12 @@ def test_two_processes_write_the_results_of_one(tmp_path: Path) -> None:
     again = CliRunner().invoke(build_app(), [*args, "--out", str(tmp_path / "two")])
     assert again.exit_code == 0, again.output
     assert len(load_episodes(store)) == 12 and load_results(tmp_path / "two") == two
+
+
+def test_workers_refuse_the_scripted_tau2_customer(tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau2"
+    if not data.is_dir():
+        pytest.skip(f"no tau2 data at {data}")
+    args = ["evaluate", "--target", "tau2-airline", "--data", str(data), "--tasks", "1", "--policy", "oracle"]
+    result = CliRunner().invoke(build_app(), [*args, "--workers", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--workers 1" in " ".join(result.output.split()), result.output

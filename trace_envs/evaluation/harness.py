@@ -84,6 +84,11 @@ def evaluate(
     check_names(list(policies))
     if target.needs_user_model and user_model is None:
         raise ValueError(f"target {target.info.name} has tau2 tasks, whose customer needs user_model=…")
+    if workers > 1 and target.needs_user_model and getattr(user_model, "config", None) is None:
+        raise ValueError(
+            "workers > 1 rebuilds the tau2 customer in every worker from its model spec: pass --user-model SPEC, "
+            "or play the scripted customer in one process (--workers 1)"
+        )
     folder = Path(out)
     settings = bootstrap or BootstrapSettings()
     jobs = jobs_for(target, trials)
