@@ -82,6 +82,8 @@ def test_two_processes_write_one_adapter_with_the_world_totals_of_one_process(
 def test_a_killed_two_process_run_resumes_where_it_stopped(
     two_process_run: Path, tiny_model: Path, config_file: Path, tmp_path: Path
 ) -> None:
+    """Resumed with ``constant_groups: resample`` (the tiny model's groups all have reward 0), so step 2 also
+    re-collects groups: one per process, on new seeds that differ across the ranks."""
     finished = load_metadata(two_process_run)
     out = tmp_path / "adapter"
     shutil.copytree(two_process_run, out)
@@ -91,12 +93,17 @@ def test_a_killed_two_process_run_resumes_where_it_stopped(
     save_metadata(out, finished.model_copy(update={"status": "training"}))
     first = (out / "checkpoints" / "checkpoint-1" / "adapter_model.safetensors").read_bytes()
 
-    output = torchrun_train(tiny_model, out, config_file, steps=2)
+    resample = tmp_path / "resample.yaml"
+    resample.write_text(CONFIG + "constant_groups: resample\nresample_rounds: 1\n")
+    output = torchrun_train(tiny_model, out, resample, steps=2)
     resumed = load_metadata(out)
     assert output.count("saved ") == 1
     assert resumed.status == "complete" and resumed.steps_done == 2 and resumed.world_size == 2
-    assert resumed.step_groups == finished.step_groups  # step 1 carried over, step 2 trained once, same seeds
-    assert resumed.rollouts_collected == 8 and len(set(resumed.seeds_used)) == 4
+    assert resumed.step_groups[0] == finished.step_groups[0]  # step 1 carried over, not trained again
+    step2, fresh = resumed.step_groups[1], 8  # fresh seeds start after the dataset's 8
+    assert step2.identical == len(step2.seeds) == 4  # the same 2 dataset seeds as before, then 1 group per rank
+    assert step2.seeds[:2] == finished.step_groups[1].seeds and step2.seeds[2:] == [fresh + 2, fresh + 3]
+    assert resumed.rollouts_collected == 12 and len(resumed.seeds_used) == len(set(resumed.seeds_used)) == 6
     assert [e["step"] for e in resumed.curve] == [1, 2]
     assert (out / "checkpoints" / "checkpoint-1" / "adapter_model.safetensors").read_bytes() == first
     assert (out / "adapter_model.safetensors").is_file()
@@ -104,9 +111,9 @@ def test_a_killed_two_process_run_resumes_where_it_stopped(
     # and a longer run in the same folder on one process takes the next seeds of the same order
     config = load_config(config_file, env_ids=[ENV_ID], max_steps=3)
     longer = train(config, str(tiny_model), out)
-    assert longer.world_size == 1 and longer.steps_done == 3 and longer.rollouts_collected == config.rollout_budget
-    assert longer.step_groups[:2] == finished.step_groups
-    assert len(longer.seeds_used) == len(set(longer.seeds_used)) == 6
+    assert longer.world_size == 1 and longer.steps_done == 3 and longer.rollouts_collected == 12 + 4
+    assert longer.step_groups[:2] == resumed.step_groups
+    assert len(longer.seeds_used) == len(set(longer.seeds_used)) == 8
 
 
 @pytest.mark.parametrize("processes", [1, 2, 4])
