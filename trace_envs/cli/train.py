@@ -70,7 +70,11 @@ def train_command(
         int | None, typer.Option(metavar="K", help="K rollouts per group, one seed (default 16, the paper's).")
     ] = None,
     groups: Annotated[
-        int | None, typer.Option(metavar="G", help="G groups of K rollouts per step (default 8: 40 x 8 x 16 = 5,120).")
+        int | None,
+        typer.Option(
+            metavar="G",
+            help="G groups of K rollouts per step, all processes together (default 8: 40 x 8 x 16 = 5,120).",
+        ),
     ] = None,
     batch_size: Annotated[
         int | None, typer.Option(metavar="B", help="Rollouts per micro-batch (default K; G x K must be a multiple).")
