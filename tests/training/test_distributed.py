@@ -70,7 +70,10 @@ def test_two_processes_write_one_adapter_with_the_world_totals_of_one_process(
     assert two.step_groups == one.step_groups
     assert len(two.seeds_used) == len(set(two.seeds_used)) == 4
     assert [e["trace/rollouts_collected"] for e in two.curve] == [4, 8]
-    assert [e["num_tokens"] for e in two.curve] == [e["num_tokens"] for e in one.curve]  # gathered, not one rank's
+    # TRL's token count is gathered from both ranks: the same prompts, completions of at most 32 tokens each
+    # (one rank's alone would be about half)
+    for mine, theirs in zip(two.curve, one.curve, strict=True):
+        assert abs(mine["num_tokens"] / theirs["num_tokens"] - 1) < 0.1
     assert sorted(p.name for p in (two_process_run / "checkpoints").iterdir() if p.is_dir()) == [
         "checkpoint-1",
         "checkpoint-2",
