@@ -15,15 +15,20 @@ WORK=${WORK:-$(mktemp -d /tmp/trace-gpu-smoke.XXXXXX)}
 mkdir -p "$WORK"
 echo "== work folder $WORK"
 
-if "$PYTHON" -m venv "$WORK/venv" 2>/dev/null; then
+# the venv sees the system's packages, so a torch already installed (with its CUDA build) is kept
+if "$PYTHON" -m venv --system-site-packages "$WORK/venv" 2>/dev/null; then
   PYTHON="$WORK/venv/bin/python"
 else
   echo "== no venv module: installing into $PYTHON's own environment"
 fi
 start=$SECONDS
-"$PYTHON" -m pip install -q --upgrade pip
-"$PYTHON" -m pip install -q -e '.[train,cli]'
-echo "== installed in $((SECONDS - start)) s"
+"$PYTHON" -m pip install -q --upgrade pip || true
+if "$PYTHON" -m pip install -q -e '.[train,cli]'; then
+  echo "== installed in $((SECONDS - start)) s"
+else
+  echo "== pip install failed (is PyPI reachable?): using the packages already installed, this checkout on PYTHONPATH"
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+fi
 "$PYTHON" - <<'EOF'
 import torch, transformers, trl
 assert torch.cuda.is_available(), "torch sees no CUDA GPU (is the installed wheel a CPU build?)"
