@@ -3,7 +3,7 @@ to the policy's resumable trajectory store (``<out>/episodes/<name>.jsonl``); th
 into outcomes, summaries, paired comparisons and route-only evaluation, written as ``<out>/results.json``.
 
 A killed evaluation resumes: finished episodes are keys in the stores and are not played again.
-With ``workers=N`` each policy's episodes are shared out over N processes (:mod:`trace_envs.rollout.workers`,
+With ``workers=N`` each policy's episodes are sharded by task over N processes (:mod:`trace_envs.rollout.workers`,
 which all append to the policy's one store), so ``results.json`` is read back exactly as after one process;
 a routed policy is played in this process (one router; through a server its concurrency is what scales).
 Episodes are counted the same way for every method: one per (task, trial), errors included.
