@@ -112,3 +112,19 @@ def test_workers_need_a_spec_string_and_a_positive_count() -> None:
         run_rollouts(make_jobs([ENV_ID], range(2)), lambda job: make_policy("oracle"), workers=2, policy_spec="oracle")
     with pytest.raises(ValueError, match="workers must be >= 1"):
         run_rollouts(make_jobs([ENV_ID], range(2)), "oracle", workers=0)
+
+
+def test_jobs_are_sharded_by_task_unless_there_are_fewer_tasks_than_workers() -> None:
+    from trace_envs.rollout.workers import shard_by_task
+
+    jobs = make_jobs([ENV_ID, "trace/precondition-v0"], range(3), samples=2)  # 6 tasks x 2 samples
+    shards = shard_by_task(jobs, 4)
+    assert sorted(len(s) for s in shards) == [2, 2, 4, 4]
+    assert sorted((j.env_id, j.seed, j.sample) for s in shards for j in s) == sorted(
+        (j.env_id, j.seed, j.sample) for j in jobs
+    )
+    for shard in shards:  # a task's samples never straddle two shards
+        others = [j for s in shards if s is not shard for j in s]
+        assert not {(j.env_id, j.seed) for j in shard} & {(j.env_id, j.seed) for j in others}
+    one_task = make_jobs([ENV_ID], [0], samples=5)
+    assert [len(s) for s in shard_by_task(one_task, 2)] == [3, 2]  # one task, many samples: still both busy

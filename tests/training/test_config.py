@@ -125,3 +125,17 @@ def test_vllm_modes_map_onto_trl(mode: str) -> None:
         assert kwargs["vllm_tensor_parallel_size"] == 2
     fields = set(trl.GRPOConfig.__dataclass_fields__)
     assert set(kwargs) <= fields, f"not GRPOConfig fields: {sorted(set(kwargs) - fields)}"
+
+
+def test_processes_share_the_step_so_the_budget_does_not_grow_with_them() -> None:
+    config = TrainConfig(num_generations=16, groups_per_step=8)  # micro-batch K = 16, 8 micro-batches
+    for world, accumulation in ((1, 8), (2, 4), (4, 2), (8, 1)):
+        kwargs = config.grpo_kwargs("out", max_tool_calling_iterations=4, use_cpu=True, world_size=world)
+        assert kwargs["gradient_accumulation_steps"] == kwargs["steps_per_generation"] == accumulation
+        # TRL's generation batch: micro-batch x processes x steps per generation = the world's G x K
+        assert kwargs["per_device_train_batch_size"] * world * accumulation == config.rollouts_per_step == 128
+    assert config.rollout_budget == 40 * 8 * 16  # whatever the number of processes
+    with pytest.raises(ValueError, match=r"make groups_per_step \(--groups\) a multiple of 16"):
+        config.accumulation_per_process(16)
+    with pytest.raises(ValueError, match="a multiple of 3"):
+        TrainConfig(num_generations=2, groups_per_step=2).accumulation_per_process(3)

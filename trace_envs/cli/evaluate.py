@@ -37,6 +37,12 @@ def evaluate_command(
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Interval level.")] = 0.95,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation resampling.")] = 0,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature of model policies.")] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers", "-w", min=1, help="Processes sharing each policy's episodes (one results.json; not routed)."
+        ),
+    ] = 1,
 ) -> None:
     """Evaluate every --policy on --target, --trials times per task, and write OUT/results.json.
 
@@ -45,7 +51,9 @@ def evaluate_command(
     and perfect rate (device) with bootstrap intervals, pass^k, and each policy against the first.
 
     Policy forms: oracle (gold) | flawed:<cap> | noop | random | anthropic:<model> | openai:<base_url>#<model>
-    | hf:<base> | hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>,...
+    | hf:<base> | hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>,... |
+    routed:openai:<base_url>#<base>@<adapter>,... (one OpenAI-compatible server, e.g. vLLM --enable-lora, serves
+    every adapter)
     """
     from rich.console import Console
 
@@ -54,6 +62,7 @@ def evaluate_command(
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.targets import load_target
     from trace_envs.llm import LLMError, make_chat_model
+    from trace_envs.rollout.workers import WorkerFailed
     from trace_envs.targets.tau2.scripted_user import SCRIPTED_USER, ScriptedCustomer
 
     console = Console()
@@ -95,9 +104,9 @@ def evaluate_command(
         try:
             results = evaluate(
                 chosen, entries, out, trials=trials, user_model=user, bootstrap=settings, concurrency=concurrency,
-                max_steps=max_steps, sampling=sampling, on_episode=progress,
+                max_steps=max_steps, sampling=sampling, on_episode=progress, workers=workers,
             )  # fmt: skip
-        except LLMError as exc:
+        except (LLMError, WorkerFailed) as exc:
             console.print(f"[red]evaluation stopped:[/red] {exc} (finished episodes are kept; rerun to resume)")
             raise typer.Exit(2) from None
         except ValueError as exc:

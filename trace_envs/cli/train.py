@@ -44,12 +44,6 @@ def _budget(cfg: Any) -> str:
 
 @app.command("train")
 def train_command(
-    env: Annotated[
-        list[str],
-        typer.Option(
-            "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
-        ),
-    ],
     model: Annotated[str, typer.Option(metavar="MODEL", help="Base model: a local directory or a hub id.")],
     out: Annotated[
         Path,
@@ -57,6 +51,12 @@ def train_command(
             "--out", "-o", metavar="DIR", help="Adapter directory (adapter, trace_adapter.json, checkpoints/)."
         ),
     ],
+    env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
+        ),
+    ] = None,
     max_steps: Annotated[
         int | None,
         typer.Option(
@@ -70,7 +70,11 @@ def train_command(
         int | None, typer.Option(metavar="K", help="K rollouts per group, one seed (default 16, the paper's).")
     ] = None,
     groups: Annotated[
-        int | None, typer.Option(metavar="G", help="G groups of K rollouts per step (default 8: 40 x 8 x 16 = 5,120).")
+        int | None,
+        typer.Option(
+            metavar="G",
+            help="G groups of K rollouts per step, all processes together (default 8: 40 x 8 x 16 = 5,120).",
+        ),
     ] = None,
     batch_size: Annotated[
         int | None, typer.Option(metavar="B", help="Rollouts per micro-batch (default K; G x K must be a multiple).")
@@ -91,16 +95,60 @@ def train_command(
     option: EnvOptionOption = None,
     imports: ImportOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
+    synthesis: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR", help="A synthesis output folder instead of --env: one job per capability, into OUT/<name>."
+        ),
+    ] = None,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            metavar="MODE", help="With --synthesis: print the jobs, write them as a --script, or run them in turn."
+        ),
+    ] = "print",
+    script: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="--jobs script: where (default OUT/train_jobs.sh).")
+    ] = None,
+    launcher: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CMD",
+            help="With --synthesis: run each job as CMD -m trace_envs.cli train ... "
+            "(e.g. 'torchrun --nproc_per_node 4'; default: this Python).",
+        ),
+    ] = None,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
 
-    Rerunning it continues up to --max-steps in all: a finished run is left as it is.
+    Rerunning it continues up to --max-steps in all: a finished run is left as it is. Under torchrun or
+    accelerate launch, W processes share each step's G groups; only the main process writes and prints.
+    With --synthesis DIR, one independent job per capability of DIR is printed, written (--jobs script) or run.
 
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
+    if synthesis is not None:
+        passed = {
+            "--model": model, "--max-steps": max_steps, "--config": config and config.resolve(),
+            "--num-generations": num_generations, "--groups": groups, "--batch-size": batch_size,
+            "--max-completion-length": max_completion_length, "--learning-rate": learning_rate,
+            "--generation": generation, "--vllm-server-url": vllm_server_url,
+        }  # fmt: skip
+        forwarded = [str(x) for flag, value in passed.items() if value is not None for x in (flag, value)]
+        if env or option or imports:
+            raise typer.BadParameter(
+                "give either --synthesis DIR or --env (with --option/--import)", param_hint="--synthesis"
+            )
+        _capability_jobs(synthesis, out, jobs, script, launcher, [*forwarded, *([] if resume else ["--no-resume"])])
+        return
+    if not env:
+        raise typer.BadParameter("name the env to train on (--env ENV_ID), or a --synthesis folder", param_hint="--env")
     from trace_envs.training import finished_run, load_config, train
+    from trace_envs.training.trainer import is_main_process, world_size
 
     from .progress import step_progress
+
+    show = console if is_main_process() else Console(quiet=True)  # one banner, bar and summary per launch
 
     env = resolve_env_ids(env, imports)
     knobs = parse_options(option)
@@ -128,25 +176,63 @@ def train_command(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--out") from None
     if done is not None:
-        console.print(
+        show.print(
             f"{out} already has {done.steps_done} training steps (--max-steps {cfg.max_steps} counts them): "
             "nothing to train; pass a larger --max-steps to continue"
         )
         return
     checked_model(model)
     _cpu_threads()
-    console.print(
+    processes = world_size()
+    try:
+        cfg.accumulation_per_process(processes)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--groups / --batch-size") from None
+    show.print(
         f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
-        f"constant groups: {cfg.constant_groups} → {out}"
+        f"constant groups: {cfg.constant_groups} · {processes} process{'es' if processes > 1 else ''} → {out}"
     )
-    with step_progress(console, cfg.max_steps) as progress:
+    with step_progress(show, cfg.max_steps) as progress:
         meta = train(cfg, model, out, resume=resume, progress=progress)
-    console.print(
+    show.print(
         f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
         f"{meta.identical_reward_groups}/{meta.total_groups} groups had identical rewards · "
-        f"{meta.rollouts_collected} rollouts collected (budget {meta.rollout_budget}) · "
+        f"{meta.rollouts_collected} rollouts collected"
+        f"{f' in all {meta.world_size} processes' if meta.world_size > 1 else ''} (budget {meta.rollout_budget}) · "
         f"router example from {meta.example.source if meta.example else 'nowhere'}"
     )
+
+
+def _capability_jobs(
+    folder: Path, out: Path, mode: str, script: Path | None, launcher: str | None, options: list[str]
+) -> None:
+    """``--synthesis``: print, write or run one training job per capability of ``folder``."""
+    from .train_jobs import capability_jobs, job_script, run_job
+
+    if mode not in ("print", "script", "run"):
+        raise typer.BadParameter(f"--jobs {mode!r}: use print, script or run", param_hint="--jobs")
+    try:
+        found = capability_jobs(folder, out, launcher, options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--synthesis") from None
+    if mode == "print":
+        for job in found:
+            typer.echo(job.shell())
+    elif mode == "script":
+        path = script or out / "train_jobs.sh"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(job_script(found, folder), encoding="utf-8")
+        path.chmod(0o755)
+        console.print(f"[green]wrote[/] {path}: {len(found)} jobs (bash {path} N runs job N; no N runs all)")
+    else:
+        failed = []
+        for index, job in enumerate(found):
+            console.print(f"[bold]job {index + 1}/{len(found)}[/] {job.capability} → {job.out}")
+            if run_job(job) != 0:
+                failed.append(job.capability)
+        if failed:
+            console.print(f"[red]failed:[/] {', '.join(failed)} (rerun to resume them)")
+            raise typer.Exit(1)
 
 
 @app.command("route")

@@ -3,6 +3,9 @@ to the policy's resumable trajectory store (``<out>/episodes/<name>.jsonl``); th
 into outcomes, summaries, paired comparisons and route-only evaluation, written as ``<out>/results.json``.
 
 A killed evaluation resumes: finished episodes are keys in the stores and are not played again.
+With ``workers=N`` each policy's episodes are sharded by task over N processes (:mod:`trace_envs.rollout.workers`,
+which all append to the policy's one store), so ``results.json`` is read back exactly as after one process;
+a routed policy is played in this process (one router; through a server its concurrency is what scales).
 Episodes are counted the same way for every method: one per (task, trial), errors included.
 """
 
@@ -17,6 +20,7 @@ from trace_envs.rollout import (
     EpisodeJob,
     EpisodeRecord,
     TrajectoryStore,
+    checked_policy_spec,
     iter_episodes,
     policy_factory,
     run_rollouts,
@@ -65,11 +69,13 @@ def evaluate(
     model_options: dict[str, Any] | None = None,
     sampling: dict[str, Any] | None = None,
     on_episode: Callable[[str, EpisodeRecord], None] | None = None,
+    workers: int = 1,
 ) -> EvaluationResults:
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
     ``user_model`` plays tau2's customers (e.g. :class:`~trace_envs.targets.tau2.scripted_user.ScriptedCustomer` for scripted policies);
-    ``on_episode(policy name, record)`` is called for every episode played in this run.
+    ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
+    each policy but a routed one in that many processes (the user model must then come from ``make_chat_model``).
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
@@ -78,24 +84,28 @@ def evaluate(
     check_names(list(policies))
     if target.needs_user_model and user_model is None:
         raise ValueError(f"target {target.info.name} has tau2 tasks, whose customer needs user_model=…")
+    if workers > 1 and target.needs_user_model and getattr(user_model, "config", None) is None:
+        raise ValueError(
+            "workers > 1 rebuilds the tau2 customer in every worker from its model spec: pass --user-model SPEC, "
+            "or play the scripted customer in one process (--workers 1)"
+        )
     folder = Path(out)
     settings = bootstrap or BootstrapSettings()
     jobs = jobs_for(target, trials)
     evaluations = []
     for entry in policies:
-        factory, spec, route_of = _factory(entry, model_options or {}, sampling)
+        factory, spec, route_of = _factory(entry, model_options or {}, sampling, workers)
         path = store_path(folder, entry)
         with TrajectoryStore(path) as store:
-            run_rollouts(
-                jobs,
-                factory,
-                policy_spec=spec,
-                store=store,
-                concurrency=concurrency,
-                max_steps=max_steps,
-                user_model=user_model if target.needs_user_model else None,
-                on_episode=(lambda record, name=entry.name: on_episode(name, record)) if on_episode else None,
-            )
+            options: dict[str, Any] = {
+                "store": store, "concurrency": concurrency, "max_steps": max_steps,
+                "user_model": user_model if target.needs_user_model else None,
+                "on_episode": (lambda record, name=entry.name: on_episode(name, record)) if on_episode else None,
+            }  # fmt: skip
+            if factory is None:  # a spec string: each worker process builds its own policy from it
+                run_rollouts(jobs, spec, workers=workers, model_options=model_options, sampling=sampling, **options)
+            else:
+                run_rollouts(jobs, factory, policy_spec=spec, **options)
         outcomes = read_outcomes(target, trials, path, spec, folder, route_of)
         evaluations.append(
             PolicyEvaluation(
@@ -122,15 +132,18 @@ def evaluate(
 
 
 def _factory(
-    entry: PolicyEntry, model_options: dict[str, Any], sampling: dict[str, Any] | None
+    entry: PolicyEntry, model_options: dict[str, Any], sampling: dict[str, Any] | None, workers: int = 1
 ) -> tuple[Any, str, Callable[[str | None], str | None] | None]:
-    """(per-episode policy factory, the spec its records carry, and for routed policies: model spec -> route)."""
+    """(per-episode policy factory, or None when ``workers > 1`` plays the spec in worker processes; the spec its
+    records carry; and for routed policies: model spec -> route)."""
     if entry.kind == "routed":
-        from .routed import RoutedModels, RoutedPolicy
+        from .routed import RoutedModels, RoutedPolicyFactory
 
         assert entry.base_model is not None
-        models = RoutedModels(entry.base_model, entry.adapters, **model_options)
-        return (lambda job: RoutedPolicy(models, entry.spec, sampling)), entry.spec, models.route_of_model
+        models = RoutedModels(entry.base_model, entry.adapters, entry.server_url, **model_options)
+        return RoutedPolicyFactory(models, entry.spec, sampling), entry.spec, models.route_of_model
+    if workers > 1:
+        return None, checked_policy_spec(entry.spec, model_options), None
     factory, spec = policy_factory(entry.spec, model_options=model_options, sampling=sampling)
     return factory, spec, None
 

@@ -3,7 +3,8 @@
 Any policy spec of :mod:`trace_envs.rollout` (``oracle`` is the gold policy, ``flawed:<capability>``,
 ``anthropic:…``, ``openai:…``), and for a local model: ``hf:<base>`` (the base model), ``hf:<base>@<adapter>``
 (base + one adapter; ``merged`` when its ``trace_adapter.json`` says so) and ``routed:<base>@<adapter>,<adapter>…``
-(the router picks one adapter, or none, per task; see :mod:`.routed`).
+(the router picks one adapter, or none, per task; see :mod:`.routed`), or through one OpenAI-compatible server
+that serves every adapter from one base (vLLM ``--enable-lora``): ``routed:openai:<base_url>#<base>@<adapter>,…``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from trace_envs.rollout import PolicySpec
 from .results import PolicyKind
 
 ROUTED_PREFIX = "routed:"
+ROUTED_SERVER_PREFIX = "openai:"
 POLICY_FORMS = "[NAME=]SPEC with SPEC one of: oracle, flawed:<capability>, noop, random, anthropic:<model>, " \
-    "openai:<base_url>#<model>, hf:<base>, hf:<base>@<adapter>, routed:<base>@<adapter>,<adapter>…"  # fmt: skip
+    "openai:<base_url>#<model>, hf:<base>, hf:<base>@<adapter>, routed:<base>@<adapter>,<adapter>…, " \
+    "routed:openai:<base_url>#<base>@<adapter>,<adapter>…"  # fmt: skip
 
 
 class PolicyEntry(BaseModel):
@@ -31,6 +34,9 @@ class PolicyEntry(BaseModel):
     kind: PolicyKind
     base_model: str | None = None
     adapters: list[str] = Field(default_factory=list)
+    server_url: str | None = Field(
+        default=None, description="routed:openai: the OpenAI-compatible server that serves every route."
+    )
     rollouts_spent: int | None = None
 
     @property
@@ -48,13 +54,7 @@ def parse_policy(text: str, **model_options: Any) -> PolicyEntry:
     if not spec:
         raise ValueError(f"policy {text!r} has no spec; expected {POLICY_FORMS}")
     if spec.startswith(ROUTED_PREFIX):
-        base, at, adapters = spec[len(ROUTED_PREFIX) :].partition("@")
-        dirs = [str(Path(a.strip()).expanduser()) for a in adapters.split(",") if a.strip()]
-        if not base or not at or not dirs:
-            raise ValueError(f"routed policy {spec!r}: write routed:<base model dir>@<adapter dir>,<adapter dir>…")
-        for directory in dirs:
-            _adapter_status(directory)
-        return PolicyEntry(name=name, spec=spec, kind="routed", base_model=base, adapters=dirs)
+        return _routed(name, spec)
     try:
         parsed = PolicySpec.parse(spec, **model_options)
     except ValueError as exc:
@@ -69,6 +69,25 @@ def parse_policy(text: str, **model_options: Any) -> PolicyEntry:
     adapter = str(config.resolve_adapter())
     kind: PolicyKind = "merged" if _adapter_status(adapter) == "merged" else "adapter"
     return PolicyEntry(name=name, spec=parsed.spec, kind=kind, base_model=config.model, adapters=[adapter])
+
+
+def _routed(name: str, spec: str) -> PolicyEntry:
+    """A ``routed:[openai:<base_url>#]<base>@<adapter>,…`` policy (the server, when given, serves every route)."""
+    rest, server = spec[len(ROUTED_PREFIX) :], None
+    if rest.startswith(ROUTED_SERVER_PREFIX):
+        server, hash_sign, rest = rest[len(ROUTED_SERVER_PREFIX) :].partition("#")
+        if not hash_sign or not server.startswith(("http://", "https://")):
+            raise ValueError(
+                f"routed policy {spec!r}: write routed:openai:<base_url>#<base model>@<adapter dir>,<adapter dir>… "
+                "(e.g. routed:openai:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct@adapters/a,adapters/b)"
+            )
+    base, at, adapters = rest.partition("@")
+    dirs = [str(Path(a.strip()).expanduser()) for a in adapters.split(",") if a.strip()]
+    if not base or not at or not dirs:
+        raise ValueError(f"routed policy {spec!r}: write routed:<base model dir>@<adapter dir>,<adapter dir>…")
+    for directory in dirs:
+        _adapter_status(directory)
+    return PolicyEntry(name=name, spec=spec, kind="routed", base_model=base, adapters=dirs, server_url=server)
 
 
 def _adapter_status(directory: str) -> str | None:

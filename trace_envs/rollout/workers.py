@@ -1,6 +1,7 @@
 """Rollouts across worker processes: with hundreds of episodes in flight against a fast endpoint,
 one Python process is bound by its own CPU (the SDK's HTTP stack costs about a millisecond per
-request), so ``run_rollouts(..., workers=N)`` shards the pending jobs over N spawned processes, each
+request), so ``run_rollouts(..., workers=N)`` shards the pending jobs by task (env, seed and env options: all
+samples or trials of a task in one shard; by episode when there are fewer tasks than workers) over N spawned processes, each
 running the asyncio loop with its share of the concurrency. Workers append to the same store (each
 append holds an exclusive ``flock``) and send every finished record back to the parent for the
 summary and ``on_episode``; resume works exactly as with one process.
@@ -130,8 +131,7 @@ def run_rollouts_in_workers(
     summary = RolloutSummary()
     pending = pending_jobs(jobs, spec, store)
     summary.skipped = len(jobs) - len(pending)
-    shards = [pending[index::workers] for index in range(workers)]
-    shards = [shard for shard in shards if shard]
+    shards = [shard for shard in shard_by_task(pending, workers) if shard]
     start = time.perf_counter()
     if not shards:
         return summary
@@ -160,6 +160,23 @@ def run_rollouts_in_workers(
             process.join(timeout=10)
     summary.wall_s = time.perf_counter() - start
     return summary
+
+
+def shard_by_task(jobs: Sequence[EpisodeJob], workers: int) -> list[list[EpisodeJob]]:
+    """``workers`` shards of ``jobs``: tasks (env id, seed, env options) dealt round-robin in order of first
+    appearance, each task's episodes together; episodes dealt one by one when there are fewer tasks than workers."""
+    tasks = list(dict.fromkeys(_task_key(job) for job in jobs))
+    if len(tasks) < workers:
+        return [list(jobs[index::workers]) for index in range(workers)]
+    shard_of = {task: index % workers for index, task in enumerate(tasks)}
+    shards: list[list[EpisodeJob]] = [[] for _ in range(workers)]
+    for job in jobs:
+        shards[shard_of[_task_key(job)]].append(job)
+    return shards
+
+
+def _task_key(job: EpisodeJob) -> tuple[str, int, str]:
+    return job.env_id, job.seed, repr(sorted(job.env_kwargs.items()))
 
 
 def _collect(

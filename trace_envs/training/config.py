@@ -99,13 +99,17 @@ class TrainConfig(BaseModel):
     groups_per_step: int = Field(
         default=DEFAULT_GROUPS_PER_STEP,
         ge=1,
-        description="G: groups of K rollouts per optimiser step on one process (paper's 5,120 budget: 8; scripts: 4-8).",
+        description="G: groups of K rollouts per optimiser step, all processes together (paper's 5,120 budget: 8; "
+        "scripts: 4-8); each of W processes collects G / W of them.",
     )
     per_device_train_batch_size: int = Field(
         default=16, ge=1, description="Rollouts per micro-batch (memory); default K. G x K must be a multiple."
     )
     gradient_accumulation_steps: int = Field(
-        default=8, ge=1, description="Micro-batches per step; default G x K / micro-batch (derived, may be omitted)."
+        default=8,
+        ge=1,
+        description="Micro-batches per step, all processes together (each runs 1/W of them); default G x K / "
+        "micro-batch (derived, may be omitted).",
     )
     scale_rewards: Literal["group", "batch", "none"] = Field(
         default="group",
@@ -209,8 +213,21 @@ class TrainConfig(BaseModel):
 
     @property
     def rollouts_per_step(self) -> int:
-        """Rollouts one optimiser step generates on one process: G groups of K (TRL's generation batch)."""
+        """Rollouts one optimiser step generates in all processes together: G groups of K."""
         return self.per_device_train_batch_size * self.gradient_accumulation_steps
+
+    def accumulation_per_process(self, world_size: int) -> int:
+        """Micro-batches each of ``world_size`` processes runs per step, so that the world's step is still G x K
+        rollouts (TRL's generation batch is micro-batch x processes x this); every process holds whole groups."""
+        if self.groups_per_step % world_size or self.gradient_accumulation_steps % world_size:
+            raise ValueError(
+                f"{world_size} processes cannot share a step of groups_per_step {self.groups_per_step} in "
+                f"{self.gradient_accumulation_steps} micro-batches of {self.per_device_train_batch_size} "
+                f"(each process must hold whole groups and whole micro-batches): make groups_per_step (--groups) "
+                f"a multiple of {world_size} and per_device_train_batch_size (--batch-size) a divisor of "
+                f"{self.groups_per_step * self.num_generations // max(1, world_size)}, or launch fewer processes"
+            )
+        return self.gradient_accumulation_steps // world_size
 
     @property
     def hinted_per_group(self) -> int:
@@ -222,9 +239,13 @@ class TrainConfig(BaseModel):
         """Rollouts the whole run spends: iterations x G x K (the budget every baseline is matched on)."""
         return self.max_steps * self.rollouts_per_step
 
-    def grpo_kwargs(self, output_dir: str | Path, max_tool_calling_iterations: int, use_cpu: bool) -> dict[str, Any]:
-        """Keyword arguments for ``trl.GRPOConfig`` (kept as a dict so it is testable without building one)."""
+    def grpo_kwargs(
+        self, output_dir: str | Path, max_tool_calling_iterations: int, use_cpu: bool, world_size: int = 1
+    ) -> dict[str, Any]:
+        """Keyword arguments for ``trl.GRPOConfig`` on ``world_size`` processes (kept as a dict so it is testable
+        without building one); the step's G x K rollouts are shared out, so the budget does not grow with W."""
         bf16 = (not use_cpu) if self.bf16 is None else self.bf16
+        accumulation = self.accumulation_per_process(world_size)
         kwargs: dict[str, Any] = {
             "output_dir": str(output_dir),
             "learning_rate": self.learning_rate,
@@ -234,12 +255,12 @@ class TrainConfig(BaseModel):
             "max_steps": self.max_steps,
             "num_generations": self.num_generations,
             "per_device_train_batch_size": self.per_device_train_batch_size,
-            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+            "gradient_accumulation_steps": accumulation,
             "temperature": self.temperature,
             "top_p": self.top_p,
             "max_completion_length": self.max_completion_length,
             "max_tool_calling_iterations": self.max_tool_calling_iterations or max_tool_calling_iterations,
-            "steps_per_generation": self.gradient_accumulation_steps,  # one generation batch (G x K) per step
+            "steps_per_generation": accumulation,  # one generation batch (G x K in the world) per step
             "beta": self.beta,
             "epsilon": self.epsilon,
             "scale_rewards": self.scale_rewards,

@@ -25,15 +25,24 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from accelerate.utils import gather_object
 from trl.trainer.grpo_trainer import GRPOTrainer
 from trl.trainer.utils import shuffle_sequence_dict
 
 from trace_envs.core.hints import with_hint
 
 from .batches import Batch, check_supported, constant_groups, join_batches, masked_row, select_rows, split_rows
+from .metadata import StepGroups
 
 RowFactory = Callable[[str, int], dict[str, Any]]
 """``row(environment, seed)``: the dataset row of a fresh seed for one environment."""
+
+
+def fresh_seed(base: int, slot: int, processes: int, rank: int) -> int:
+    """The seed of re-collected group ``slot`` = (step x rounds + round) x (G / W) + j on process ``rank``: every
+    (step, round, j, rank) gets its own seed, and a run resumed on another number of processes never reuses one,
+    since it is ``base + (step x rounds + round) x G + j x W + rank`` with ``j x W + rank < G``."""
+    return base + slot * processes + rank
 
 
 class TraceGRPOTrainer(GRPOTrainer):  # type: ignore[misc, unused-ignore]
@@ -60,6 +69,8 @@ class TraceGRPOTrainer(GRPOTrainer):  # type: ignore[misc, unused-ignore]
         self.fresh_row = fresh_row
         self.fresh_seed_base = fresh_seed_base
         self._rewards_seen: torch.Tensor | None = None
+        self.step_groups: list[StepGroups] = []
+        """Every training step's groups in all processes (seeds, constant ones): the run's world totals."""
 
     # ----- hint prompts ------------------------------------------------------------------------------
     def _hint_of(self, index: int) -> str | None:
@@ -95,7 +106,23 @@ class TraceGRPOTrainer(GRPOTrainer):  # type: ignore[misc, unused-ignore]
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         weights = self.reward_weights.to(rewards.device).unsqueeze(0)
         self._rewards_seen = (rewards * weights).nansum(dim=1).detach().cpu()
+        if self.model.training:
+            self._record_groups(inputs)
         return rewards
+
+    def _record_groups(self, inputs: list[dict[str, Any]]) -> None:
+        """Add the groups just scored in all processes to the step's record: seeds gathered in rank order (the
+        order of TRL's gathered rewards), and how many have constant rewards."""
+        k = self.num_generations
+        seeds = gather_object([int(row["seed"]) for row in inputs[::k]])
+        step = int(self.state.global_step) + 1
+        if not self.step_groups or self.step_groups[-1].step != step:
+            self.step_groups.append(StepGroups(step=step))
+        record = self.step_groups[-1]
+        record.seeds.extend(int(seed) for seed in seeds)
+        record.identical += (
+            sum(constant_groups(self._rewards_seen.tolist(), k)) if self._rewards_seen is not None else 0
+        )
 
     def _scored(self, rows: list[dict[str, Any]]) -> tuple[Batch, list[bool]]:
         """Generate and score ``rows``; the local batch and, per local group, whether its rewards are constant."""
@@ -111,13 +138,14 @@ class TraceGRPOTrainer(GRPOTrainer):  # type: ignore[misc, unused-ignore]
         return int(self.accelerator.reduce(tensor, reduction=reduction).item())
 
     def _fresh_rows(self, environments: list[str], round_index: int, groups: int) -> list[dict[str, Any]]:
-        """K copies of one new row per group, seeds beyond the dataset's: unique per step, round, group and process."""
+        """K copies of one new row per group, seeds beyond the dataset's: unique per step, round, group and process,
+        whatever the number of processes (``groups`` is G / W, so the seed is base + (step, round) x G + j x W + rank)."""
         assert self.fresh_row is not None
         k, processes = self.num_generations, self.accelerator.num_processes
         rows: list[dict[str, Any]] = []
         for j, environment in enumerate(environments):
             slot = (self.state.global_step * self.resample_rounds + round_index) * groups + j
-            seed = self.fresh_seed_base + slot * processes + self.accelerator.process_index
+            seed = fresh_seed(self.fresh_seed_base, slot, processes, self.accelerator.process_index)
             row = self.fresh_row(environment, seed)
             rows.extend(dict(row) for _ in range(k))
         return rows
@@ -134,11 +162,14 @@ class TraceGRPOTrainer(GRPOTrainer):  # type: ignore[misc, unused-ignore]
         kept = select_rows(batch, [g * k + i for g in keep for i in range(k)])
         informative, collected, rounds = len(keep), groups, 0
         if self.constant_groups == "resample":
-            target = math.ceil(self.min_informative_groups * groups)
+            processes = self.accelerator.num_processes
+            target = math.ceil(self.min_informative_groups * groups * processes)  # of the world's G groups
             dropped = [envs[g] for g, constant in enumerate(flags) if constant] or envs
             while rounds < self.resample_rounds:
-                # every process re-collects the same number of groups, so TRL's collective calls stay in step
-                want = self._global_count(max(0, target - informative), "max")
+                # every process re-collects the same share of the world's shortfall, so TRL's collective calls
+                # stay in step
+                missing = max(0, target - self._global_count(informative, "sum"))
+                want = math.ceil(missing / processes)
                 if want == 0:
                     break
                 again = [dropped[j % len(dropped)] for j in range(want)]

@@ -22,6 +22,15 @@ class EpisodeExample(BaseModel):
     transcript: str
 
 
+class StepGroups(BaseModel):
+    """The groups one optimiser step collected in all processes: each one's start seed (rank order, re-collected
+    groups after the first batch) and how many had K equal rewards."""
+
+    step: int = Field(ge=1)
+    seeds: list[int] = Field(default_factory=list)
+    identical: int = Field(default=0, ge=0, description="Groups whose K rewards were all equal (no signal).")
+
+
 class AdapterMetadata(BaseModel):
     """Capability, env, base model, config, training curve and one successful episode of an adapter."""
 
@@ -36,12 +45,30 @@ class AdapterMetadata(BaseModel):
     status: Literal["training", "complete", "merged"] = "training"
     steps_done: int = 0
     curve: list[dict[str, Any]] = Field(default_factory=list, description="One entry per logging step.")
-    identical_reward_groups: int = Field(default=0, description="Groups whose K rewards were all equal (no signal).")
-    total_groups: int = 0
-    rollout_budget: int = Field(default=0, description="The config's iterations x G x K (per process).")
-    rollouts_collected: int = Field(
-        default=0, description="Rollouts generated so far, re-collected groups included (main process)."
+    identical_reward_groups: int = Field(
+        default=0, description="Groups whose K rewards were all equal (no signal), in all processes."
     )
+    total_groups: int = Field(default=0, description="Groups collected, re-collected ones included, in all processes.")
+    rollout_budget: int = Field(default=0, description="The config's iterations x G x K (all processes together).")
+    rollouts_collected: int = Field(
+        default=0, description="Rollouts generated so far, re-collected groups included, in all processes."
+    )
+    world_size: int = Field(default=1, ge=1, description="Processes of the run's last launch (torchrun/accelerate).")
+    step_groups: list[StepGroups] = Field(
+        default_factory=list, description="Per optimiser step, the groups all processes collected."
+    )
+
+    def count_groups(self, num_generations: int) -> None:
+        """Set the group and rollout totals from :attr:`step_groups` (the world's, re-collected groups included)."""
+        self.total_groups = sum(len(s.seeds) for s in self.step_groups)
+        self.identical_reward_groups = sum(s.identical for s in self.step_groups)
+        self.rollouts_collected = self.total_groups * num_generations
+
+    @property
+    def seeds_used(self) -> list[int]:
+        """Every group's start seed in the order collected (a seed repeats only after a pass over the dataset)."""
+        return [seed for step in self.step_groups for seed in step.seeds]
+
     example: EpisodeExample | None = None
     versions: dict[str, str] = Field(default_factory=dict)
 

@@ -6,6 +6,10 @@ rollouts starts from the same seed (checked on every batch). Rewards are the env
 (the bridge's ``get_reward``). Tool results and the user's replies come back as tool messages, which
 TRL's ``tool_mask`` removes from the loss. The adapter directory gets ``trace_adapter.json``, written
 at every logging step, and checkpoints under ``checkpoints/`` so a killed run resumes.
+
+Under ``torchrun``/``accelerate launch`` with W processes, TRL's sampler hands each process G / W of the step's
+groups (distinct seeds); the group counts are gathered in :class:`~.grpo.TraceGRPOTrainer`, so the metadata's
+counts are the world's, and only the main process writes files or prints. A rerun resumes on any W.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from trace_envs.core import CapabilityEnv, ConversationEnv
 from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_environment
 from .config import TrainConfig
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
-from .metadata import AdapterMetadata, EpisodeExample, load_metadata, save_metadata
+from .metadata import AdapterMetadata, EpisodeExample, StepGroups, load_metadata, save_metadata
 
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
 
@@ -37,16 +41,15 @@ def final_message(completion: Sequence[dict[str, Any]]) -> str | None:
 
 
 class GroupTracker:
-    """Closes every rollout's episode, checks group seeds, counts groups with identical rewards,
-    and keeps the first successful transcript. Called by TRL as a reward function of weight 0
+    """Closes every rollout's episode, checks group seeds, logs the share of this process's groups with
+    identical rewards, and keeps the first successful transcript. Called by TRL as a reward function of weight 0
     (it runs before the envs' ``get_reward`` columns); its own value is 1 when the model ended the
-    rollout itself with a plain message, 0 when it ran out of tool rounds, turns or tokens."""
+    rollout itself with a plain message, 0 when it ran out of tool rounds, turns or tokens. (The run's world
+    totals of groups are :attr:`~.grpo.TraceGRPOTrainer.step_groups`.)"""
 
     def __init__(self, num_generations: int, max_completion_length: int):
         self.num_generations = num_generations
         self.max_completion_length = max_completion_length
-        self.identical_groups = 0
-        self.total_groups = 0
         self.example: EpisodeExample | None = None
         self.__name__ = "episode_closed"
 
@@ -75,8 +78,6 @@ class GroupTracker:
             if len({(type(environments[i]), seeds[i]) for i in block}) != 1:
                 raise RuntimeError(f"group {g} mixes start states: seeds {[seeds[i] for i in block]}")
             identical += len({rewards[i] for i in block}) == 1
-        self.identical_groups += identical
-        self.total_groups += groups
         for env, reward in zip(environments, rewards, strict=True):
             if reward >= 1.0 and self.example is None:
                 self.example = EpisodeExample(
@@ -97,11 +98,18 @@ class GroupTracker:
         ]
 
 
-def _is_main_process() -> bool:
+def is_main_process() -> bool:
     """True unless this is a non-zero rank of a distributed launch (``RANK`` set by torchrun/accelerate)."""
     import os
 
     return os.environ.get("RANK", "0") == "0"
+
+
+def world_size() -> int:
+    """Processes of this launch (``WORLD_SIZE`` set by torchrun/accelerate; 1 for a plain run)."""
+    import os
+
+    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def _versions() -> dict[str, str]:
@@ -181,23 +189,29 @@ def finished_run(config: TrainConfig, model: str, out_dir: str | Path) -> Adapte
 
 
 def _make_callback(
-    metadata: AdapterMetadata, out_dir: Path, tracker: GroupTracker, progress: ProgressFn | None, config: TrainConfig
+    metadata: AdapterMetadata,
+    out_dir: Path,
+    tracker: GroupTracker,
+    progress: ProgressFn | None,
+    config: TrainConfig,
+    step_groups: list[StepGroups],
 ) -> Any:
     from transformers import TrainerCallback
 
     class MetadataCallback(TrainerCallback):
-        """Adds each log entry to the curve and rewrites the metadata file (incremental, atomic)."""
+        """Adds each log entry (TRL's, averaged over processes) to the curve with the world's rollouts so far,
+        and rewrites the metadata file (incremental, atomic; main process only)."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            metadata.step_groups = [g.model_copy(deep=True) for g in step_groups]
+            metadata.count_groups(config.num_generations)
             entry = {
                 "step": int(state.global_step),
                 **{k: v for k, v in (logs or {}).items() if isinstance(v, int | float)},
+                "trace/rollouts_collected": metadata.rollouts_collected,
             }
             add_to_curve(metadata.curve, entry)
             metadata.steps_done = int(state.global_step)
-            metadata.identical_reward_groups = tracker.identical_groups
-            metadata.total_groups = tracker.total_groups
-            metadata.rollouts_collected = tracker.total_groups * config.num_generations
             if config.router_example == "policy":
                 metadata.example = metadata.example or tracker.example
             if not state.is_world_process_zero:
@@ -221,6 +235,7 @@ class TrainingRun:
         checkpoint: str | None,
         classes: dict[str, type[TRLEnvironment]],
         config: TrainConfig,
+        step_groups: list[StepGroups] | None = None,
     ):
         self.trainer = trainer
         self.tracker = tracker
@@ -229,6 +244,7 @@ class TrainingRun:
         self.checkpoint = checkpoint
         self.classes = classes
         self.config = config
+        self.step_groups = step_groups if step_groups is not None else metadata.step_groups
 
     def run(self) -> AdapterMetadata:
         """Train (resuming from the checkpoint, if any) up to ``config.max_steps`` steps in all, save the
@@ -244,8 +260,8 @@ class TrainingRun:
             trainer.save_model(str(self.out_dir))
             metadata.steps_done = int(trainer.state.global_step)
         metadata.status = "complete"
-        metadata.identical_reward_groups, metadata.total_groups = tracker.identical_groups, tracker.total_groups
-        metadata.rollouts_collected = tracker.total_groups * config.num_generations
+        metadata.step_groups = [g.model_copy(deep=True) for g in self.step_groups]
+        metadata.count_groups(config.num_generations)
         if metadata.example is None:
             first = config.env_ids[0]
             policy = tracker.example if config.router_example == "policy" else None
@@ -311,7 +327,9 @@ def build_run(
 
     use_cpu = not torch.cuda.is_available()
     max_turns = max(type(p).max_turns for p in probes.values())
-    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, use_cpu))
+    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, use_cpu, world_size()))
+    if args.world_size != world_size():
+        raise RuntimeError(f"WORLD_SIZE says {world_size()} processes but accelerate runs {args.world_size}")
     lora = config.lora.peft_config()
     checkpoint: str | None = None
     if resume and (out / "checkpoints").is_dir():
@@ -326,22 +344,15 @@ def build_run(
         config=config.model_dump(mode="json"),
         versions=_versions(),
         rollout_budget=config.rollout_budget,
+        world_size=args.world_size,
     )
     if checkpoint is not None:
-        step = checkpoint_step(checkpoint)
-        try:
-            previous = load_metadata(out)
-            metadata.curve = [e for e in previous.curve if int(e.get("step", 0)) <= step]
-            metadata.example = previous.example
-            metadata.identical_reward_groups = previous.identical_reward_groups
-            metadata.total_groups = previous.total_groups
-        except (FileNotFoundError, ValueError):
-            pass
-    if _is_main_process():
+        _resume_metadata(metadata, out, checkpoint_step(checkpoint), config.num_generations)
+    if is_main_process():
         save_metadata(out, metadata)
 
     tracker = GroupTracker(config.num_generations, config.max_completion_length)
-    tracker.identical_groups, tracker.total_groups = metadata.identical_reward_groups, metadata.total_groups
+    step_groups = [g.model_copy(deep=True) for g in metadata.step_groups]
     factory: Any = classes[config.env_ids[0]] if single else dict(classes)
 
     def fresh_row(env_id: str, seed: int) -> dict[str, Any]:
@@ -354,7 +365,7 @@ def build_run(
         train_dataset=Dataset.from_list(rows),
         peft_config=lora,
         environment_factory=factory,
-        callbacks=[_make_callback(metadata, out, tracker, progress, config)],
+        callbacks=[_make_callback(metadata, out, tracker, progress, config, step_groups)],
         constant_groups=config.constant_groups,
         resample_rounds=config.resample_rounds,
         min_informative_groups=config.min_informative_groups,
@@ -364,9 +375,23 @@ def build_run(
     )
     # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
     trainer.reward_weights[0] = 0.0
-    if progress is not None:
+    trainer.step_groups = step_groups  # the callback's list: the counts resume from the checkpoint's step
+    if progress is not None or not is_main_process():
         trainer.remove_callback(PrinterCallback)
-    return TrainingRun(trainer, tracker, metadata, out, checkpoint, classes, config)
+    return TrainingRun(trainer, tracker, metadata, out, checkpoint, classes, config, step_groups)
+
+
+def _resume_metadata(metadata: AdapterMetadata, out: Path, step: int, num_generations: int) -> None:
+    """Carry the curve, group counts and router example of ``out``'s metadata up to the checkpoint's ``step``
+    (steps logged after it are trained again)."""
+    try:
+        previous = load_metadata(out)
+    except (FileNotFoundError, ValueError):
+        return
+    metadata.curve = [e for e in previous.curve if int(e.get("step", 0)) <= step]
+    metadata.example = previous.example
+    metadata.step_groups = [g for g in previous.step_groups if g.step <= step]
+    metadata.count_groups(num_generations)
 
 
 def train(
