@@ -15,19 +15,18 @@ WORK=${WORK:-$(mktemp -d /tmp/trace-gpu-smoke.XXXXXX)}
 mkdir -p "$WORK"
 echo "== work folder $WORK"
 
-# the venv sees the system's packages, so a torch already installed (with its CUDA build) is kept
-if "$PYTHON" -m venv --system-site-packages "$WORK/venv" 2>/dev/null; then
+if "$PYTHON" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+  # a CUDA torch is already here (a GPU image): keep this Python's packages and install only the checkout
+  # (without dependencies, so its env entry points register; hatchling must be importable)
+  echo "== using $PYTHON and its CUDA torch as installed"
+  "$PYTHON" -m pip install -q --no-deps --no-build-isolation .
+else
+  # a fresh machine: a venv that sees the system's packages, and the package with its extras from PyPI
+  "$PYTHON" -m venv --system-site-packages "$WORK/venv"
   PYTHON="$WORK/venv/bin/python"
-else
-  echo "== no venv module: installing into $PYTHON's own environment"
-fi
-start=$SECONDS
-"$PYTHON" -m pip install -q --upgrade pip || true
-if "$PYTHON" -m pip install -q -e '.[train,cli]'; then
+  start=$SECONDS
+  "$PYTHON" -m pip install -q -e '.[train,cli]'
   echo "== installed in $((SECONDS - start)) s"
-else
-  echo "== pip install failed (is PyPI reachable?): using the packages already installed, this checkout on PYTHONPATH"
-  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 fi
 "$PYTHON" - <<'EOF'
 import torch, transformers, trl
