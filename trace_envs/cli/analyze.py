@@ -71,7 +71,7 @@ def analyze_command(
     from trace_envs.analysis.report import keep_rule
     from trace_envs.llm import LLMError
 
-    from .errors import validation_summary
+    from trace_envs.core.problems import validation_problems
 
     sampling = {"temperature": temperature} if temperature is not None else {}
     try:
@@ -81,7 +81,7 @@ def analyze_command(
             trajectory_token_budget=trajectory_tokens, seed=seed, sampling=sampling,
         )  # fmt: skip
     except ValidationError as exc:
-        raise typer.BadParameter(validation_summary(exc)) from None
+        raise typer.BadParameter(validation_problems(exc)) from None
     model = None
     if analyst != "probes":
         from trace_envs.llm.factory import make_chat_model

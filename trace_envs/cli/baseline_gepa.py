@@ -86,7 +86,7 @@ def gepa_command(
     )
     from trace_envs.llm import LLMError
 
-    from .errors import validation_summary
+    from trace_envs.core.problems import validation_problems
 
     console = Console()
     env_ids = resolve_env_ids(env, imports)
@@ -123,7 +123,7 @@ def gepa_command(
             max_steps=max_steps,
         )
     except ValidationError as exc:
-        raise typer.BadParameter(validation_summary(exc)) from None
+        raise typer.BadParameter(validation_problems(exc)) from None
     checks = (
         (check_config, "--budget"),
         (seed_candidate, "--capability"),

@@ -198,16 +198,14 @@ def rollout_command(
 
 def print_errors(console: Any, errored: list[Any], limit: int = 3) -> None:
     """The first line of the first ``limit`` distinct episode errors, with where each happened."""
-    seen: dict[str, list[Any]] = {}
-    for record in errored:
-        seen.setdefault(str(record.error).splitlines()[0], []).append(record)
+    from trace_envs.rollout import first_errors
+
+    lines, others = first_errors(errored, limit)
     console.print(f"[red]{len(errored)} episodes failed[/red]; first errors:")
-    for message, records in list(seen.items())[:limit]:
-        first = records[0]
-        where = f"{first.env_id} seed {first.seed}" + (f" and {len(records) - 1} more" if len(records) > 1 else "")
-        console.print(f"  {where}: {message}", markup=False, highlight=False)
-    if len(seen) > limit:
-        console.print(f"  … and {len(seen) - limit} other errors (the store's records have the tracebacks)")
+    for line in lines:
+        console.print(f"  {line}", markup=False, highlight=False)
+    if others:
+        console.print(f"  … and {others} other errors (the store's records have the tracebacks)")
 
 
 def print_summary(console: Any, summary: Any, out: Path, spec: str, model_backed: bool) -> None:
