@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.cli.extras import missing_extra
+from trace_envs.extras import missing_extra
 
 BLOCKER = """
 import sys

@@ -61,10 +61,20 @@ def plain_metavars(params: list[Any]) -> list[Any]:
 
 
 class TraceCommand(TyperCommand):
-    """A command whose help shows metavars, not Python types."""
+    """A command whose help shows metavars, not Python types, and whose setup problems (a missing API key or
+    extra, an endpoint that cannot be reached) are one line naming the fix, exit code 2 (:mod:`.errors`)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return plain_metavars(super().get_params(ctx))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            from .errors import command_name, report_setup_problem
+
+            report_setup_problem(exc, command_name(ctx))
+            raise
 
 
 class TraceGroup(TyperGroup):

@@ -16,6 +16,7 @@ from .env_args import (
     resolve_env_ids,
     sampling_options,
 )
+from .errors import as_usage_error, print_error
 from .rollout import default_cache_dir, parse_seeds
 
 
@@ -84,9 +85,8 @@ def gepa_command(
         seed_candidate,
         user_model_config,
     )
-    from trace_envs.llm import LLMError
-
     from trace_envs.core.problems import validation_problems
+    from trace_envs.llm import LLMError
 
     console = Console()
     env_ids = resolve_env_ids(env, imports)
@@ -135,7 +135,7 @@ def gepa_command(
         try:
             check(config)
         except (ValueError, LLMError) as exc:
-            raise typer.BadParameter(str(exc), param_hint=hint) from None
+            raise as_usage_error(exc, hint) from None
     console.print(
         f"GEPA on {', '.join(env_ids)}: budget {budget} episodes, {len(config.training_jobs())} training and "
         f"{len(config.validation_jobs())} validation episodes; log in {out / 'gepa_log.txt'}"
@@ -143,7 +143,7 @@ def gepa_command(
     try:
         outcome = run_gepa(config, out)
     except LLMError as exc:  # the task model failed for good; finished episodes are in OUT/episodes/
-        console.print(f"[red]GEPA stopped:[/red] {exc}")
+        print_error(str(exc), "GEPA stopped:")
         raise typer.Exit(2) from None
     run = outcome.run
     console.print(
@@ -152,5 +152,5 @@ def gepa_command(
     )
     console.print(f"best instructions: {out / run.artifact}")
     if outcome.reflection_error is not None:
-        console.print(f"[red]the reflection model failed[/red], so GEPA stopped early: {outcome.reflection_error}")
+        print_error(f"so GEPA stopped early: {outcome.reflection_error}", "the reflection model failed,")
         raise typer.Exit(1)

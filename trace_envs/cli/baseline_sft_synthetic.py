@@ -48,9 +48,9 @@ def sft_synthetic_command(
     from pydantic import ValidationError
 
     from trace_envs.baselines.sft_synthetic import SFTSettings, sft_synthetic
+    from trace_envs.core.problems import validation_problems
     from trace_envs.rollout import checked_policy_spec
 
-    from trace_envs.core.problems import validation_problems
     from .train import _cpu_threads
 
     env_ids = resolve_env_ids(env, imports)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from .app import app
+from .errors import fail as _fail
 
 if TYPE_CHECKING:
     from trace_envs.pipeline import PipelineConfig, StageOutcome
@@ -38,11 +39,6 @@ def _quiet() -> None:
     except ModuleNotFoundError:  # without the train extra the training stages say which extra to install
         return
     disable_progress_bar()
-
-
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(2)
 
 
 class ProgressDisplay:

@@ -327,7 +327,7 @@ def _endpoint(exc: BaseException) -> tuple[str, str]:
     """``(host, host:port)`` of the request an SDK connection error carries (``?`` when it carries none)."""
     url = getattr(getattr(exc, "request", None), "url", None)
     host = str(getattr(url, "host", "") or "?")
-    port = getattr(url, "port", None) or {"https": 443, "http": 80}.get(str(getattr(url, "scheme", "")), None)
+    port = getattr(url, "port", None) or {"https": 443, "http": 80}.get(str(getattr(url, "scheme", "")))
     return host, f"{host}:{port}" if port else host
 
 

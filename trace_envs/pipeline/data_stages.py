@@ -37,7 +37,10 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         failed: list[Any] = []
 
         def on_episode(
-            record: Any, target: str = target, total: int = len(jobs), counts: dict[str, int] = counts,
+            record: Any,
+            target: str = target,
+            total: int = len(jobs),
+            counts: dict[str, int] = counts,
             failed: list[Any] = failed,
         ) -> None:
             counts["done"] += 1
