@@ -111,6 +111,22 @@ def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> No
     assert not (tmp_path / "manifest.json").exists()  # nothing was written
 
 
+def test_synthesize_without_a_key_is_one_line_before_anything_is_written(
+    analysis_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("anthropic")
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    out = tmp_path / "envs"
+    result = invoke(
+        "synthesize", str(analysis_file), "-t", "device", "-g", "anthropic:claude-sonnet-4-6", "-o", str(out)
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("trace-envs synthesize: ") and "$ANTHROPIC_API_KEY" in lines[0]
+    assert not out.exists()
+
+
 @needs_sandbox
 @pytest.mark.usefixtures("clean_registry")
 def test_an_edited_module_loads_again_once_validated(analysis_file: Path, tmp_path: Path) -> None:
