@@ -129,3 +129,21 @@ def test_check_prints_the_table_and_exits_0_or_2(tmp_path: Path, server: FakeMod
     run = CliRunner().invoke(build_app(), ["pipeline", str(model_config(tmp_path, server)), "-o", str(tmp_path / "o")])
     assert run.exit_code == 2 and "preflight failed" in run.output and "Traceback" not in run.output
     assert not (tmp_path / "o").exists()
+
+
+def test_failed_rollout_episodes_are_reported_with_their_first_causes(tmp_path: Path) -> None:
+    from trace_envs.pipeline.data_stages import failure_line
+    from trace_envs.rollout import EpisodeRecord
+
+    def failed(seed: int, error: str) -> EpisodeRecord:
+        return EpisodeRecord(env_id="trace/device-v0", seed=seed, policy="p", error=error, ended="error")
+
+    records = [
+        failed(0, "HostNotFound: cannot resolve host 'gpu-host'\ntrace"),
+        failed(1, "HostNotFound: cannot resolve host 'gpu-host'\nx"),
+    ]
+    line = failure_line(tmp_path / "device.jsonl", 2, [*records, failed(5, "ValueError: bad")])
+    assert (
+        "2 episodes failed (trace/device-v0 seed 0 and 1 more: HostNotFound: cannot resolve host 'gpu-host'; " in line
+    )
+    assert "seed 5: ValueError: bad)" in line and "\n" not in line
