@@ -227,13 +227,12 @@ def test_ctrl_c_stops_a_scripted_rollout_and_a_rerun_finishes_the_rest(tmp_path:
 
 def test_an_unreachable_model_fails_every_episode_at_once_with_its_cause(tmp_path: Path) -> None:
     """No retries, no "raise timeout_s": the store records a refused connection as such, and the console says it."""
-    import socket
     import time
 
+    from tests.conftest import free_port
+
     pytest.importorskip("openai")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     out = tmp_path / "x.jsonl"
     start = time.monotonic()
     result = invoke("-e", ENV_ID, "-n", "3", "-o", str(out), "-p", f"openai:http://127.0.0.1:{port}/v1#m")

@@ -3,12 +3,12 @@ endpoint that cannot be reached, is one line naming the fix, exit code 2, before
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import free_port
 from trace_envs.cli import build_app
 
 pytest.importorskip("anthropic")
@@ -67,9 +67,7 @@ def test_pipeline_without_the_analyst_key_stops_before_the_rollout(tmp_path: Pat
 
 
 def test_an_unreachable_analyst_is_named_at_once(store: Path, tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     result = invoke("analyze", str(store), "--analyst", f"openai:http://127.0.0.1:{port}/v1#m", "-o", str(tmp_path))
     assert result.exit_code == 2 and f"connection refused by 127.0.0.1:{port}" in " ".join(result.output.split())
     assert "timeout_s" not in result.output and "Traceback" not in result.output

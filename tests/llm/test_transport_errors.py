@@ -5,7 +5,6 @@ transport; timeouts, 429 and 5xx are still retried. ``check_endpoint`` makes the
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from typing import Any
 
@@ -24,6 +23,7 @@ from trace_envs.llm import (
 )
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply
 
+from ..conftest import free_port
 from .conftest import MESSAGES
 
 pytest.importorskip("anthropic")
@@ -34,13 +34,6 @@ UNRESOLVABLE = "http://no-such-host.invalid:8000"
 TRANSPORTS = ["httpx", "aiohttp"]
 PATIENT = RetryConfig(max_retries=6, initial_delay_s=2.0)
 """Retries that would take over a minute: a test finishing in seconds shows that none happened."""
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 with nothing listening (bound by the OS, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def client(wire: str, base_url: str, transport: str = "httpx", **options: Any) -> BaseChatModel:

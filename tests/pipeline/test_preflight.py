@@ -4,7 +4,6 @@ it as a table (exit 0/2), and a real run stops on it before the rollout (a missi
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.conftest import free_port
 from trace_envs.cli import build_app
 from trace_envs.llm.fake_server import FakeModelServer
 from trace_envs.pipeline import DEMO_YAML, PreflightFailed, load_config, preflight, run_pipeline
@@ -33,12 +33,6 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def server() -> Iterator[FakeModelServer]:
     with FakeModelServer(api_key="right") as fake:
         yield fake
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def write_config(tmp_path: Path, **sections: object) -> Path:

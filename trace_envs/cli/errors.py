@@ -13,24 +13,14 @@ import typer
 SETUP_EXIT_CODE = 2
 
 
-def _causes(exc: BaseException) -> list[BaseException]:
-    """``exc`` and what caused it (an explicit ``from None`` ends the chain), outermost first."""
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and len(chain) < 10:  # the bound guards against a cycle
-        chain.append(seen)
-        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
-    return chain
-
-
 def setup_problem(exc: BaseException) -> str | None:
     """One line for an error that the user fixes in their setup, not in the command's arguments; else None."""
     if isinstance(exc, click.ClickException | click.exceptions.Exit | click.exceptions.Abort):
         return None  # already a usage error, or a deliberate exit
     from trace_envs.extras import missing_extra
-    from trace_envs.llm.errors import AuthenticationFailed, EndpointUnreachable
+    from trace_envs.llm.errors import AuthenticationFailed, EndpointUnreachable, error_chain
 
-    for cause in _causes(exc):
+    for cause in error_chain(exc):
         if isinstance(cause, AuthenticationFailed | EndpointUnreachable):
             return str(cause)
     return missing_extra(exc)

@@ -28,6 +28,7 @@ from .errors import (
     RequestTimeout,
     RetriesExhausted,
     ServerError,
+    error_chain,
 )
 from .pricing import Price, PriceTable
 from .spec import ModelConfig
@@ -308,18 +309,8 @@ def probe_sdk_endpoint(client: Any, path: str, sdk: Any, spec: str, key_env: str
         raise translate_sdk_error(exc, sdk, spec, key_env, timeout) from exc
 
 
-def _causes(exc: BaseException) -> list[BaseException]:
-    """``exc`` and what caused it, outermost first (the chain is short; the bound guards against a cycle)."""
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and len(chain) < 12:
-        chain.append(seen)
-        seen = seen.__cause__ or seen.__context__
-    return chain
-
-
 def _root_cause(exc: BaseException) -> str:
-    last = _causes(exc)[-1]
+    last = error_chain(exc)[-1]
     return f"{type(last).__name__}: {last}" if str(last) else type(last).__name__
 
 
@@ -338,7 +329,7 @@ def unreachable_error(exc: BaseException, spec: str) -> EndpointUnreachable | No
     import ssl
 
     host, address = _endpoint(exc)
-    for cause in _causes(exc):
+    for cause in error_chain(exc):
         if isinstance(cause, socket.gaierror):
             return HostNotFound(
                 f"{spec}: cannot resolve host {host!r} ({cause.strerror or cause}): fix the host name in the base "

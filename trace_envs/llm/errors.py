@@ -61,5 +61,16 @@ class ConnectionRefused(EndpointUnreachable):
     """The host answered that nothing listens on the endpoint's port: the server is not running there."""
 
 
+def error_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it (``__cause__``, else ``__context__``), outermost first: an SDK wraps the
+    transport's error, which wraps the socket's (the chain is short; the bound guards against a cycle)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 12:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return chain
+
+
 class RetriesExhausted(LLMError):
     """A retryable error persisted through every retry; ``__cause__`` is the last one."""
