@@ -71,3 +71,22 @@ def test_an_unreachable_analyst_is_named_at_once(store: Path, tmp_path: Path) ->
     result = invoke("analyze", str(store), "--analyst", f"openai:http://127.0.0.1:{port}/v1#m", "-o", str(tmp_path))
     assert result.exit_code == 2 and f"connection refused by 127.0.0.1:{port}" in " ".join(result.output.split())
     assert "timeout_s" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("evaluate", ["evaluate", "-t", "device", "-p", ANALYST, "-o", "OUT"]),
+        ("evaluate", ["evaluate", "-t", "device", "-p", "oracle", "-p", f"m={ANALYST}", "-o", "OUT"]),
+        (
+            "baseline gepa",
+            ["baseline", "gepa", "-e", ENV_ID, "--policy", ANALYST, "--budget", "100", "--reflection-model", ANALYST,
+             "-o", "OUT"],
+        ),
+    ],
+)  # fmt: skip
+def test_evaluate_and_gepa_without_a_key_take_the_same_path(command: str, args: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = invoke(*[str(out) if arg == "OUT" else arg for arg in args])
+    assert_one_line(result, command, "set $ANTHROPIC_API_KEY")
+    assert not out.exists()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 import typer
 
 SETUP_EXIT_CODE = 2
@@ -15,8 +14,8 @@ SETUP_EXIT_CODE = 2
 
 def setup_problem(exc: BaseException) -> str | None:
     """One line for an error that the user fixes in their setup, not in the command's arguments; else None."""
-    if isinstance(exc, click.ClickException | click.exceptions.Exit | click.exceptions.Abort):
-        return None  # already a usage error, or a deliberate exit
+    if hasattr(exc, "exit_code"):  # typer's (click's) usage errors and exits: already reported by the command
+        return None
     from trace_envs.extras import missing_extra
     from trace_envs.llm.errors import AuthenticationFailed, EndpointUnreachable, error_chain
 
@@ -32,7 +31,7 @@ def report_setup_problem(exc: BaseException, command: str) -> None:
     message = setup_problem(exc)
     if message is None:
         return
-    click.echo(f"trace-envs{' ' + command if command else ''}: {message}", err=True)
+    typer.echo(f"trace-envs{' ' + command if command else ''}: {message}", err=True)
     raise typer.Exit(SETUP_EXIT_CODE)
 
 
