@@ -24,6 +24,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.fixture
+def no_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key and no base-URL override in the environment: hosted models then need a key."""
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def shared_dir() -> Path:
     """``$TRACE_ENVS_SHARED`` if set, else ``../shared`` beside the checkout."""
     return Path(os.environ.get("TRACE_ENVS_SHARED", REPO_ROOT.parent / "shared"))

@@ -18,10 +18,7 @@ ENV_ID = "trace/order-cancel-v0"
 ANALYST = "anthropic:claude-sonnet-4-6"
 
 
-@pytest.fixture(autouse=True)
-def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_api_keys")
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,7 @@ from trace_envs.pipeline import DEMO_YAML, PreflightFailed, load_config, preflig
 pytest.importorskip("anthropic")
 pytest.importorskip("openai")
 
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
-
-
-@pytest.fixture(autouse=True)
-def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in KEY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_api_keys")
 
 
 @pytest.fixture

@@ -111,12 +111,9 @@ def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> No
     assert not (tmp_path / "manifest.json").exists()  # nothing was written
 
 
-def test_synthesize_without_a_key_is_one_line_before_anything_is_written(
-    analysis_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("no_api_keys")
+def test_synthesize_without_a_key_is_one_line_before_anything_is_written(analysis_file: Path, tmp_path: Path) -> None:
     pytest.importorskip("anthropic")
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
     out = tmp_path / "envs"
     result = invoke(
         "synthesize", str(analysis_file), "-t", "device", "-g", "anthropic:claude-sonnet-4-6", "-o", str(out)

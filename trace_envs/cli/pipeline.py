@@ -68,17 +68,13 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from trace_envs.pipeline import STAGE_NAMES, PipelineEvents, PreflightFailed, StageError, run_pipeline
+    from trace_envs.pipeline.runner import preflight_pending
 
     if stage is not None and stage not in STAGE_NAMES:
         raise _fail(f"--stage: no stage {stage!r}; use one of {', '.join(STAGE_NAMES)}")
     try:
         with console.status("preflight: keys, endpoints, extras, data, disk…"):
-            from trace_envs.pipeline import pending_stages
-            from trace_envs.pipeline.preflight import require_preflight
-
-            pending = pending_stages(config, out, stage)
-            if pending:
-                require_preflight(config, out, pending)
+            preflight_pending(config, out, stage)
     except PreflightFailed as exc:
         print_checks(exc.checks)
         raise _fail("preflight failed: fix the rows marked failed above, then rerun") from None

@@ -92,6 +92,15 @@ def pending_stages(config: PipelineConfig, out: str | Path, only: str | None = N
     return tuple(name for name in pending if only is None or name == only)
 
 
+def preflight_pending(config: PipelineConfig, out: str | Path, only: str | None = None) -> None:
+    """The preflight of the stages a run would run (cached ones need nothing); raises ``PreflightFailed``."""
+    from .preflight import require_preflight
+
+    pending = pending_stages(config, out, only)
+    if pending:
+        require_preflight(config, out, pending)
+
+
 def run_pipeline(
     config: PipelineConfig,
     out: str | Path,
@@ -111,11 +120,7 @@ def run_pipeline(
     if only is not None and only not in STAGE_NAMES:
         raise StageError(only, f"no such stage; use one of {', '.join(STAGE_NAMES)}")
     if check:
-        from .preflight import require_preflight
-
-        pending = pending_stages(config, root, only)
-        if pending:
-            require_preflight(config, root, pending)
+        preflight_pending(config, root, only)
     root.mkdir(parents=True, exist_ok=True)
     digests: dict[str, str] = {}
     summaries: dict[str, dict[str, Any]] = {}
