@@ -14,7 +14,9 @@ from pathlib import Path
 from .config import TAU2_TARGETS, PipelineConfig
 
 MIN_FREE_BYTES = 2 * 1024**3
-"""Free space the output folder needs: a tiny-model run writes a few hundred MB, adapters of a 7B model more."""
+"""Free space the output folder needs for a run with a real base model (its adapters and checkpoints)."""
+TINY_RUN_FREE_BYTES = 100 * 1024**2
+"""Free space for a run with the tiny model (the demo writes about 10 MB)."""
 ALL_STAGES = ("rollout", "analyze", "synthesize", "train", "route", "evaluate", "report")
 MODEL_STAGES = ("train", "route", "evaluate")
 """Stages that load model weights (the ``train`` extra)."""
@@ -162,7 +164,7 @@ def _output_check(out: Path, min_free_bytes: int) -> Check:
     free = shutil.disk_usage(existing).free
     detail = f"{out}: {free / gib:.1f} GiB free"
     if free < min_free_bytes:
-        return Check("output folder", False, detail, f"free {min_free_bytes / gib:.0f} GiB or pass --out elsewhere")
+        return Check("output folder", False, detail, f"free {min_free_bytes / gib:.1f} GiB or pass --out elsewhere")
     return Check("output folder", True, detail)
 
 
@@ -186,10 +188,12 @@ def preflight(
     *,
     stages: tuple[str, ...] = ALL_STAGES,
     probe: bool = True,
-    min_free_bytes: int = MIN_FREE_BYTES,
+    min_free_bytes: int | None = None,
 ) -> list[Check]:
     """Every check that the given ``stages`` need, in order: models (extra, key, endpoint), the train extra,
-    data folders, the train settings and the output space. ``probe=False`` skips the endpoint requests."""
+    data folders, the train settings and the output space (``min_free_bytes``, by default
+    :data:`MIN_FREE_BYTES`, :data:`TINY_RUN_FREE_BYTES` for the tiny model). ``probe=False`` skips the
+    endpoint requests."""
     wanted = set(stages)
     probed: dict[str, str] = {}
     checks = [
@@ -201,6 +205,8 @@ def preflight(
     if "train" in wanted:
         others += _train_settings_check(config)
     checks += [check for check in others if wanted & set(check.stages)]
+    if min_free_bytes is None:
+        min_free_bytes = TINY_RUN_FREE_BYTES if config.train.model == "tiny" else MIN_FREE_BYTES
     return [*checks, _output_check(Path(out), min_free_bytes)]
 
 
