@@ -197,4 +197,4 @@ def demo_command(
     print_outcomes(run_with_display(config, out, stage), out)
     console.print()
     for note in config.simulated:
-        console.print(note, highlight=False)
+        console.print(note, markup=False, highlight=False)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .app import app
@@ -200,18 +201,18 @@ def synthesize_command(
     for outcome in outcomes:
         if isinstance(outcome, SynthesisError):
             errors += 1
-            table.add_row(outcome.capability, "[red]stopped[/red]", "-", outcome.error, "-")
+            table.add_row(outcome.capability, "[red]stopped[/red]", "-", escape(outcome.error), "-")
             continue
         ok = outcome.status == "passed"
         rejected += not ok
         where = f"{outcome.module} ({outcome.env_id})" if ok else outcome.reason
         status = "[green]passed[/green]" if ok else "[red]rejected[/red]"
-        table.add_row(outcome.capability, status, str(outcome.attempts), where, f"${outcome.cost_usd:.4f}")
+        table.add_row(outcome.capability, status, str(outcome.attempts), escape(where), f"${outcome.cost_usd:.4f}")
     console.print(table)
     for outcome in outcomes:
         if isinstance(outcome, SynthesisResult):
             for note in outcome.notes:
-                console.print(f"{outcome.capability}: {note}", highlight=False)
+                console.print(f"{outcome.capability}: {note}", markup=False, highlight=False)
     if gen.spec == "catalogue":
         console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
     console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
