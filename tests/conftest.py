@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,20 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # health check would fail tests for the machine's speed, not the code's behaviour.
 settings.register_profile("trace-envs", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("trace-envs")
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 with nothing listening (bound by the OS, then released): a connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def no_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key and no base-URL override in the environment: hosted models then need a key."""
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def shared_dir() -> Path:

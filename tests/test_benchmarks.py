@@ -25,8 +25,10 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
     "env_throughput.py": (["--episodes", "2", "--rounds", "1"], False),
     "fake_server_cost.py": (["--requests", "20", "--repeats", "1", "--concurrency", "4"], False),
     "rollout_overhead.py": (
-        ["--episodes", "10", "--repeats", "1", "--sequential-episodes", "2", "--concurrent-episodes", "8"]
-        + ["--concurrency", "4", "--workers", "1"],
+        [
+            *("--episodes", "10", "--repeats", "1", "--sequential-episodes", "2", "--concurrent-episodes", "8"),
+            *("--concurrency", "4", "--workers", "1"),
+        ],
         False,
     ),
     "synthesis_gates.py": (["--seeds", "10", "--fuzz", "3", "--rounds", "1", "--tau2-data", "{tau2}"], False),

@@ -27,9 +27,10 @@ PACKAGE_SURFACE = {
     "trace_envs.plugins",
     "trace_envs.description",
     "trace_envs.capabilities",
+    "trace_envs.extras",
 }
-"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, and the capability
-registry (read from the registered envs' declarations)."""
+"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
+(which one installs a module), and the capability registry (read from the registered envs' declarations)."""
 
 SUBLAYERS = {"trace_envs.evaluation.report": "report"}
 """Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,

@@ -46,3 +46,18 @@ def test_import_is_light() -> None:
     code = f"import sys, json, trace_envs; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(result.stdout) == []
+
+
+def test_the_demo_extra_installs_the_model_clients_and_the_tutorial_says_so() -> None:
+    """The tutorial's real recipe asks Anthropic and a vLLM server: the install it names must have the clients."""
+    import re
+    import tomllib
+
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    (demo,) = extras["demo"]
+    assert "llm" in re.findall(r"\[(.*)\]", demo)[0].split(",")
+    tutorial = (REPO_ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    recipe = tutorial[tutorial.index("## 3. The real recipe") : tutorial.index("## 4.")]
+    assert re.search(r"pip install [^\n]*\[[^\]\n]*\bllm\b", recipe), "the real recipe must install the llm extra"

@@ -143,7 +143,7 @@ def test_without_the_gepa_extra_the_command_names_it(tmp_path: Path) -> None:
     result = run_blocked(["gepa"], code, tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == (
-        "trace-envs baseline: needs the 'gepa' extra (gepa is not installed): pip install \"trace-envs[gepa]\""
+        "trace-envs baseline gepa: needs the 'gepa' extra (gepa is not installed): pip install \"trace-envs[gepa]\""
     )
     assert not (tmp_path / "o").exists()
 

@@ -5,13 +5,14 @@ Each case runs in a subprocess whose import system refuses the extra's modules, 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from trace_envs.cli.extras import missing_extra
+from trace_envs.extras import missing_extra
 
 BLOCKER = """
 import sys
@@ -48,7 +49,8 @@ def test_train_commands_without_the_train_extra(args: list[str], tmp_path: Path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"trace-envs {args[0]}: needs the 'train' extra")
+    command = " ".join(args[:2]) if args[0] == "baseline" else args[0]  # a subcommand is named in full
+    assert lines[0].startswith(f"trace-envs {command}: needs the 'train' extra")
     assert 'pip install "trace-envs[train]"' in lines[0]
     assert not (tmp_path / "tiny").exists()  # nothing half-built
 
@@ -74,3 +76,34 @@ def test_missing_extra_reads_the_cause_chain() -> None:
     assert missing_extra(ModuleNotFoundError("No module named 'numpy_fancy'", name="numpy_fancy")) is None
     wrapped = ModuleNotFoundError("anthropic: models need the 'llm' extra: pip install 'trace-envs[llm]'")
     assert missing_extra(wrapped) == str(wrapped)
+
+
+LLM_MODULES = ["anthropic", "openai"]
+
+
+def test_the_llm_extra_is_named_with_its_brackets_wherever_it_is_printed(tmp_path: Path) -> None:
+    """rich reads ``[llm]`` as markup: every path that prints the hint must keep it (rollout's usage error,
+    the pipeline's preflight table and its failure line)."""
+    from trace_envs.pipeline import DEMO_YAML
+
+    config = tmp_path / "trace.yaml"
+    config.write_text(re.sub(r"policy: flawed\S*", "policy: openai:http://127.0.0.1:9/v1#m", DEMO_YAML, count=1))
+    assert "policy: openai:http://127.0.0.1:9/v1#m\n" in config.read_text()
+    commands = [
+        ["rollout", "-e", "trace/order-cancel-v0", "-n", "1", "-o", "x.jsonl", "-p", "openai:http://127.0.0.1:9/v1#m"],
+        ["pipeline", str(config), "--check"],
+        ["pipeline", str(config), "-o", "out"],
+    ]
+    for args in commands:
+        code = f"sys.argv = ['trace-envs', *{args!r}]\nfrom trace_envs.cli import main\nmain()\n"
+        result = run_blocked(LLM_MODULES, code, tmp_path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "trace-envs[llm]" in result.stdout + result.stderr, (args, result.stdout + result.stderr)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def test_error_lines_are_printed_as_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_envs.cli.errors import fail
+
+    fail("needs the 'llm' extra: pip install \"trace-envs[llm]\"")
+    assert 'pip install "trace-envs[llm]"' in capsys.readouterr().out

@@ -223,3 +223,22 @@ def test_ctrl_c_stops_a_scripted_rollout_and_a_rerun_finishes_the_rest(tmp_path:
     assert f"{stopped_at} finished earlier" in one_line(rerun.output)
     seeds = [r.seed for r in load_episodes(out)]
     assert sorted(seeds) == list(range(total))  # each episode exactly once
+
+
+def test_an_unreachable_model_fails_every_episode_at_once_with_its_cause(tmp_path: Path) -> None:
+    """No retries, no "raise timeout_s": the store records a refused connection as such, and the console says it."""
+    import time
+
+    from tests.conftest import free_port
+
+    pytest.importorskip("openai")
+    port = free_port()
+    out = tmp_path / "x.jsonl"
+    start = time.monotonic()
+    result = invoke("-e", ENV_ID, "-n", "3", "-o", str(out), "-p", f"openai:http://127.0.0.1:{port}/v1#m")
+    assert time.monotonic() - start < 30
+    assert result.exit_code == 1
+    text = one_line(result.output)
+    assert f"{ENV_ID} seed 0 and 2 more: ConnectionRefused:" in text and f"refused by 127.0.0.1:{port}" in text
+    errors = [r.error or "" for r in load_episodes(out, include_failed=True)]
+    assert len(errors) == 3 and all("ConnectionRefused" in e and "timeout_s" not in e for e in errors)

@@ -36,11 +36,15 @@ def _with(**changes: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({"targets": ["device", "mars"]}, "targets.1: Input should be 'device', 'retail' or 'airline'; use one of"),
-        ({"train__modle": "tiny"}, "train.modle: Extra inputs are not permitted; remove it (a typo?)"),
-        ({"rollout": None}, "rollout: Field required; add it"),
-        ({"train__max_steps": 0}, "train.max_steps: Input should be greater than or equal to 1; expected: GRPO"),
-        ({"targets": ["device", "device"]}, "targets: Value error, each target once"),
+        ({"targets": ["device", "mars"]}, "targets.1: Input should be 'device', 'retail' or 'airline'"),
+        (
+            {"train__modle": "tiny"},
+            "train.modle: Extra inputs are not permitted (unknown key 'modle': remove it or fix its spelling; "
+            "allowed here: model, max_steps,",
+        ),
+        ({"rollout": None}, "rollout: Field required (add it)"),
+        ({"train__max_steps": 0}, "train.max_steps: Input should be greater than or equal to 1 (expected: GRPO"),
+        ({"targets": ["device", "device"]}, "targets: each target once"),
     ],
 )
 def test_a_bad_field_is_named_with_its_file_and_fix(changes: dict[str, object], expected: str, tmp_path: Path) -> None:
@@ -99,9 +103,21 @@ def test_the_train_section_reaches_train_config_with_grpo_switches(tmp_path: Pat
     paper = _with(train={"model": "tiny"})
     ctx = StageContext(name="train", config=load_config(_write(tmp_path, paper)), root=tmp_path, folder=tmp_path)
     assert train_config(ctx, "trace/x-v0").rollout_budget == 40 * 8 * 16  # unset fields: the paper's defaults
-    bad = _with(train__grpo={"scale_reward": "none"})
+    bad = _with(train__grpo={"scale_rewards": "sometimes"}, train__max_steps=2)
     ctx = StageContext(name="train", config=load_config(_write(tmp_path, bad)), root=tmp_path, folder=tmp_path)
-    with pytest.raises(
-        Exception, match=r"train\.grpo\.scale_reward: Extra inputs are not permitted; fix the train section"
-    ):
+    with pytest.raises(Exception, match=r"train\.grpo\.scale_rewards: Input should be .*; fix the train section"):
         train_config(ctx, "trace/x-v0")
+
+
+def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: Path) -> None:
+    data = _with(targets=["device", "mars"], rollout__polcy="oracle", train__grpo={"scale_reward": "none"})
+    data["analyse"] = {"runs": 2}
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, data))
+    message = str(caught.value)
+    assert "4 problems:" in message and "more problem" not in message and "\n" not in message
+    assert "targets.1: Input should be 'device', 'retail' or 'airline'" in message
+    assert "rollout.polcy: Extra inputs are not permitted (unknown key 'polcy'" in message
+    assert "allowed here: policy, samples" in message
+    assert "train.grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
+    assert "analyse: Extra inputs are not permitted (unknown key 'analyse'" in message and "analyze" in message

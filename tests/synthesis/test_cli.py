@@ -75,7 +75,15 @@ def test_validate_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: p
     assert missing.exit_code == 2 and "does not exist" in one_line(missing.output)
     plain = tmp_path / "plain.py"
     plain.write_text("x = 1\n", encoding="utf-8")
-    unknown = invoke("validate", str(plain))
+    not_an_env = invoke("validate", str(plain))
+    assert not_an_env.exit_code == 2 and "plain.py defines no env" in one_line(not_an_env.output)
+    assert "--target" not in not_an_env.output  # the file is the problem, not a missing option
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Env(:\n", encoding="utf-8")
+    assert "broken.py is not valid Python (line 1" in one_line(invoke("validate", str(broken)).output)
+    no_domain = tmp_path / "no_domain.py"
+    no_domain.write_text("from trace_envs.core import CapabilityEnv\n\nclass MyEnv(CapabilityEnv):\n    pass\n")
+    unknown = invoke("validate", str(no_domain))
     assert unknown.exit_code == 2 and "cannot tell which target" in one_line(unknown.output)
     wrong = invoke("validate", str(plain), "--target", "shop")
     assert wrong.exit_code == 2 and "unknown target 'shop'" in one_line(wrong.output)
@@ -86,14 +94,34 @@ def test_validate_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: p
 
 
 def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> None:
-    base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--tau2-data", str(TAU2_DATA)]
+    """Each check fires in its turn, whether or not the tau2 data exists (a fresh clone has no ../shared):
+    the input file first, then the target, the capability and the generator, and the target's data last."""
+    no_data = tmp_path / "no-tau2-data"
+    base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--tau2-data", str(no_data)]
     bad_generator = invoke(*base, "-g", "gpt-4")
     assert bad_generator.exit_code == 2 and "--generator" in one_line(bad_generator.output)
     bad_capability = invoke(*base, "-g", "catalogue", "--capability", "no_such")
     assert bad_capability.exit_code == 2 and "no_such not in the analysis" in one_line(bad_capability.output)
     missing = invoke("synthesize", str(tmp_path / "none.json"), *base[2:], "-g", "catalogue")
     assert missing.exit_code == 2 and "not a readable analysis.json" in one_line(missing.output)
+    bad_target = invoke("synthesize", str(tmp_path / "none.json"), "-t", "shop", "-g", "catalogue", "-o", "x")
+    assert "not a readable analysis.json" in one_line(bad_target.output)  # the missing file is named first
+    no_tau2 = invoke(*base, "-g", "catalogue")
+    assert no_tau2.exit_code == 2 and "--tau2-data" in one_line(no_tau2.output)
     assert not (tmp_path / "manifest.json").exists()  # nothing was written
+
+
+@pytest.mark.usefixtures("no_api_keys")
+def test_synthesize_without_a_key_is_one_line_before_anything_is_written(analysis_file: Path, tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    out = tmp_path / "envs"
+    result = invoke(
+        "synthesize", str(analysis_file), "-t", "device", "-g", "anthropic:claude-sonnet-4-6", "-o", str(out)
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("trace-envs synthesize: ") and "$ANTHROPIC_API_KEY" in lines[0]
+    assert not out.exists()
 
 
 @needs_sandbox

@@ -139,3 +139,16 @@ def test_processes_share_the_step_so_the_budget_does_not_grow_with_them() -> Non
         config.accumulation_per_process(16)
     with pytest.raises(ValueError, match="a multiple of 3"):
         TrainConfig(num_generations=2, groups_per_step=2).accumulation_per_process(3)
+
+
+def test_a_training_config_file_names_every_problem_and_each_unknown_key(tmp_path: Path) -> None:
+    path = tmp_path / "grpo.yaml"
+    path.write_text("max_steps: 0\nscale_reward: none\nlearning_rate: fast\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="invalid training config") as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: invalid training config: ") and "more" not in message
+    assert "max_steps: Input should be greater than or equal to 1" in message
+    assert "learning_rate: Input should be a valid number" in message
+    assert "scale_reward: Extra inputs are not permitted (unknown key 'scale_reward'" in message
+    assert "allowed here: env_ids," in message and "scale_rewards" in message

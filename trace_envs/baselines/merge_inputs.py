@@ -58,10 +58,11 @@ def adapter_rollouts(path: Path, meta: AdapterMetadata) -> int:
     try:
         config = TrainConfig.model_validate(meta.config)
     except ValidationError as exc:
-        field = ".".join(map(str, exc.errors()[0]["loc"])) or "config"
+        from trace_envs.core.problems import validation_problems
+
         raise MergeInputError(
-            f"--adapter {path}: {METADATA_FILE} config is not a training config ({field}: "
-            f"{exc.errors()[0]['msg']}), so its rollouts cannot be counted"
+            f"--adapter {path}: {METADATA_FILE} config is not a training config ({validation_problems(exc)}), "
+            "so its rollouts cannot be counted"
         ) from None
     return meta.steps_done * config.rollouts_per_step
 

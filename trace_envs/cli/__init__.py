@@ -33,8 +33,9 @@ def build_app() -> typer.Typer:
 
 
 def main() -> None:
-    """Run the command line; a missing optional dependency is one line naming its extra (exit code 2)."""
-    from .extras import missing_extra
+    """Run the command line. A command's setup problems are handled by every command (:mod:`.errors`); this
+    catches a missing extra of the command line itself (typer, rich), before any command can run."""
+    from trace_envs.extras import missing_extra
 
     try:
         build_app()()

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
+from .errors import print_error
 from .text import plural
 
 console = Console()
@@ -69,9 +70,8 @@ def analyze_command(
     from trace_envs.analysis import AnalysisConfig, arun_analysis
     from trace_envs.analysis.parsing import AnalystOutputError
     from trace_envs.analysis.report import keep_rule
+    from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
-
-    from .errors import validation_summary
 
     sampling = {"temperature": temperature} if temperature is not None else {}
     try:
@@ -81,7 +81,7 @@ def analyze_command(
             trajectory_token_budget=trajectory_tokens, seed=seed, sampling=sampling,
         )  # fmt: skip
     except ValidationError as exc:
-        raise typer.BadParameter(validation_summary(exc)) from None
+        raise typer.BadParameter(validation_problems(exc)) from None
     model = None
     if analyst != "probes":
         from trace_envs.llm.factory import make_chat_model
@@ -110,10 +110,10 @@ def analyze_command(
         try:
             result = asyncio.run(arun_analysis(store, config, out, analyst=model, progress=on_progress, poll_s=poll))
         except (AnalystOutputError, LLMError) as exc:  # labels so far are kept; rerunning resumes
-            console.print(f"[red]analysis stopped:[/red] {exc}")
+            print_error(str(exc), "analysis stopped:")
             raise typer.Exit(2) from None
         except (FileNotFoundError, ValueError) as exc:  # a missing or empty store, an --out folder of another store
-            console.print(f"[red]error:[/red] {exc}")
+            print_error(str(exc))
             raise typer.Exit(2) from None
     title = f"{plural(result.episodes, 'episode')} ({result.failures} failed), {plural(runs, 'labelling run')}"
     table = Table(title=title)

@@ -79,7 +79,9 @@ def unwrap_paragraphs(text: str | None) -> str | None:
 
 
 class TraceCommand(TyperCommand):
-    """A command whose help shows metavars, not Python types, and wraps its paragraphs at the terminal's width."""
+    """A command whose help shows metavars, not Python types, and wraps its paragraphs at the terminal's width;
+    its setup problems (a missing API key or extra, an endpoint that cannot be reached) are one line naming the
+    fix, exit code 2 (:mod:`.errors`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -97,6 +99,15 @@ class TraceCommand(TyperCommand):
             return super().format_help(ctx, formatter)
         finally:
             self.rich_markup_mode = markup_mode
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            from .errors import command_name, report_setup_problem
+
+            report_setup_problem(exc, command_name(ctx))
+            raise
 
 
 class TraceGroup(TyperGroup):

@@ -16,6 +16,7 @@ from .env_args import (
     resolve_env_ids,
     sampling_options,
 )
+from .errors import as_usage_error, print_error
 from .rollout import default_cache_dir, parse_seeds
 
 
@@ -29,7 +30,9 @@ def gepa_command(
     ],
     policy: Annotated[
         str,
-        typer.Option("--policy", "-p", metavar="SPEC", help="Task model: anthropic:... | openai:<url>#<model> | hf:..."),
+        typer.Option(
+            "--policy", "-p", metavar="SPEC", help="Task model: anthropic:... | openai:<url>#<model> | hf:..."
+        ),
     ],
     reflection_model: Annotated[
         str, typer.Option(metavar="SPEC", help="GEPA's reflection model (the paper: the policy model itself).")
@@ -84,9 +87,8 @@ def gepa_command(
         seed_candidate,
         user_model_config,
     )
+    from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
-
-    from .errors import validation_summary
 
     console = Console()
     env_ids = resolve_env_ids(env, imports)
@@ -123,7 +125,7 @@ def gepa_command(
             max_steps=max_steps,
         )
     except ValidationError as exc:
-        raise typer.BadParameter(validation_summary(exc)) from None
+        raise typer.BadParameter(validation_problems(exc)) from None
     checks = (
         (check_config, "--budget"),
         (seed_candidate, "--capability"),
@@ -135,7 +137,7 @@ def gepa_command(
         try:
             check(config)
         except (ValueError, LLMError) as exc:
-            raise typer.BadParameter(str(exc), param_hint=hint) from None
+            raise as_usage_error(exc, hint) from None
     console.print(
         f"GEPA on {', '.join(env_ids)}: budget {budget} episodes, {len(config.training_jobs())} training and "
         f"{len(config.validation_jobs())} validation episodes; log in {out / 'gepa_log.txt'}"
@@ -143,7 +145,7 @@ def gepa_command(
     try:
         outcome = run_gepa(config, out)
     except LLMError as exc:  # the task model failed for good; finished episodes are in OUT/episodes/
-        console.print(f"[red]GEPA stopped:[/red] {exc}")
+        print_error(str(exc), "GEPA stopped:")
         raise typer.Exit(2) from None
     run = outcome.run
     console.print(
@@ -152,5 +154,5 @@ def gepa_command(
     )
     console.print(f"best instructions: {out / run.artifact}")
     if outcome.reflection_error is not None:
-        console.print(f"[red]the reflection model failed[/red], so GEPA stopped early: {outcome.reflection_error}")
+        print_error(f"so GEPA stopped early: {outcome.reflection_error}", "the reflection model failed,")
         raise typer.Exit(1)

@@ -48,9 +48,9 @@ def sft_synthetic_command(
     from pydantic import ValidationError
 
     from trace_envs.baselines.sft_synthetic import SFTSettings, sft_synthetic
+    from trace_envs.core.problems import validation_problems
     from trace_envs.rollout import checked_policy_spec
 
-    from .errors import validation_summary
     from .train import _cpu_threads
 
     env_ids = resolve_env_ids(env, imports)
@@ -72,7 +72,7 @@ def sft_synthetic_command(
     try:
         settings = SFTSettings(policy=policy, **{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
-        raise typer.BadParameter(validation_summary(exc), param_hint="--epochs/--max-steps/--learning-rate") from None
+        raise typer.BadParameter(validation_problems(exc), param_hint="--epochs/--max-steps/--learning-rate") from None
     checked_model(model)
     _cpu_threads()
     console.print(f"[bold]SFT synthetic[/] on {', '.join(env_ids)} · {budget} episodes with {policy} → {out}")

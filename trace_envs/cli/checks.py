@@ -16,10 +16,9 @@ def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
     from pydantic import ValidationError
 
     from trace_envs.core import CapabilityEnv
+    from trace_envs.core.problems import validation_problems
     from trace_envs.registration import env_class, list_capability_envs
     from trace_envs.training import make_capability_env
-
-    from .errors import validation_summary
 
     try:
         cls = env_class(env_id)
@@ -37,7 +36,7 @@ def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
     except ValidationError as exc:
         known = ", ".join(cls.Knobs.model_fields) or "none"
         raise typer.BadParameter(
-            f"{validation_summary(exc)} for {env_id} (its knobs: {known}; see `trace-envs describe {env_id}`)",
+            f"{validation_problems(exc)} for {env_id} (its knobs: {known}; see `trace-envs describe {env_id}`)",
             param_hint="--option",
         ) from None
     return make_capability_env(env_id, **knobs)

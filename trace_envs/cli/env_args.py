@@ -100,16 +100,6 @@ def resolve_env_ids(env_ids: Sequence[str], imports: Sequence[str] | None, param
     return [resolve_env_id(env_id, param_hint) for env_id in env_ids]
 
 
-def _validation_summary(exc: Any) -> str:
-    """A pydantic ValidationError in one line: ``field=value: message`` per problem."""
-    problems = []
-    for error in exc.errors():
-        field = ".".join(map(str, error["loc"])) or "options"
-        given = f"={error['input']!r}" if error["type"] != "missing" else ""
-        problems.append(f"{field}{given}: {error['msg']}")
-    return "; ".join(problems)
-
-
 def check_knobs(env_id: str, options: dict[str, Any]) -> None:
     """For a CapabilityEnv, validate ``options`` against its ``Knobs`` and name the bad ones and the valid
     knobs in one line (the constructor's own error spans many lines)."""
@@ -127,9 +117,10 @@ def check_knobs(env_id: str, options: dict[str, Any]) -> None:
     except ValidationError as exc:
         fields = cls.Knobs.model_fields
         valid = ", ".join(f"{name} (default {json.dumps(f.default)})" for name, f in fields.items()) or "none"
-        raise typer.BadParameter(
-            f"{env_id}: {_validation_summary(exc)}. Its knobs: {valid}", param_hint="--option"
-        ) from None
+        from trace_envs.core.problems import validation_problems
+
+        problems = validation_problems(exc, show_input=True)
+        raise typer.BadParameter(f"{env_id}: {problems}. Its knobs: {valid}", param_hint="--option") from None
 
 
 def make_env(env_id: str, options: dict[str, Any], param_hint: str = "ENV_ID", **make_kwargs: Any) -> Any:

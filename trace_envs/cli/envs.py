@@ -21,6 +21,7 @@ from .env_args import (
     parse_options,
     resolve_env_id,
 )
+from .errors import as_usage_error
 
 ENV_ID_HELP = "An env id: a registered one (e.g. trace/order-cancel-v0, see `trace-envs list`) or MODULE:ENV_ID."
 SEED_HELP = "Seed of the task (0 or more)."
@@ -145,7 +146,7 @@ def play(
         try:
             agent = make_policy(policy, seed=seed)
         except (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError) as exc:
-            raise typer.BadParameter(str(exc), param_hint="--policy") from None
+            raise as_usage_error(exc, "--policy") from None
     env = make_env(env_id, options)
     observation, info = env.reset(seed=seed)
     if agent is not None:

@@ -1,14 +1,66 @@
-"""Short, one-line descriptions of errors for command-line messages."""
+"""The one error path of every command: a problem of the user's setup (a missing API key, an endpoint that
+cannot be reached or refuses the key, a missing optional extra) is one line naming the fix, exit code 2;
+other bad input is one ``error:`` line, printed as plain text (rich would read ``[llm]`` in
+``pip install "trace-envs[llm]"`` as markup and drop it)."""
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import Any
+
+import typer
+
+SETUP_EXIT_CODE = 2
 
 
-def validation_summary(exc: ValidationError, limit: int = 3) -> str:
-    """``field: message; field: message (and N more)`` from a pydantic error (its ``str`` is many lines
-    with the whole input repeated)."""
-    errors = exc.errors()
-    parts = [f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in errors[:limit]]
-    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
-    return "; ".join(parts) + more
+def setup_problem(exc: BaseException) -> str | None:
+    """One line for an error that the user fixes in their setup, not in the command's arguments; else None."""
+    if hasattr(exc, "exit_code"):  # typer's (click's) usage errors and exits: already reported by the command
+        return None
+    from trace_envs.extras import missing_extra
+    from trace_envs.llm.errors import AuthenticationFailed, EndpointUnreachable, error_chain
+
+    for cause in error_chain(exc):
+        if isinstance(cause, AuthenticationFailed | EndpointUnreachable):
+            return str(cause)
+    return missing_extra(exc)
+
+
+def report_setup_problem(exc: BaseException, command: str) -> None:
+    """Print ``trace-envs COMMAND: <the fix>`` on stderr and exit 2 when ``exc`` is a setup problem; else
+    return (the caller re-raises)."""
+    message = setup_problem(exc)
+    if message is None:
+        return
+    typer.echo(f"trace-envs{' ' + command if command else ''}: {message}", err=True)
+    raise typer.Exit(SETUP_EXIT_CODE)
+
+
+def command_name(ctx: Any) -> str:
+    """``baseline merge`` for a subcommand: the names below the program's own."""
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
+def print_error(message: str, label: str = "error:") -> None:
+    """``error: MESSAGE`` on the console, the message as plain text."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console().print(f"[red]{label}[/red] {escape(message)}", highlight=False)
+
+
+def fail(message: str) -> typer.Exit:
+    """One ``error:`` line on the console; raise the result (exit code 2, bad input)."""
+    print_error(message)
+    return typer.Exit(2)
+
+
+def as_usage_error(exc: BaseException, param_hint: str) -> BaseException:
+    """The error to raise for a bad option value: a setup problem as it is (the command's handler prints
+    its fix), anything else as a usage error naming the option."""
+    if setup_problem(exc) is not None:
+        return exc
+    return typer.BadParameter(str(exc), param_hint=param_hint)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
+from .errors import as_usage_error, print_error
 
 POLICY_HELP = "[NAME=]SPEC (forms above); repeat for several: the first is the baseline of the paired tests."
 
@@ -91,7 +92,7 @@ def evaluate_command(
             try:
                 user = make_chat_model(user_model)
             except (ValueError, LLMError, ModuleNotFoundError) as exc:
-                raise typer.BadParameter(str(exc), param_hint="--user-model") from None
+                raise as_usage_error(exc, "--user-model") from None
     sampling = {"temperature": temperature} if temperature is not None else None
     settings = BootstrapSettings(resamples=resamples, confidence=confidence, seed=seed)
     with console.status("evaluating") as status:
@@ -107,7 +108,7 @@ def evaluate_command(
                 max_steps=max_steps, sampling=sampling, on_episode=progress, workers=workers,
             )  # fmt: skip
         except (LLMError, WorkerFailed) as exc:
-            console.print(f"[red]evaluation stopped:[/red] {exc} (finished episodes are kept; rerun to resume)")
+            print_error(f"{exc} (finished episodes are kept; rerun to resume)", "evaluation stopped:")
             raise typer.Exit(2) from None
         except ValueError as exc:
             raise typer.BadParameter(str(exc).splitlines()[0], param_hint="--out") from None

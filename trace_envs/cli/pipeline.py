@@ -10,9 +10,10 @@ import typer
 from rich.console import Console
 
 from .app import app
+from .errors import fail as _fail
 
 if TYPE_CHECKING:
-    from trace_envs.pipeline import PipelineConfig, StageOutcome
+    from trace_envs.pipeline import Check, PipelineConfig, StageOutcome
 
 console = Console()
 DEMO_OUT = Path("trace-demo")
@@ -38,11 +39,6 @@ def _quiet() -> None:
     except ModuleNotFoundError:  # without the train extra the training stages say which extra to install
         return
     disable_progress_bar()
-
-
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(2)
 
 
 class ProgressDisplay:
@@ -71,10 +67,17 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
     """Run the pipeline under a progress display; a stage error is one line (exit code 2)."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from trace_envs.pipeline import STAGE_NAMES, PipelineEvents, StageError, run_pipeline
+    from trace_envs.pipeline import STAGE_NAMES, PipelineEvents, PreflightFailed, StageError, run_pipeline
+    from trace_envs.pipeline.runner import preflight_pending
 
     if stage is not None and stage not in STAGE_NAMES:
         raise _fail(f"--stage: no stage {stage!r}; use one of {', '.join(STAGE_NAMES)}")
+    try:
+        with console.status("preflight: keys, endpoints, extras, data, disk…"):
+            preflight_pending(config, out, stage)
+    except PreflightFailed as exc:
+        print_checks(exc.checks)
+        raise _fail("preflight failed: fix the rows marked failed above, then rerun") from None
     _quiet()
     names = STAGE_NAMES if stage is None else (stage,)
     columns = (
@@ -90,10 +93,24 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
             stage_finished = staticmethod(display.stage_finished)
 
         try:
-            return run_pipeline(config, out, only=stage, events=Events())
+            return run_pipeline(config, out, only=stage, events=Events(), check=False)  # checked above
         except StageError as exc:
             progress.stop()
             raise _fail(str(exc)) from None
+
+
+def print_checks(checks: list[Check]) -> None:
+    """The preflight table: one row per check (what, status, what was found, the fix), as plain text."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="preflight")
+    for column in ("check", "status", "found", "fix"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        status = Text("ok", style="green") if check.ok else Text("failed", style="red")
+        table.add_row(Text(check.what), status, Text(check.detail), Text(check.fix))
+    console.print(table)
 
 
 def print_outcomes(outcomes: list[StageOutcome], out: Path) -> None:
@@ -165,21 +182,33 @@ def pipeline_command(
         Path | None, typer.Option("--out", "-o", metavar="DIR", help="Output folder (default: CONFIG's name).")
     ] = None,
     stage: StageOption = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only run the preflight (keys, endpoints, extras, data, disk) and exit.")
+    ] = False,
 ) -> None:
     """Run TRACE end to end: rollout, analyze, synthesize, train, route, evaluate, report.
 
     Each stage is cached under OUT/<stage>/ by a hash of its inputs and config: rerunning skips finished
     stages, reruns a stage whose inputs or config changed (and the ones after it), and resumes a killed one.
+    A preflight runs first: each model's extra and API key, one cheap request per endpoint, the training
+    libraries, the data folders and the free space; --check runs it alone (exit 0: all passed, 2: not).
 
-    Example: trace-envs pipeline trace.yaml --out runs/trace
+    Example: trace-envs pipeline trace.yaml --check && trace-envs pipeline trace.yaml --out runs/trace
     """
-    from trace_envs.pipeline import ConfigError, load_config
+    from trace_envs.pipeline import ConfigError, load_config, preflight
 
     try:
         loaded = load_config(config)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     folder = out if out is not None else config.with_suffix("")
+    if check:
+        with console.status("preflight: keys, endpoints, extras, data, disk…"):
+            checks = preflight(loaded, folder)
+        print_checks(checks)
+        if not all(c.ok for c in checks):
+            raise typer.Exit(2)
+        return
     print_outcomes(run_with_display(loaded, folder, stage), folder)
 
 
@@ -200,4 +229,4 @@ def demo_command(
     print_outcomes(run_with_display(config, out, stage), out)
     console.print()
     for note in config.simulated:
-        console.print(note, highlight=False)
+        console.print(note, markup=False, highlight=False)

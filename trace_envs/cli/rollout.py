@@ -18,6 +18,7 @@ from .env_args import (
     resolve_env_ids,
     sampling_options,
 )
+from .errors import as_usage_error, print_error
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -123,11 +124,11 @@ def rollout_command(
         else:
             factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
     except bad_spec as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+        raise as_usage_error(exc, "--policy") from None
     try:
         user = make_chat_model(user_model, **model_options) if user_model else None
     except bad_spec as exc:
-        raise typer.BadParameter(str(exc), param_hint="--user-model") from None
+        raise as_usage_error(exc, "--user-model") from None
     jobs = make_jobs(env_ids, seed_list, samples)
     for job in jobs:
         job.env_kwargs = dict(env_kwargs)
@@ -165,7 +166,7 @@ def rollout_command(
                 else:
                     summary = run_rollouts(jobs, factory, policy_spec=spec, **options)
             except (LLMError, WorkerFailed) as exc:  # finished episodes are in the store; a rerun resumes
-                console.print(f"[red]rollout stopped:[/red] {exc}")
+                print_error(str(exc), "rollout stopped:")
                 raise typer.Exit(2) from None
             except KeyboardInterrupt:  # Ctrl-C: the episodes in flight are dropped, the finished ones are kept
                 summary = None
@@ -198,16 +199,14 @@ def rollout_command(
 
 def print_errors(console: Any, errored: list[Any], limit: int = 3) -> None:
     """The first line of the first ``limit`` distinct episode errors, with where each happened."""
-    seen: dict[str, list[Any]] = {}
-    for record in errored:
-        seen.setdefault(str(record.error).splitlines()[0], []).append(record)
+    from trace_envs.rollout import first_errors
+
+    lines, others = first_errors(errored, limit)
     console.print(f"[red]{len(errored)} episodes failed[/red]; first errors:")
-    for message, records in list(seen.items())[:limit]:
-        first = records[0]
-        where = f"{first.env_id} seed {first.seed}" + (f" and {len(records) - 1} more" if len(records) > 1 else "")
-        console.print(f"  {where}: {message}", markup=False, highlight=False)
-    if len(seen) > limit:
-        console.print(f"  … and {len(seen) - limit} other errors (the store's records have the tracebacks)")
+    for line in lines:
+        console.print(f"  {line}", markup=False, highlight=False)
+    if others:
+        console.print(f"  … and {others} other errors (the store's records have the tracebacks)")
 
 
 def print_summary(console: Any, summary: Any, out: Path, spec: str, model_backed: bool) -> None:

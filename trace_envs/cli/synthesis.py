@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .app import app
 from .env_args import sampling_options
+from .errors import fail as _fail
 
 if TYPE_CHECKING:
     from trace_envs.synthesis import CalibrationSettings, GateContext, ValidationReport
@@ -35,12 +37,6 @@ SamplesOption = Annotated[int, typer.Option(min=1, help="Calibration samples K p
 Tau2DataOption = Annotated[
     Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
 ]
-
-
-def _fail(message: str) -> typer.Exit:
-    """One line on the console, exit code 2 (bad input)."""
-    console.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 def _check_target(target: str) -> None:
@@ -149,12 +145,13 @@ def synthesize_command(
         synthesize_analysis,
     )
 
-    _check_target(target)
-    _check_tau2_data(target, tau2_data)
+    # cheapest and most basic first: the input file, the target, the capabilities, the generator (a missing
+    # key fails here, through the shared handler), then the target's data
     try:
         result = load_analysis(analysis)
     except (OSError, ValueError) as exc:
         raise _fail(f"ANALYSIS: {analysis} is not a readable analysis.json: {str(exc).splitlines()[0]}") from None
+    _check_target(target)
     names = list(capability) if capability else list(result.kept)
     unknown = [name for name in names if result.dictionary.get(name) is None]
     if unknown:
@@ -172,6 +169,7 @@ def synthesize_command(
         gen = make_generator(generator, sampling=sampling, **overrides)
     except ValueError as exc:
         raise _fail(f"--generator: {exc}") from None
+    _check_tau2_data(target, tau2_data)
     settings = SynthesisSettings(
         rounds=rounds, seeds=seeds, fuzz_examples=fuzz_examples, flawed_failure_share=flawed_share,
         tau2_data=tau2_data, calibration=_calibration(calibrate, calibration_seeds, samples, None, None),
@@ -203,18 +201,18 @@ def synthesize_command(
     for outcome in outcomes:
         if isinstance(outcome, SynthesisError):
             errors += 1
-            table.add_row(outcome.capability, "[red]stopped[/red]", "-", outcome.error, "-")
+            table.add_row(outcome.capability, "[red]stopped[/red]", "-", escape(outcome.error), "-")
             continue
         ok = outcome.status == "passed"
         rejected += not ok
         where = f"{outcome.module} ({outcome.env_id})" if ok else outcome.reason
         status = "[green]passed[/green]" if ok else "[red]rejected[/red]"
-        table.add_row(outcome.capability, status, str(outcome.attempts), where, f"${outcome.cost_usd:.4f}")
+        table.add_row(outcome.capability, status, str(outcome.attempts), escape(where), f"${outcome.cost_usd:.4f}")
     console.print(table)
     for outcome in outcomes:
         if isinstance(outcome, SynthesisResult):
             for note in outcome.notes:
-                console.print(f"{outcome.capability}: {note}", highlight=False)
+                console.print(f"{outcome.capability}: {note}", markup=False, highlight=False)
     if gen.spec == "catalogue":
         console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
     console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
@@ -223,6 +221,27 @@ def synthesize_command(
         raise typer.Exit(2)
     if rejected:
         raise typer.Exit(1)
+
+
+def _defines_no_env(path: Path, source: str) -> str | None:
+    """Why ``source`` cannot be an env module (not Python, or no class deriving from an ``…Env`` class),
+    read from its AST without running it; None when it may be one."""
+    from trace_envs.synthesis.ast_names import parse_module
+
+    try:
+        tree = parse_module(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        return f"{path} is not valid Python ({'line ' + str(line) + ': ' if line else ''}{getattr(exc, 'msg', exc)})"
+    for node in tree.body:
+        for base in node.bases if isinstance(node, ast.ClassDef) else []:
+            name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+            if name.endswith("Env"):
+                return None
+    return (
+        f"{path} defines no env (no class deriving from CapabilityEnv); pass a module that defines one "
+        "(see docs/writing-an-env.md)"
+    )
 
 
 def _infer_target(path: Path, source: str) -> str | None:
@@ -321,6 +340,9 @@ def validate_command(
             raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
         module_target = target or _infer_target(path, source)
         if module_target is None:
+            not_an_env = _defines_no_env(path, source)
+            if not_an_env is not None:
+                raise _fail(f"MODULE: {not_an_env}")
             raise _fail(
                 f"--target: cannot tell which target {path} is for (it imports no single target domain); "
                 "pass --target airline|retail|device"

@@ -171,12 +171,12 @@ def tau2_evaluate(
     from trace_envs.targets.tau2.cases import load_cases
 
     data, evaluator, basis = _setup(domain_dir, domain, reward_basis, judge)
-    from .errors import validation_summary
+    from trace_envs.core.problems import validation_problems
 
     try:
         parsed = load_cases(cases)
     except ValidationError as exc:
-        raise typer.BadParameter(f"{cases}: {validation_summary(exc)}", param_hint="CASES") from None
+        raise typer.BadParameter(f"{cases}: {validation_problems(exc)}", param_hint="CASES") from None
     except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc), param_hint="CASES") from None
     if not parsed:

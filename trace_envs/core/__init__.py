@@ -21,6 +21,7 @@ from .episode import Episode, read_messages
 from .llm_user import AGENT_GREETING, LLMUser, UserModel, scenario_from_task
 from .messages import Message, Role, ToolCallEntry
 from .plan import Plan
+from .problems import validation_problems
 from .registry import list_envs, register_env
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Reply, Task, UserFact, UserScript, Verdict
@@ -83,4 +84,5 @@ __all__ = [
     "render_transcript",
     "scenario_from_task",
     "tool",
+    "validation_problems",
 ]

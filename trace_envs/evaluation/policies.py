@@ -46,7 +46,8 @@ class PolicyEntry(BaseModel):
 
 
 def parse_policy(text: str, **model_options: Any) -> PolicyEntry:
-    """Read ``[NAME=]SPEC``; a bad spec raises ``ValueError`` naming the valid forms."""
+    """Read ``[NAME=]SPEC``; a bad spec raises ``ValueError`` naming the valid forms, a hosted model without
+    its API key ``MissingAPIKey``."""
     name, equals, spec = text.partition("=")
     if not equals or ":" in name or "/" in name:  # no label: 'openai:http://h/v1#m=x' must not split at '='
         name, spec = text, text
@@ -63,6 +64,7 @@ def parse_policy(text: str, **model_options: Any) -> PolicyEntry:
         return PolicyEntry(name=name, spec=parsed.spec, kind="scripted")
     config = parsed.model
     if config.provider != "hf":
+        config.check_api_key()  # a missing key fails here, before any episode (MissingAPIKey names the variable)
         return PolicyEntry(name=name, spec=parsed.spec, kind="model")
     if config.adapter is None:
         return PolicyEntry(name=name, spec=parsed.spec, kind="base", base_model=config.model)

@@ -233,6 +233,7 @@ def load_results(path: str | Path) -> EvaluationResults:
     try:
         return EvaluationResults.model_validate_json(file.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'results'}: {e['msg']}" for e in exc.errors()[:3])
-        more = f" (and {exc.error_count() - 3} more)" if exc.error_count() > 3 else ""
-        raise ValueError(f"{file}: not a trace-envs evaluation results file ({problems}{more})") from None
+        from trace_envs.core.problems import validation_problems
+
+        problems = validation_problems(exc, EvaluationResults)
+        raise ValueError(f"{file}: not a trace-envs evaluation results file ({problems})") from None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
-from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
+from .client import BaseChatModel, Message, async_http_client, probe_sdk_endpoint, translate_sdk_error
 from .spec import API_KEY_ENV, ModelConfig
 
 SAMPLING_KEYS = (
@@ -18,6 +18,7 @@ SAMPLING_KEYS = (
 """Accepted sampling params. Those the installed SDK's ``messages.create`` does not take as keywords
 (recent SDKs dropped ``temperature``/``top_p``/``top_k``) are sent in the request body as they are."""
 DEFAULT_MAX_TOKENS = 1024
+MODELS_PATH = "/v1/models"
 CONVERSATION_START = "(conversation start)"
 """Placeholder user turn put before a conversation that opens with the assistant."""
 _EPHEMERAL = {"type": "ephemeral"}
@@ -144,6 +145,9 @@ class AnthropicChatModel(BaseChatModel):
         return self._sdk.AsyncAnthropic(
             **self._client_kwargs, **async_http_client(self._sdk, self.config.http_transport, self.spec)
         )
+
+    def check_endpoint(self) -> None:
+        probe_sdk_endpoint(self._client, MODELS_PATH, self._sdk, self.spec, self.api_key_env, self.config.timeout_s)
 
     def _params(
         self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]

@@ -20,11 +20,15 @@ from .cache import ResponseCache, cache_key
 from .errors import (
     AuthenticationFailed,
     BadRequest,
+    ConnectionRefused,
+    EndpointUnreachable,
+    HostNotFound,
     LLMError,
     RateLimited,
     RequestTimeout,
     RetriesExhausted,
     ServerError,
+    error_chain,
 )
 from .pricing import Price, PriceTable
 from .spec import ModelConfig
@@ -161,6 +165,10 @@ class BaseChatModel:
                     await self._asleep(self._next_delay(exc, delays))
         return self._finish(key, response)
 
+    def check_endpoint(self) -> None:
+        """Make one cheap request (the endpoint's model list) and raise the :class:`LLMError` a chat request
+        would meet (unreachable, key refused); a client without an endpoint (a local model) has nothing to check."""
+
     def _make_async_client(self) -> Any:
         """A new async SDK client (providers that talk HTTP implement this)."""
         raise NotImplementedError(f"{type(self).__name__} has no async SDK client")
@@ -264,7 +272,13 @@ def async_http_client(sdk: Any, transport: str, spec: str) -> dict[str, Any]:
 
 
 def translate_sdk_error(exc: Exception, sdk: Any, spec: str, key_env: str, timeout_s: float) -> Exception:
-    """Map an ``anthropic``/``openai`` SDK exception (same class names in both) to our errors."""
+    """Map an ``anthropic``/``openai`` SDK exception (same class names in both) to our errors. A connection
+    that cannot be made (no such host, refused, TLS mismatch) is checked first: an SDK may report it as a
+    timeout (openai's aiohttp transport does), and waiting longer would not help."""
+    if isinstance(exc, sdk.APIConnectionError):
+        unreachable = unreachable_error(exc, spec)
+        if unreachable is not None:
+            return unreachable
     if isinstance(exc, sdk.APITimeoutError):
         return RequestTimeout(
             f"{spec}: no answer within {timeout_s:g}s (raise ModelConfig.timeout_s if the model is slow)"
@@ -274,8 +288,67 @@ def translate_sdk_error(exc: Exception, sdk: Any, spec: str, key_env: str, timeo
         headers = dict(response.headers) if response is not None else None
         return error_from_status(exc.status_code, _sdk_message(exc), headers, spec, key_env)
     if isinstance(exc, sdk.APIConnectionError):
-        return RequestTimeout(f"{spec}: connection failed: {exc}")
+        return RequestTimeout(f"{spec}: connection failed: {_root_cause(exc)}")
     return exc
+
+
+PROBE_TIMEOUT_S = 15.0
+"""The most a preflight request waits (the model list answers at once when the endpoint is up)."""
+
+
+def probe_sdk_endpoint(client: Any, path: str, sdk: Any, spec: str, key_env: str, timeout_s: float) -> None:
+    """``GET path`` (the model list) through an SDK client, no retries: an endpoint that answers at all is
+    reachable, so only a refused key (401/403) or no connection is an error (raised as ours)."""
+    timeout = min(timeout_s, PROBE_TIMEOUT_S)
+    try:
+        client.with_options(timeout=timeout, max_retries=0).get(path, cast_to=bytes)
+    except sdk.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            raise translate_sdk_error(exc, sdk, spec, key_env, timeout) from exc
+    except sdk.APIError as exc:
+        raise translate_sdk_error(exc, sdk, spec, key_env, timeout) from exc
+
+
+def _root_cause(exc: BaseException) -> str:
+    last = error_chain(exc)[-1]
+    return f"{type(last).__name__}: {last}" if str(last) else type(last).__name__
+
+
+def _endpoint(exc: BaseException) -> tuple[str, str]:
+    """``(host, host:port)`` of the request an SDK connection error carries (``?`` when it carries none)."""
+    url = getattr(getattr(exc, "request", None), "url", None)
+    host = str(getattr(url, "host", "") or "?")
+    port = getattr(url, "port", None) or {"https": 443, "http": 80}.get(str(getattr(url, "scheme", "")))
+    return host, f"{host}:{port}" if port else host
+
+
+def unreachable_error(exc: BaseException, spec: str) -> EndpointUnreachable | None:
+    """An :class:`EndpointUnreachable` naming the cause when a DNS failure, a refused connection or a TLS
+    failure is among the causes of ``exc`` (whatever transport raised it), else None."""
+    import socket
+    import ssl
+
+    host, address = _endpoint(exc)
+    for cause in error_chain(exc):
+        if isinstance(cause, socket.gaierror):
+            return HostNotFound(
+                f"{spec}: cannot resolve host {host!r} ({cause.strerror or cause}): fix the host name in the base "
+                "URL, or check the network and DNS of this machine",
+                host=host,
+            )
+        if isinstance(cause, ConnectionRefusedError):
+            return ConnectionRefused(
+                f"{spec}: connection refused by {address}: nothing is listening there; start the model server "
+                "or fix the port in the base URL",
+                host=host,
+            )
+        if isinstance(cause, ssl.SSLError):
+            return EndpointUnreachable(
+                f"{spec}: TLS with {address} failed ({cause.reason or cause}): check http:// against https:// in "
+                "the base URL",
+                host=host,
+            )
+    return None
 
 
 def _sdk_message(exc: Any) -> str:

@@ -39,9 +39,37 @@ class ServerError(LLMError):
 
 
 class RequestTimeout(LLMError):
-    """The request did not finish within the client's timeout, or the connection failed: retried."""
+    """The request did not finish within the client's timeout, or an open connection broke: retried."""
 
     retryable = True
+
+
+class EndpointUnreachable(LLMError):
+    """No connection to the endpoint could be made for a reason that waiting does not fix (its host name does
+    not resolve, nothing listens on its port, TLS does not match): raised at once, never retried."""
+
+    def __init__(self, message: str, *, host: str | None = None):
+        super().__init__(message)
+        self.host = host
+
+
+class HostNotFound(EndpointUnreachable):
+    """The endpoint's host name does not resolve (DNS): a typo in ``base_url``, or no network."""
+
+
+class ConnectionRefused(EndpointUnreachable):
+    """The host answered that nothing listens on the endpoint's port: the server is not running there."""
+
+
+def error_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it (``__cause__``, else ``__context__``), outermost first: an SDK wraps the
+    transport's error, which wraps the socket's (the chain is short; the bound guards against a cycle)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 12:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return chain
 
 
 class RetriesExhausted(LLMError):

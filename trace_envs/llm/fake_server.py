@@ -1,6 +1,6 @@
 """A local fake model endpoint on 127.0.0.1 that speaks both wire formats (Anthropic Messages API at
-``/v1/messages``, OpenAI chat completions at ``/v1/chat/completions``), so the real SDK code paths run
-offline in tests, benchmarks and demos. A *responder* decides each answer (text, tool calls, or an
+``/v1/messages``, OpenAI chat completions at ``/v1/chat/completions``, and ``GET …/models`` for a
+preflight check), so the real SDK code paths run offline in tests, benchmarks and demos. A *responder* decides each answer (text, tool calls, or an
 HTTP error such as 429 with retry-after); queued replies take precedence.
 
     with FakeModelServer(responder) as server:
@@ -288,6 +288,8 @@ class FakeModelServer:
             "anthropic" if route.endswith("/messages")
             else "openai" if route.endswith("/chat/completions") else None
         )  # fmt: skip
+        if method == "GET" and route.endswith("/models"):
+            return 0.0, self._model_list(headers)
         if wire is None or method != "POST":
             return 0.0, (404, {}, {"error": {"message": f"no route {method} {path}"}})
         if not self._authorized(wire, headers):
@@ -305,6 +307,13 @@ class FakeModelServer:
         return reply.delay_s or self.delay_s, self._encode(wire, request, reply)
 
     # ----- answering ---------------------------------------------------------------------------------
+    def _model_list(self, headers: dict[str, str]) -> RouteResult:
+        """``GET …/models`` (the preflight's cheap request), in a shape both SDKs read: one model, "fake"."""
+        if not (self._authorized("anthropic", headers) or self._authorized("openai", headers)):
+            return 401, {}, {"error": {"message": "invalid api key", "type": "authentication_error"}}
+        model = {"id": "fake", "object": "model", "type": "model", "created": 0, "owned_by": "fake"}
+        return 200, {}, {"object": "list", "data": [model], "has_more": False, "first_id": "fake", "last_id": "fake"}
+
     def _reply_for(self, request: FakeRequest) -> FakeReply:
         with self._lock:
             self.requests.append(request)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
-from .client import BaseChatModel, Message, async_http_client, translate_sdk_error
+from .client import BaseChatModel, Message, async_http_client, probe_sdk_endpoint, translate_sdk_error
 from .errors import ServerError
 from .spec import API_KEY_ENV, ModelConfig
 
 CHAT_PATH = "/chat/completions"
+MODELS_PATH = "/models"
 SAMPLING_KEYS = (
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "tool_choice", "parallel_tool_calls", "logprobs", "top_logprobs",
@@ -120,6 +121,9 @@ class OpenAIChatModel(BaseChatModel):
         return self._sdk.AsyncOpenAI(
             **self._client_kwargs, **async_http_client(self._sdk, self.config.http_transport, self.spec)
         )
+
+    def check_endpoint(self) -> None:
+        probe_sdk_endpoint(self._client, MODELS_PATH, self._sdk, self.spec, self.api_key_env, self.config.timeout_s)
 
     def _params(
         self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]

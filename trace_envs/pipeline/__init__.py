@@ -3,24 +3,31 @@ configured by one YAML file, each stage cached under the output folder by a hash
 
     from trace_envs.pipeline import load_config, run_pipeline
     run_pipeline(load_config("trace.yaml"), "runs/trace")
+
+``preflight(config, out)`` checks keys, endpoints, extras, data and disk space first (``run_pipeline`` does too).
 """
 
 from .config import ConfigError, PipelineConfig, load_config, parse_config
 from .context import StageError
 from .demo import DEMO_YAML, demo_config
-from .runner import STAGE_NAMES, STAGES, PipelineEvents, StageOutcome, run_pipeline
+from .preflight import Check, PreflightFailed, preflight
+from .runner import STAGE_NAMES, STAGES, PipelineEvents, StageOutcome, pending_stages, run_pipeline
 
 __all__ = [
     "DEMO_YAML",
     "STAGES",
     "STAGE_NAMES",
+    "Check",
     "ConfigError",
     "PipelineConfig",
     "PipelineEvents",
+    "PreflightFailed",
     "StageError",
     "StageOutcome",
     "demo_config",
     "load_config",
     "parse_config",
+    "pending_stages",
+    "preflight",
     "run_pipeline",
 ]

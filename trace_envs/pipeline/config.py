@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from trace_envs.core.problems import validation_problems
+
 TargetName = Literal["device", "retail", "airline"]
 TAU2_TARGETS = ("retail", "airline")
 
@@ -69,6 +71,20 @@ class TrainSection(_Section):
         "see docs/training-and-routing.md.",
     )
 
+    @field_validator("grpo")
+    @classmethod
+    def _known_grpo_keys(cls, grpo: dict[str, Any]) -> dict[str, Any]:
+        """Unknown keys fail here, when the file is read, not at the train stage after the rollout."""
+        from trace_envs.training.config import TrainConfig
+
+        unknown = [key for key in grpo if key not in TrainConfig.model_fields]
+        if unknown:
+            raise ValueError(
+                f"unknown key(s) {', '.join(map(repr, unknown))}: not TrainConfig fields (remove or fix the "
+                "spelling; the fields are in docs/training-and-routing.md)"
+            )
+        return grpo
+
 
 class RouteSection(_Section):
     """Route every target task to an adapter with the frozen base model's label logits."""
@@ -121,32 +137,6 @@ class ConfigError(ValueError):
     """A pipeline config that cannot be used; the message names the file, the field and the fix."""
 
 
-FIXES = {
-    "extra_forbidden": "remove it (a typo?)",
-    "missing": "add it",
-    "literal_error": "use one of the allowed values",
-}
-
-
-def _description(location: tuple[Any, ...]) -> str | None:
-    """The description of the innermost known field along ``location``."""
-    model: Any = PipelineConfig
-    description = None
-    for part in location:
-        fields = getattr(model, "model_fields", None)
-        if not fields or part not in fields:
-            break
-        description, model = fields[part].description, fields[part].annotation
-    return description
-
-
-def _field_fix(error: dict[str, Any]) -> str:
-    location = ".".join(str(part) for part in error["loc"]) or "(top level)"
-    described = _description(tuple(error["loc"]))
-    fix = FIXES.get(error["type"]) or (f"expected: {described}" if described else "fix the value")
-    return f"{location}: {error['msg']}; {fix}"
-
-
 def parse_config(data: Any, source: str = "config") -> PipelineConfig:
     """A :class:`PipelineConfig` from parsed YAML; ``source`` names the file in errors."""
     if not isinstance(data, dict):
@@ -154,9 +144,9 @@ def parse_config(data: Any, source: str = "config") -> PipelineConfig:
     try:
         return PipelineConfig.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors()
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ConfigError(f"{source}: {_field_fix(dict(errors[0]))}{more}") from None
+        count = len(exc.errors())
+        problems = f"{count} problems: " if count > 1 else ""
+        raise ConfigError(f"{source}: {problems}{validation_problems(exc, PipelineConfig)}") from None
 
 
 def load_config(path: str | Path) -> PipelineConfig:

@@ -34,11 +34,18 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         user = tau2_user(ctx.config) if target != "device" else None
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
+        failed: list[Any] = []
 
         def on_episode(
-            record: Any, target: str = target, total: int = len(jobs), counts: dict[str, int] = counts
+            record: Any,
+            target: str = target,
+            total: int = len(jobs),
+            counts: dict[str, int] = counts,
+            failed: list[Any] = failed,
         ) -> None:
             counts["done"] += 1
+            if record.error is not None:
+                failed.append(record)
             ctx.report(f"{target}: episodes", counts["done"], total)
 
         with TrajectoryStore(path) as store:
@@ -55,12 +62,21 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
             if record.key in wanted:
                 overall.add(record)
         if overall.episodes < len(wanted):
-            raise ctx.fail(f"{path}: {len(wanted) - overall.episodes} episodes failed; rerun to retry them")
+            raise ctx.fail(failure_line(path, len(wanted) - overall.episodes, failed))
         summary["targets"][target] = {
             "episodes": overall.episodes, "successes": round(overall.pass_rate * overall.episodes),
             "pass_rate": overall.pass_rate, "skipped": run.skipped,
         }  # fmt: skip
     return summary
+
+
+def failure_line(path: Path, count: int, failed: list[Any]) -> str:
+    """``N episodes failed`` with the first distinct causes (a refused connection is not worth a rerun as is)."""
+    from trace_envs.rollout import first_errors
+
+    lines, others = first_errors(failed, limit=2)
+    causes = "; ".join(lines) + (f"; and {others} other errors" if others else "")
+    return f"{path}: {count} episodes failed ({causes or 'see the store'}); fix the cause and rerun to retry them"
 
 
 def analyze(ctx: StageContext) -> dict[str, Any]:

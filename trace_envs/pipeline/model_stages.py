@@ -16,6 +16,8 @@ from .data_stages import store_path
 if TYPE_CHECKING:
     from trace_envs.training import TrainConfig
 
+    from .config import PipelineConfig
+
 TINY = "tiny"
 BASE_MODEL_DIR = "base-model"
 
@@ -52,31 +54,42 @@ def adapter_dirs(train_dir: Path, target: str) -> list[Path]:
 
 
 def train_config(ctx: StageContext, env_id: str) -> TrainConfig:
-    """The run's TrainConfig for one env: the train section's fields, ``grpo`` passed through; errors name the field."""
+    """The run's TrainConfig for one env (see :func:`section_train_config`); a bad field fails the stage."""
+    try:
+        return section_train_config(ctx.config, env_id)
+    except ValueError as exc:
+        raise ctx.fail(str(exc)) from None
+
+
+def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
+    """The TrainConfig of the train section for one env, ``grpo`` passed through; a ``ValueError`` names every
+    bad field (also checked before the run starts, by the preflight)."""
     from pydantic import ValidationError
 
+    from trace_envs.core.problems import validation_problems
     from trace_envs.training import TrainConfig
 
     from .config import TrainSection
 
-    section = ctx.config.train
+    section = config.train
     options: dict[str, Any] = {
         **section.grpo,
         "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
         "groups_per_step": section.groups_per_step,
         "per_device_train_batch_size": section.per_device_train_batch_size,
         "max_completion_length": section.max_completion_length, "generation": section.generation,
-        "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": ctx.config.seed,
+        "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": config.seed,
     }  # fmt: skip
     try:
         return TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
     except ValidationError as exc:
-        where = {name for name in TrainSection.model_fields if name != "grpo"}
-        problems = "; ".join(
-            f"train.{'' if str(e['loc'][0]) in where else 'grpo.'}{'.'.join(map(str, e['loc']))}: {e['msg']}"
-            for e in exc.errors()
-        )
-        raise ctx.fail(f"{problems}; fix the train section of the config") from None
+        own = set(TrainSection.model_fields) - {"grpo"}
+
+        def where(location: tuple[Any, ...]) -> str:
+            return "train." if location and str(location[0]) in own else "train.grpo."
+
+        problems = validation_problems(exc, TrainConfig, prefix=where)
+        raise ValueError(f"{problems}; fix the train section of the config") from None
 
 
 def train(ctx: StageContext) -> dict[str, Any]:

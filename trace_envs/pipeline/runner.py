@@ -74,17 +74,53 @@ def _version() -> str:
     return trace_envs.__version__
 
 
+def pending_stages(config: PipelineConfig, out: str | Path, only: str | None = None) -> tuple[str, ...]:
+    """The stages a run would run (not cached): a stage whose input will run again runs too."""
+    root = Path(out)
+    digests: dict[str, str] = {}
+    pending: list[str] = []
+    for stage in STAGES:
+        if any(name in pending for name in stage.inputs):
+            pending.append(stage.name)
+            continue
+        key = stage_key(stage.name, _version(), _json(stage.section(config)), {i: digests[i] for i in stage.inputs})
+        done = is_finished(root / stage.name, key)
+        if done is None:
+            pending.append(stage.name)
+        else:
+            digests[stage.name] = str(done.digest)
+    return tuple(name for name in pending if only is None or name == only)
+
+
+def preflight_pending(config: PipelineConfig, out: str | Path, only: str | None = None) -> None:
+    """The preflight of the stages a run would run (cached ones need nothing); raises ``PreflightFailed``."""
+    from .preflight import require_preflight
+
+    pending = pending_stages(config, out, only)
+    if pending:
+        require_preflight(config, out, pending)
+
+
 def run_pipeline(
-    config: PipelineConfig, out: str | Path, *, only: str | None = None, events: PipelineEvents | None = None
+    config: PipelineConfig,
+    out: str | Path,
+    *,
+    only: str | None = None,
+    events: PipelineEvents | None = None,
+    check: bool = True,
 ) -> list[StageOutcome]:
     """Run (or resume) every stage into ``out``, or only the stage ``only``, whose inputs must be finished.
 
+    First (``check``) the preflight of the stages that will run: a missing key, extra, endpoint, data folder
+    or disk space raises :class:`~trace_envs.pipeline.preflight.PreflightFailed` before anything is spent.
     Raises :class:`StageError` naming the stage, the file and the fix.
     """
     root = Path(out)
     events = events or PipelineEvents()
     if only is not None and only not in STAGE_NAMES:
         raise StageError(only, f"no such stage; use one of {', '.join(STAGE_NAMES)}")
+    if check:
+        preflight_pending(config, root, only)
     root.mkdir(parents=True, exist_ok=True)
     digests: dict[str, str] = {}
     summaries: dict[str, dict[str, Any]] = {}

@@ -8,7 +8,7 @@ with TrajectoryStore("runs/x.jsonl") as store:
 from .batch import run_rollouts
 from .chat_policy import ChatPolicy
 from .instructions import INSTRUCTIONS_TAG, instructions_block, with_instructions
-from .jobs import EpisodeJob, RolloutSummary, make_jobs
+from .jobs import EpisodeJob, RolloutSummary, first_errors, make_jobs
 from .policy import AsyncPolicy, Policy, make_policy
 from .policy_spec import POLICY_SPEC_FORMS, PolicySpec
 from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
@@ -51,6 +51,7 @@ __all__ = [
     "episode_row",
     "episodes_dataset",
     "episodes_frame",
+    "first_errors",
     "instructions_block",
     "iter_episodes",
     "load_episodes",

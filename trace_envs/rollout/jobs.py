@@ -80,3 +80,18 @@ def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore |
     store.open()
     done: set[EpisodeKey] = store.finished_keys()
     return [j for j in jobs if (j.env_id, j.seed, j.sample, spec) not in done]
+
+
+def first_errors(records: Iterable[EpisodeRecord], limit: int = 3) -> tuple[list[str], int]:
+    """One line per distinct error of failed episodes (its first line, where it happened first and how many
+    more had it), at most ``limit``, and how many other distinct errors there were: so that a run where every
+    episode failed says why (a refused connection, a missing file) instead of only how many."""
+    seen: dict[str, list[EpisodeRecord]] = {}
+    for record in records:
+        if record.error is not None:
+            seen.setdefault(str(record.error).splitlines()[0], []).append(record)
+    lines = []
+    for message, failed in list(seen.items())[:limit]:
+        more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""
+        lines.append(f"{failed[0].env_id} seed {failed[0].seed}{more}: {message}")
+    return lines, max(0, len(seen) - limit)

@@ -318,8 +318,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
+        from trace_envs.core.problems import validation_problems
+
         where = f"{path}: " if path is not None else ""
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
-        raise ValueError(
-            f"{where}invalid training config: {problems} (fields: {', '.join(TrainConfig.model_fields)})"
-        ) from None
+        raise ValueError(f"{where}invalid training config: {validation_problems(exc, TrainConfig)}") from None

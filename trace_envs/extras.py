@@ -1,4 +1,5 @@
-"""Which optional extra a missing module belongs to, so a command that needs one says how to install it."""
+"""Which optional extra installs a module, so that a command (or the pipeline's preflight) that needs one says
+how to install it."""
 
 from __future__ import annotations
 
@@ -27,7 +28,17 @@ EXTRA_OF_MODULE = {
 
 
 def install_hint(extra: str) -> str:
+    """The pip command that installs ``extra`` (printed as plain text: rich would read ``[extra]`` as markup)."""
     return f'pip install "trace-envs[{extra}]"'
+
+
+def missing_modules(extra: str) -> list[str]:
+    """The modules of ``extra`` that cannot be imported here (found without importing them)."""
+    import importlib.util
+
+    return [
+        name for name, owner in EXTRA_OF_MODULE.items() if owner == extra and importlib.util.find_spec(name) is None
+    ]
 
 
 def missing_extra(exc: BaseException) -> str | None:
