@@ -73,8 +73,9 @@ def test_help_fits_an_80_column_terminal(path: tuple[str, ...]) -> None:
 
 
 def test_list_keeps_capability_names_whole_at_80_columns() -> None:
-    from trace_envs.capabilities import capabilities
+    import json
 
+    rows = json.loads(runner.invoke(app, ["list", "--json"]).output)
     output = runner.invoke(app, ["list"], terminal_width=80, env={"COLUMNS": "80"}).output
-    for name in capabilities():
+    for name in {row["capability"] for row in rows if row["capability"]}:
         assert name in output, f"{name} is split in:\n{output}"

@@ -87,3 +87,10 @@ def test_evaluate_and_gepa_without_a_key_take_the_same_path(command: str, args: 
     result = invoke(*[str(out) if arg == "OUT" else arg for arg in args])
     assert_one_line(result, command, "set $ANTHROPIC_API_KEY")
     assert not out.exists()
+
+
+def test_an_error_line_is_never_wrapped_inside_a_path(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 4) / "missing-module.py"
+    result = CliRunner().invoke(build_app(), ["validate", str(deep)], env={"COLUMNS": "80"})
+    assert result.exit_code == 2
+    assert str(deep) in result.output, result.output

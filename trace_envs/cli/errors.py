@@ -45,11 +45,12 @@ def command_name(ctx: Any) -> str:
 
 
 def print_error(message: str, label: str = "error:") -> None:
-    """``error: MESSAGE`` on the console, the message as plain text."""
+    """``error: MESSAGE`` on the console, the message as plain text on one line: the terminal wraps it, so a
+    path in it is never broken by an inserted newline (and copies whole)."""
     from rich.console import Console
     from rich.markup import escape
 
-    Console().print(f"[red]{label}[/red] {escape(message)}", highlight=False)
+    Console(soft_wrap=True).print(f"[red]{label}[/red] {escape(message)}", highlight=False)
 
 
 def fail(message: str) -> typer.Exit:
