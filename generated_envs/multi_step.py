@@ -72,7 +72,7 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
             "conversation with sub-tasks left untouched."
         ),
         probe="trace_envs.analysis.probes:probe_multi_step",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:stop_after_first_write",
+        tau2_flaw="trace_envs.targets.tau2.flaws:stop_after_first_write",
         hint=(
             "The user's request has several parts. List every part they asked for and handle them one after "
             "another. After each change, check which parts remain and carry on without waiting to be reminded. "

@@ -95,7 +95,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             "action is made without the lookups those checks need."
         ),
         probe="trace_envs.analysis.probes:probe_precondition",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
+        tau2_flaw="trace_envs.targets.tau2.flaws:skip_lookups_before_write",
         hint="Before any change, read the booking and the traveller's profile and check each condition the policy "
         "sets (status, membership, fare class, timing); if one fails, change nothing and say which rule applies.",
     )

@@ -76,7 +76,7 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
             "wrong record or field, or a number that the records do not support."
         ),
         probe="trace_envs.analysis.probes:probe_structured",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        tau2_flaw="trace_envs.targets.tau2.flaws:near_miss_argument",
         hint="Records nest: per-cabin prices, multi-leg routings, product variants. Find the one entry meeting every "
         "constraint the user gave, read the exact field you need, and state numbers exactly as the record has them.",
     )

@@ -62,7 +62,7 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
             "lacking when an argument contradicts the value the agent has just read for that field."
         ),
         probe="trace_envs.analysis.probes:probe_precision",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        tau2_flaw="trace_envs.targets.tau2.flaws:near_miss_argument",
         hint="Take every value from the record the request is about, never from a similar entry next to it.",
     )
     domain: Domain[Any] = RETAIL

@@ -23,7 +23,7 @@ from trace_envs.capabilities import (
 from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
 from trace_envs.domains.toy_shop import TOY_SHOP
 from trace_envs.rollout import scripted
-from trace_envs.rollout import tau2_flaws as shipped_rules
+from trace_envs.targets.tau2 import flaws as shipped_rules
 
 SHIPPED = {
     "datetime_reasoning": "trace/datetime-v0",
@@ -122,7 +122,7 @@ def test_analysis_and_rollout_repeat_no_capability_name() -> None:
     modules = (
         "analysis/known.py",
         "analysis/probes.py",
-        "rollout/tau2_flaws.py",
+        "targets/tau2/flaws.py",
         "rollout/scripted.py",
         "cli/rollout.py",
     )

@@ -58,7 +58,7 @@ class OraclePolicy(ScriptPolicy):
     spec = "oracle"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_env_actions
+        from trace_envs.targets.tau2.flaws import is_tau2_target, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):
             return tau2_env_actions(env.unwrapped)
@@ -98,7 +98,7 @@ class FlawedPolicy(ScriptPolicy):
         self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_deficits, tau2_env_actions
+        from trace_envs.targets.tau2.flaws import is_tau2_target, tau2_deficits, tau2_env_actions
 
         if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
             if not self.capabilities:
@@ -108,7 +108,7 @@ class FlawedPolicy(ScriptPolicy):
                 )
             return tau2_env_actions(env.unwrapped, self.capabilities)
         inner = _capability_env(env)
-        from .device_flaws import DEVICE_FLAWS, device_actions, is_device_target
+        from trace_envs.targets.device.flaws import DEVICE_FLAWS, device_actions, is_device_target
 
         if is_device_target(inner) and any(c in DEVICE_FLAWS for c in self.capabilities):
             return device_actions(inner.oracle_actions(), self.capabilities)  # the deficits on the reference

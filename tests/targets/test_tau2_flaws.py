@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from trace_envs.core import ToolCall
 from trace_envs.llm import ChatResponse, Usage
 from trace_envs.rollout import EpisodeJob, EpisodeRecord, make_policy, run_episode, run_rollouts
-from trace_envs.rollout.tau2_flaws import (
+from trace_envs.targets.tau2.flaws import (
     near_miss_argument,
     skip_lookups_before_write,
     stop_after_first_write,
