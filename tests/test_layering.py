@@ -27,9 +27,11 @@ PACKAGE_SURFACE = {
     "trace_envs.plugins",
     "trace_envs.description",
     "trace_envs.capabilities",
+    "trace_envs.targets.registry",
 }
-"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, and the capability
-registry (read from the registered envs' declarations)."""
+"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the capability
+registry (read from the registered envs' declarations) and the target registry (specs whose behaviour is named
+by ``"module:attribute"`` strings, so every layer may read it without importing a target)."""
 
 SUBLAYERS = {"trace_envs.evaluation.report": "report"}
 """Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,
@@ -39,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
     "envs": {"core", "domains"},
-    "targets": {"core", "domains", "llm"},
+    "targets": {"core", "domains", "llm", "package"},
     "llm": set(),
     "rollout": {"core", "llm", "package"},
     "analysis": {"core", "llm", "rollout", "package"},

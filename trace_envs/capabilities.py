@@ -16,7 +16,8 @@ import gymnasium as gym
 
 from .core.capability import Capability, Probe, Tau2Flaw
 from .core.registry import NAMESPACE
-from .registration import TARGET_ENVS, env_class
+from .registration import env_class
+from .targets.registry import target_env_ids
 
 
 def capability_envs() -> dict[str, list[str]]:
@@ -63,9 +64,10 @@ def _registry_key() -> tuple[tuple[str, str], ...]:
     (the registry can grow at run time): every ``trace/`` env but the targets, and any other id whose entry
     point is a class or lies in a module already imported (a user's own env, after ``--import``)."""
     key = []
+    target_ids = target_env_ids()
     for env_id, spec in list(gym.registry.items()):
         entry = spec.entry_point
-        if env_id in TARGET_ENVS:
+        if env_id in target_ids:
             continue
         if env_id.startswith(f"{NAMESPACE}/") or isinstance(entry, type) or _imported(entry):
             key.append((env_id, str(entry)))

@@ -9,8 +9,8 @@ import pytest
 import trace_envs  # noqa: F401 - registers trace/device-v0
 from trace_envs.analysis import probe_labels
 from trace_envs.rollout import make_policy, run_episode
-from trace_envs.targets.device.flaws import DEVICE_FLAWS, device_actions, give_up_after_blocked_call
 from trace_envs.targets.device import builtin_scenarios
+from trace_envs.targets.device.flaws import DEVICE_FLAWS, device_actions, give_up_after_blocked_call
 
 
 def _reference(name: str) -> tuple[gym.Env, list[str]]:  # type: ignore[type-arg]

@@ -18,8 +18,6 @@ from .grpo import run_grpo_baseline
 from .run import BaselineRun
 
 METHOD = "grpo-target"
-TARGET_ENVS = ("trace/tau2-airline-v0", "trace/tau2-retail-v0", "trace/device-v0")
-"""The shipped target envs (any registered conversation env works)."""
 
 
 def grpo_target(

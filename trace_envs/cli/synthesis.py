@@ -44,24 +44,23 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _check_target(target: str) -> None:
-    from trace_envs.synthesis import TARGETS
+    from trace_envs.targets.registry import target as registered
 
-    if target not in TARGETS:
-        raise _fail(f"--target: unknown target {target!r}; use one of {', '.join(TARGETS)}")
+    try:
+        registered(target)
+    except ValueError as exc:
+        raise _fail(f"--target: {exc}") from None
 
 
 def _check_tau2_data(target: str, tau2_data: Path | None) -> None:
-    """tau2 targets need the evaluation tasks (for the leakage guard) before anything is generated."""
-    if target == "device":
-        return
-    from trace_envs.targets.tau2.data import Tau2DataError, resolve_domain_dir
+    """Targets with a data folder need its evaluation tasks (for the leakage guard) before anything is generated."""
+    from trace_envs.targets.registry import TargetDataError
+    from trace_envs.targets.registry import target as registered
 
     try:
-        directory = resolve_domain_dir(tau2_data, target)
-    except Tau2DataError as exc:
+        registered(target).data_folder(tau2_data)
+    except TargetDataError as exc:
         raise _fail(f"--tau2-data: {exc}") from None
-    if not (directory / "tasks.json").exists():
-        raise _fail(f"--tau2-data: {directory} holds no tasks.json of the {target} domain; pass the tau2 data folder")
 
 
 def _calibration(
@@ -226,24 +225,22 @@ def synthesize_command(
 
 
 def _infer_target(path: Path, source: str) -> str | None:
-    """The one target domain a module imports (``trace_envs.domains.<target>``), else None."""
-    from trace_envs.synthesis import TARGETS
+    """The one target whose own kit a module imports (``trace_envs.domains.<target>``), else None."""
     from trace_envs.synthesis.ast_names import parse_module
+    from trace_envs.targets.registry import targets_importing
 
     try:
         tree = parse_module(source)
     except (SyntaxError, ValueError):
         return None
-    found = set()
+    modules: list[str] = []
     for node in ast.walk(tree):
-        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        for module in modules:
-            parts = module.split(".")
-            if parts[:2] == ["trace_envs", "domains"] and len(parts) > 2 and parts[2] in TARGETS:
-                found.add(parts[2])
-    return found.pop() if len(found) == 1 else None
+        if isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+    found = targets_importing(modules)
+    return found[0] if len(found) == 1 else None
 
 
 def _trusted(path: Path, trust: list[str] | None) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import StageContext
-from .targets import prepare_tau2, target_jobs, tau2_root, tau2_user
+from .targets import data_folder, prepare_data, simulated_user, target_jobs
 
 
 def store_path(rollout_dir: Path, target: str) -> Path:
@@ -20,7 +20,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
     from trace_envs.rollout import RolloutSummary, TrajectoryStore, load_episodes, policy_factory, run_rollouts
 
     section = ctx.config.rollout
-    prepare_tau2(ctx.config, ctx.folder)
+    prepare_data(ctx.config, ctx.folder)
     try:
         factory, spec = policy_factory(section.policy, model_options={"cache_dir": str(ctx.root / "llm-cache")})
     except (ValueError, ModuleNotFoundError, LLMError) as exc:
@@ -31,7 +31,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
             jobs = target_jobs(ctx.config, target, ctx.folder)
         except (OSError, ValueError, KeyError) as exc:
             raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix tau2_data in the config") from None
-        user = tau2_user(ctx.config) if target != "device" else None
+        user = simulated_user(ctx.config, target)
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
 
@@ -102,7 +102,7 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
         raise ctx.fail(f"synthesize.generator: {exc}") from None
     settings = SynthesisSettings(
         rounds=section.rounds, seeds=section.seeds, fuzz_examples=section.fuzz_examples,
-        tau2_data=tau2_root(ctx.config, ctx.stage_dir("rollout")),
+        tau2_data=data_folder(ctx.config, ctx.stage_dir("rollout")),
     )  # fmt: skip
     summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
     for target in ctx.config.targets:

@@ -17,7 +17,7 @@ from .batch import SynthesisError, synthesize_analysis
 from .calibration import CalibrationSettings, CalibrationStats, calibration_stats
 from .catalogue import CatalogueGenerator, NoCatalogueEnv
 from .factory import make_generator
-from .gates import TARGETS, Gate, GateContext, named_gate
+from .gates import Gate, GateContext, named_gate
 from .generators import Generation, Generator, ModelGenerator
 from .loop import SynthesisResult, SynthesisSettings, synthesize
 from .manifest import Manifest, ModuleChanged, read_manifest, verify_folder
@@ -28,7 +28,6 @@ from .sandbox import run_in_sandbox
 from .validation import default_gates, validate_file, validate_source
 
 __all__ = [
-    "TARGETS",
     "BlockedEvent",
     "BoxResult",
     "CalibrationSettings",

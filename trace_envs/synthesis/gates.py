@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from trace_envs.targets.registry import target
+
 from .calibration_settings import CalibrationSettings
 from .protocol import SandboxLimits
 from .report import GateResult
-
-TARGETS = ("airline", "retail", "device")
-"""Target domains a synthesised module may be written for (each has a ``trace_envs.domains.<target>``)."""
 
 
 @dataclass
@@ -41,8 +40,10 @@ class GateContext:
     evidence: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise ValueError(f"target: unknown target {self.target!r}; use one of {', '.join(TARGETS)}")
+        try:
+            target(self.target)
+        except ValueError as exc:
+            raise ValueError(f"target: {exc}") from None
         if self.seeds < 1:
             raise ValueError(f"seeds: need at least 1 seed, got {self.seeds}")
         if self.fuzz_examples < 1:

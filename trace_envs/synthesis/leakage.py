@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
+
+from trace_envs.targets.registry import LeakageRecords, TargetDataError, target
 
 from .ast_names import parse_module, string_literals
 from .gates import GateContext, named_gate
@@ -92,80 +93,36 @@ class EvaluationIndex:
 
 
 @lru_cache(maxsize=8)
-def _tau2_index(target: str, directory: str) -> EvaluationIndex:
-    from trace_envs.core import get_domain
-    from trace_envs.targets.tau2.data import load_domain_data
-
-    data = load_domain_data(directory, target)
-    index = EvaluationIndex(source=f"{data.path / 'tasks.json'} ({len(data.tasks)} tasks)")
-    for task in data.tasks:
-        where = f"{target} evaluation task {task.id}"
-        index.task_ids[task.id] = where
-        instructions = task.user_scenario.instructions
-        texts: list[str | None] = [task.user_scenario.persona]
-        if isinstance(instructions, str):
-            texts.append(instructions)
-        else:
-            texts += [
-                instructions.reason_for_call,
-                instructions.known_info,
-                instructions.unknown_info,
-                instructions.task_instructions,
-            ]
-        if task.description is not None:
-            texts.append(task.description.purpose)
-        criteria = task.evaluation_criteria
-        if criteria is not None:
-            texts += criteria.nl_assertions or []
-            for action in criteria.actions or []:
-                index.add_values(action.arguments, where)
-            for assertion in criteria.env_assertions or []:
-                index.add_values(assertion.arguments, where)
-        if task.initial_state:
-            index.add_values(task.initial_state, where)
-        for text in texts:
-            index.add_text(text, where)
-    index.drop_common(get_domain(target).policy + "\n" + data.policy)
-    return index
-
-
-@lru_cache(maxsize=1)
-def _device_index() -> EvaluationIndex:
-    from trace_envs.core import ToolCall
-    from trace_envs.targets.device.builtin import builtin_pool
-
-    scenarios = builtin_pool("test")
-    index = EvaluationIndex(source=f"built-in device scenarios, test split ({len(scenarios)} scenarios)")
-    for scenario in scenarios:
-        where = f"device evaluation scenario {scenario.name}"
-        index.ids[scenario.name] = where
-        index.task_ids[scenario.name] = where
-        for text in [scenario.user_goal, scenario.user.opening]:
-            index.add_text(text, where)
-        for step in scenario.reference_solution:
-            if isinstance(step, ToolCall):
-                index.add_values(step.arguments, where)
+def _index_of(records: LeakageRecords) -> EvaluationIndex:
+    """The index of a target's evaluation tasks (cached per records object: a target returns the same one
+    for the same data)."""
+    index = EvaluationIndex(source=records.source)
+    for task in records.tasks:
+        for name in task.ids:
+            index.ids[name] = task.where
+        for task_id in task.task_ids:
+            index.task_ids[task_id] = task.where
+        for value in task.values:
+            index.add_values(value, task.where)
+        for text in task.texts:
+            index.add_text(text, task.where)
+    if records.common:
+        index.drop_common(records.common)
     return index
 
 
 def evaluation_index(context: GateContext) -> EvaluationIndex:
-    """The index for ``context.target`` (tau2 targets read ``context.tau2_data`` or $TRACE_ENVS_TAU2_DATA)."""
-    if context.target == "device":
-        return _device_index()
-    from trace_envs.targets.tau2.data import resolve_domain_dir
-
-    directory = resolve_domain_dir(context.tau2_data, context.target)
-    return _tau2_index(context.target, str(Path(directory).resolve()))
+    """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
+    ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
+    return _index_of(target(context.target).leakage_records(context.tau2_data))
 
 
 @named_gate("leakage")
 def leakage_gate(source: str, context: GateContext) -> GateResult:
     """Gate: no ids, task ids or instruction text of the target's evaluation tasks in the module."""
-    from trace_envs.targets.tau2.data import Tau2DataError
-
     try:
         index = evaluation_index(context)
-    except Tau2DataError as exc:
+    except TargetDataError as exc:
         finding = Finding(
             rule="no-evaluation-data",
             message=f"the leakage guard needs the {context.target} evaluation tasks to compare against: {exc}.",

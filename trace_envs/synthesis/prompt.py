@@ -50,10 +50,12 @@ class SynthesisRequest(BaseModel):
     def model_post_init(self, context: Any) -> None:
         if not SNAKE_CASE.match(self.capability):
             raise ValueError(f"capability: {self.capability!r} is not snake_case (e.g. precondition_verification)")
-        from .gates import TARGETS
+        from trace_envs.targets.registry import target
 
-        if self.target not in TARGETS:
-            raise ValueError(f"target: unknown target {self.target!r}; use one of {', '.join(TARGETS)}")
+        try:
+            target(self.target)
+        except ValueError as exc:
+            raise ValueError(f"target: {exc}") from None
 
 
 @functools.cache

@@ -84,11 +84,6 @@ DEVICE_FLAWS: dict[str, DeviceFlaw] = {
 """Capability name -> its rule on the device target's reference actions."""
 
 
-def is_device_target(env: Any) -> bool:
-    """Whether an (unwrapped) env is a device target episode (plays ToolSandbox-style scenarios)."""
-    return hasattr(env, "sandbox") and hasattr(env, "scenario") and callable(getattr(env, "oracle_actions", None))
-
-
 def device_actions(reference: Sequence[str], capabilities: Sequence[str]) -> list[str]:
     """The reference actions with the named capabilities' device rules applied (in the order named)."""
     actions = [a for a in reference if a != STOP_TOKEN]

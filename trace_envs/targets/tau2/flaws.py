@@ -172,11 +172,6 @@ def tau2_actions(task: Any, is_write: IsWrite, state: Any, capabilities: Sequenc
     return [*(format_tool_call(c) for c in calls), closing_message(task), STOP_TOKEN]
 
 
-def is_tau2_target(env: Any) -> bool:
-    """Whether an (unwrapped) env is a tau2 target episode (has tau2 tasks with gold actions)."""
-    return hasattr(env, "evaluator") and hasattr(getattr(env, "task", None), "gold_actions")
-
-
 def tau2_env_actions(env: Any, capabilities: Sequence[str] = ()) -> list[str]:
     """:func:`tau2_actions` for the current task of a reset tau2 target env."""
     return tau2_actions(env.task, env.toolset.mutates, _state_for(env, capabilities), capabilities)
