@@ -8,9 +8,11 @@ import pytest
 
 import trace_envs  # noqa: F401 - registers trace/device-v0
 from trace_envs.analysis import probe_labels
+from trace_envs.capabilities import flaw_rules
+from trace_envs.domains.device.flaws import give_up_after_blocked_call
 from trace_envs.rollout import make_policy, run_episode
 from trace_envs.targets.device import builtin_scenarios
-from trace_envs.targets.device.flaws import DEVICE_FLAWS, device_actions, give_up_after_blocked_call
+from trace_envs.targets.device.flaws import device_actions
 
 
 def _reference(name: str) -> tuple[gym.Env, list[str]]:  # type: ignore[type-arg]
@@ -19,7 +21,7 @@ def _reference(name: str) -> tuple[gym.Env, list[str]]:  # type: ignore[type-arg
     return env, env.unwrapped.oracle_actions()  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("capability", sorted(DEVICE_FLAWS))
+@pytest.mark.parametrize("capability", sorted(flaw_rules("device")))
 def test_a_device_deficit_fails_the_scenarios_that_need_it_and_only_those(capability: str) -> None:
     changed = 0
     for scenario in builtin_scenarios("all"):

@@ -63,8 +63,10 @@ def _records(name: str) -> LeakageRecords:
 def flawed_actions(env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
     """The scenario's reference actions with the named capabilities' device deficits applied; ``None`` when
     none of them has a device rule (the env's own reference or flawed solution plays)."""
-    from .flaws import DEVICE_FLAWS, device_actions
+    from trace_envs.capabilities import flaw_rules
 
-    if not capabilities or not any(c in DEVICE_FLAWS for c in capabilities):
+    from .flaws import KIND, device_actions
+
+    if not capabilities or not any(c in flaw_rules(KIND) for c in capabilities):
         return None
     return device_actions(env.oracle_actions(), capabilities)
