@@ -15,7 +15,7 @@ import pytest
 
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest
 from trace_envs.synthesis import SynthesisSettings, read_manifest, synthesize
-from trace_envs.synthesis.prompt import prompt_hash
+from trace_envs.synthesis.generation.prompt import prompt_hash
 
 from .conftest import CAPABILITY, REPLIES, TAU2_DATA
 
@@ -111,7 +111,7 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 from trace_envs.synthesis import SynthesisSettings, synthesize
-import trace_envs.synthesis.loop as loop
+import trace_envs.synthesis.generation.loop as loop
 
 real = loop.validate_reply
 def validate_then_die(reply, context):

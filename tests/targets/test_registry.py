@@ -157,7 +157,7 @@ from trace_envs.evaluation.policies import parse_policy
 from trace_envs.evaluation.targets import load_target
 from trace_envs.pipeline.config import parse_config
 from trace_envs.synthesis import GateContext
-from trace_envs.synthesis.leakage import evaluation_index
+from trace_envs.synthesis.gates.leakage import evaluation_index
 
 chosen = load_target("toy-shop", limit=2)
 results = evaluate(chosen, [parse_policy("oracle")], tempfile.mkdtemp(), trials=1, concurrency=1)

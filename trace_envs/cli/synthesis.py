@@ -226,7 +226,7 @@ def synthesize_command(
 
 def _infer_target(path: Path, source: str) -> str | None:
     """The one target whose own kit a module imports (``trace_envs.domains.<target>``), else None."""
-    from trace_envs.synthesis.ast_names import parse_module
+    from trace_envs.synthesis.gates.ast_names import parse_module
     from trace_envs.targets.registry import targets_importing
 
     try:
@@ -247,7 +247,7 @@ def _trusted(path: Path, trust: list[str] | None) -> tuple[str, ...]:
     """Packages a module may import besides the allow-list: ``--trust``, and for a module the catalogue
     wrote (its folder's manifest says so) the packages of the installed envs, as when it was synthesised."""
     from trace_envs.synthesis import CatalogueGenerator, read_manifest
-    from trace_envs.synthesis.generators import CATALOGUE
+    from trace_envs.synthesis.generation.generators import CATALOGUE
 
     packages = list(trust or [])
     try:

@@ -19,9 +19,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .calibration_settings import CalibrationSettings
-from .gates import GateContext, named_gate
+from .context import GateContext, named_gate
 from .loading import registered_candidate
-from .report import Finding, GateResult
+from .reports import Finding, GateResult
 
 PASS_AT = (1, 4, 8)
 

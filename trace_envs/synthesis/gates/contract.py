@@ -17,8 +17,8 @@ from typing import Any
 from trace_envs.core import CapabilityEnv, Domain, get_domain
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
-from .gates import GateContext, named_gate
-from .report import Finding, GateResult
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
 
 CORE_PREFIXES = ("trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.")
 BASE_CLASS = "CapabilityEnv"

@@ -12,8 +12,8 @@ import ast
 import re
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
-from .gates import GateContext, named_gate
-from .report import Finding, GateResult
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
 
 MAX_SOURCE_CHARS = 300_000
 

@@ -15,9 +15,9 @@ from typing import Any, Protocol, cast
 
 from trace_envs.targets.registry import target
 
+from ..sandbox.protocol import SandboxLimits
 from .calibration_settings import CalibrationSettings
-from .protocol import SandboxLimits
-from .report import GateResult
+from .reports import GateResult
 
 
 @dataclass

@@ -35,7 +35,7 @@ def catalogue_env(capability: str, target: str) -> tuple[str, type]:
 
 def catalogue_source(capability: str, target: str) -> str:
     """The module that reuses the shipped env for ``capability`` on ``target``."""
-    from .contract import domain_attribute
+    from ..gates.contract import domain_attribute
 
     env_id, cls = catalogue_env(capability, target)
     domain = domain_attribute(target)

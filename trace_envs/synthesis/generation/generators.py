@@ -5,10 +5,10 @@ answer (``repairable``), and turns the conversation so far into a reply holding 
 
 - :class:`ModelGenerator`: any model spec the library speaks (``anthropic:<model>``,
   ``openai:<base_url>#<model>`` including a vLLM server, ``hf:<path>``), through :mod:`trace_envs.llm`;
-- :class:`~trace_envs.synthesis.catalogue.CatalogueGenerator` (``catalogue``): a shipped env whose
+- :class:`~trace_envs.synthesis.generation.catalogue.CatalogueGenerator` (``catalogue``): a shipped env whose
   capability matches by name, no model asked (the offline path).
 
-:func:`~trace_envs.synthesis.factory.make_generator` builds one from its spec. To add one, implement the
+:func:`~trace_envs.synthesis.generation.factory.make_generator` builds one from its spec. To add one, implement the
 :class:`Generator` protocol and pass an instance to :func:`~trace_envs.synthesis.synthesize`.
 """
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..gates.reports import ValidationReport
 from .generators import Generation
 from .prompt import SynthesisRequest
-from .report import ValidationReport
 
 
 class SynthesisHeader(BaseModel):

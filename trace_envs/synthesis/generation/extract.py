@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .ast_names import parse_module
-from .report import Finding, GateResult
+from ..gates.ast_names import parse_module
+from ..gates.reports import Finding, GateResult
 
 FENCE = re.compile(r"^```[ \t]*([\w+-]*)[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 PYTHON_TAGS = ("python", "py", "python3", "")

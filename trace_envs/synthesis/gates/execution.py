@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from trace_envs.core import get_domain
 
-from .gates import GateContext, named_gate
-from .protocol import BoxMode, SandboxOutcome
-from .report import Finding, GateResult
-from .sandbox import run_in_sandbox
+from ..sandbox.process import run_in_sandbox
+from ..sandbox.protocol import BoxMode, SandboxOutcome
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
 
 HASH_SEEDS = (1, 2)
 MODES: tuple[BoxMode, BoxMode] = ("suite", "fingerprint")

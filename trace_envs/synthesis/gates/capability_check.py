@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gates import GateContext, named_gate
-from .protocol import FlawedEvidence, SandboxOutcome
-from .report import Finding, GateResult
+from ..sandbox.protocol import FlawedEvidence, SandboxOutcome
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
 
 FIX_NEAR_MISS = (
     "Make Task.flawed_solution follow the reference solution except for the steps that exercise the capability "

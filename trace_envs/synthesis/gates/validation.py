@@ -7,14 +7,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .gates import Gate, GateContext
-from .report import Finding, GateResult, ValidationReport
+from .context import Gate, GateContext
+from .reports import Finding, GateResult, ValidationReport
 
 
 def default_gates(calibrate: bool = False) -> list[Gate]:
     """Every gate, cheapest first, with calibration last when ``calibrate`` (imported here so each
     module stays independent)."""
-    from .capability import capability_gate
+    from .capability_check import capability_gate
     from .contract import contract_gate
     from .execution import execution_gate
     from .leakage import leakage_gate

@@ -1,7 +1,7 @@
 """What the parent and the sandboxed runner exchange: the limits, the request, and the result.
 
 The request travels on the runner's command line; events and the result come back as JSON lines on
-a pipe opened before the candidate module is imported (see :mod:`trace_envs.synthesis.sandbox`).
+a pipe opened before the candidate module is imported (see :mod:`trace_envs.synthesis.sandbox.process`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.testing.suite import SuiteReport
 
-from .steps import StepDiff
+from ..gates.steps import StepDiff
 
 GIB = 1024**3
 MIB = 1024**2

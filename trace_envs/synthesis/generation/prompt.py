@@ -65,7 +65,7 @@ def contract_guide() -> str:
     sources, and syntheses run in threads)."""
     from trace_envs.guide import env_guide
 
-    from .ast_names import exclusive_ast
+    from ..gates.ast_names import exclusive_ast
 
     with exclusive_ast():
         return env_guide()
@@ -133,8 +133,8 @@ def generation_prompt(
     request: SynthesisRequest, budget: PromptBudget | None = None, *, flawed_failure_share: float = 0.2
 ) -> str:
     """The first prompt of a synthesis: everything the generator needs, and the output format."""
-    from .contract import domain_attribute
-    from .static_policy import ALLOWED_STDLIB
+    from ..gates.contract import domain_attribute
+    from ..gates.static_policy import ALLOWED_STDLIB
 
     budget = budget or PromptBudget()
     domain = get_domain(request.target)

@@ -15,18 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.llm.base import Usage
 
+from ..gates.calibration_settings import CalibrationSettings
+from ..gates.context import GateContext
+from ..gates.reports import GateResult, ValidationReport
+from ..gates.validation import default_gates, validate_source
+from ..manifest import ModuleEntry, Rejection, env_id_for, gate_summaries, record_module, record_rejection
+from ..sandbox.protocol import SandboxLimits
 from .attempts import AttemptStore, SynthesisHeader
-from .calibration_settings import CalibrationSettings
 from .catalogue import NoCatalogueEnv
 from .extract import extract_module
 from .factory import make_generator
-from .gates import GateContext
 from .generators import CATALOGUE, Generator
-from .manifest import ModuleEntry, Rejection, env_id_for, gate_summaries, record_module, record_rejection
 from .prompt import PromptBudget, SynthesisRequest, generation_prompt, prompt_hash, repair_prompt
-from .protocol import SandboxLimits
-from .report import GateResult, ValidationReport
-from .validation import default_gates, validate_source
 
 Progress = Callable[[str, str], None]
 """Called with (capability, what is happening), e.g. ``("precondition_verification", "round 2: validating")``."""
@@ -158,7 +158,7 @@ def synthesize(
 ) -> SynthesisResult:
     """Synthesise (or resume synthesising) one capability's env for ``target`` into ``out``.
 
-    ``generator`` is ``catalogue``, a model spec or a :class:`~trace_envs.synthesis.generators.Generator`;
+    ``generator`` is ``catalogue``, a model spec or a :class:`~trace_envs.synthesis.generation.generators.Generator`;
     ``model_options`` set the model client's fields (``base_url``, ``api_key``, ...). Passing modules are
     written as ``out/<capability>.py`` and recorded in ``out/manifest.json``; rejections are recorded there
     too, and never written as a module.

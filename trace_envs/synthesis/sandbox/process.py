@@ -1,6 +1,6 @@
 """Run a candidate module's checks in a sandboxed subprocess; nothing of the module runs in this process.
 
-The child is ``python -m trace_envs.synthesis._box_runner`` started:
+The child is ``python -m trace_envs.synthesis.sandbox._box_runner`` started:
 
 - in new user, network, PID and mount namespaces (``unshare``) when the OS allows it, falling back
   to fewer (or none) and saying which in the outcome's ``isolation``;
@@ -10,9 +10,9 @@ The child is ``python -m trace_envs.synthesis._box_runner`` started:
 - in its own process group, killed whole at the wall-clock limit (and any leftover found by its run
   id afterwards);
 - in its own mount namespace, with every mount but scratch read-only and no capabilities left
-  (:mod:`trace_envs.synthesis.mounts` does this, then execs the runner);
+  (:mod:`trace_envs.synthesis.sandbox.mounts` does this, then execs the runner);
 - with rlimits (CPU, address space, file size, open files, processes) and the audit hook of
-  :mod:`trace_envs.synthesis.audit`, both set by the runner before the module is imported.
+  :mod:`trace_envs.synthesis.sandbox.audit`, both set by the runner before the module is imported.
 
 Refusals, stage changes and the result come back as JSON lines on a pipe.
 """
@@ -39,7 +39,7 @@ from . import mounts
 from .mounts import mount_namespace
 from .protocol import BlockedEvent, BoxMode, BoxRequest, BoxResult, SandboxLimits, SandboxOutcome
 
-RUNNER_MODULE = "trace_envs.synthesis._box_runner"
+RUNNER_MODULE = "trace_envs.synthesis.sandbox._box_runner"
 CHANNEL_LIMIT = 4 * 1024 * 1024
 """Bytes of the report channel kept; the rest is drained and dropped (a module cannot fill our memory)."""
 TAIL = 4000

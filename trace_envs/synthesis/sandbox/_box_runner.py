@@ -1,6 +1,6 @@
-"""The program that runs inside the sandbox: ``python -m trace_envs.synthesis._box_runner FD REQUEST``.
+"""The program that runs inside the sandbox: ``python -m trace_envs.synthesis.sandbox._box_runner FD REQUEST``.
 
-Order matters: (in a mount namespace of its own, :mod:`trace_envs.synthesis.mounts` has already
+Order matters: (in a mount namespace of its own, :mod:`trace_envs.synthesis.sandbox.mounts` has already
 remounted everything but scratch read-only and dropped every capability) rlimits first, then every
 trusted import, then the audit hook, and only then the candidate module (loaded from its path into a fresh module namespace). It registers the module's
 ``CapabilityEnv`` subclass under a temporary id and runs trace_envs.testing's property checks, or
@@ -71,7 +71,7 @@ def report_limit_signals(reporter: AuditReporter) -> None:
 
 
 def report_seal(reporter: AuditReporter) -> None:
-    """Pass on what :mod:`trace_envs.synthesis.mounts` did before exec'ing us (read-only mounts, no capabilities)."""
+    """Pass on what :mod:`trace_envs.synthesis.sandbox.mounts` did before exec'ing us (read-only mounts, no capabilities)."""
     from .mounts import SEAL_VARIABLE
 
     try:

@@ -1,4 +1,4 @@
-"""What analysis saw of a capability, as a :class:`~trace_envs.synthesis.prompt.SynthesisRequest`: its
+"""What analysis saw of a capability, as a :class:`~trace_envs.synthesis.generation.prompt.SynthesisRequest`: its
 description, the failure patterns (the analyst's rationales for LACKING labels on failures) and a few
 failed trajectories that lacked it, read from the trajectory store and trimmed to a budget."""
 

@@ -23,7 +23,7 @@ from .execution import candidate_env_id
 @contextlib.contextmanager
 def registered_candidate(source: str) -> Iterator[str]:
     """Write ``source`` to a temporary file, import it, register its one ``CapabilityEnv`` subclass under
-    :func:`~trace_envs.synthesis.execution.candidate_env_id` and yield that id; unregister on exit."""
+    :func:`~trace_envs.synthesis.gates.execution.candidate_env_id` and yield that id; unregister on exit."""
     env_id = candidate_env_id(source)
     name = "trace_candidate_" + env_id.split("-")[1]
     folder = Path(tempfile.mkdtemp(prefix="trace-candidate-"))

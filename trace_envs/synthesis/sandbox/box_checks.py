@@ -27,8 +27,8 @@ from trace_envs.plugins import defined_envs, plugin_packages
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, make_env, property_checks
 
+from ..gates.steps import compare_steps
 from .protocol import BoxError, BoxRequest, BoxResult, FlawedEvidence, ModuleInfo
-from .steps import compare_steps
 
 _PRELOADED = (gymnasium.utils.env_checker, hypothesis, hypothesis.strategies, trace_envs.testing.strategies)
 

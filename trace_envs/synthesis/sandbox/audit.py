@@ -5,7 +5,7 @@ directory and reads of process state (``/proc/<pid>/...``) or the user's home, a
 refusal on the report channel at once, so a module that catches the ``PermissionError`` and carries
 on is still rejected. CPython audit hooks are a tripwire, not a security boundary: code running in
 the same interpreter can get around them. The namespaces and rlimits set up by
-:mod:`trace_envs.synthesis.sandbox` are what confine a determined attacker.
+:mod:`trace_envs.synthesis.sandbox.process` are what confine a determined attacker.
 """
 
 from __future__ import annotations

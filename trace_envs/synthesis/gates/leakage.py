@@ -21,8 +21,8 @@ from typing import Any
 from trace_envs.targets.registry import LeakageRecords, TargetDataError, target
 
 from .ast_names import parse_module, string_literals
-from .gates import GateContext, named_gate
-from .report import Finding, GateResult
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
 
 SENTENCE_WORDS = 6
 SHINGLE_WORDS = 10
