@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.analysis.pipeline import load_analysis
+from trace_envs.analysis.runner import load_analysis
 from trace_envs.core import get_domain
 from trace_envs.synthesis import PromptBudget, SynthesisRequest, generation_prompt
 from trace_envs.synthesis.generation.evidence import request_from_analysis

@@ -174,7 +174,7 @@ def test_the_catalogue_reuses_a_shipped_env_through_the_same_gates(tmp_path: Pat
 def test_capabilities_run_in_parallel_and_an_endpoint_error_stops_only_its_own(
     analysis_file: Path, tmp_path: Path
 ) -> None:
-    from trace_envs.analysis.pipeline import load_analysis
+    from trace_envs.analysis.runner import load_analysis
     from trace_envs.llm import RetryConfig
     from trace_envs.synthesis import SynthesisError, SynthesisResult, make_generator, synthesize_analysis
 

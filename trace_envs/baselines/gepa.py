@@ -21,8 +21,8 @@ from trace_envs.llm import ModelConfig
 from trace_envs.rollout import EpisodeJob
 
 from .gepa_adapter import EpisodeBudget, RolloutAdapter, instructions_digest, render_instructions
+from .record import BaselineRun, save_baseline_run
 from .reflection import ReflectionModel
-from .run import BaselineRun, save_baseline_run
 
 BEST_FILE = "best_instructions.txt"
 CANDIDATES_FILE = "candidates.json"

@@ -15,7 +15,7 @@ from trace_envs.training import AdapterMetadata, TrainConfig
 from trace_envs.training.trainer import ProgressFn
 
 from .grpo import run_grpo_baseline
-from .run import BaselineRun
+from .record import BaselineRun
 
 METHOD = "grpo-target"
 

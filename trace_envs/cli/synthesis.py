@@ -139,7 +139,7 @@ def synthesize_command(
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from trace_envs.analysis.pipeline import load_analysis
+    from trace_envs.analysis.runner import load_analysis
     from trace_envs.synthesis import (
         SynthesisError,
         SynthesisResult,

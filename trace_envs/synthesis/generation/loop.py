@@ -126,7 +126,7 @@ def build_request(
     if isinstance(capability, SynthesisRequest):
         return capability
     if analysis is not None:
-        from trace_envs.analysis.pipeline import load_analysis
+        from trace_envs.analysis.runner import load_analysis
 
         from .evidence import request_from_analysis
 
