@@ -84,7 +84,7 @@ class Capability(BaseModel):
         default=None,
         min_length=1,
         description="Expert guidance that hint-prompt rollouts see in their system prompt during training: how to "
-        "approach the capability, never which tool to call or with what (see trace_envs.core.hints).",
+        "approach the capability, never which tool to call or with what (see trace_envs.training.hints).",
     )
 
     def get_probe(self) -> Probe | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .tools import Tool
+from trace_envs.core.tools import Tool
 
 HINT_OPEN = "<expert_guidance>"
 HINT_CLOSE = "</expert_guidance>"
