@@ -205,3 +205,19 @@ def test_the_evaluation_reads_the_tasks_a_target_lists() -> None:
     assert [t.env_id for t in chosen.tasks] == ["trace/device-v0"] * 3
     with pytest.raises(ValueError, match="device split must be train, test or all"):
         load_target("device", split="base")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from trace_envs.domains.retail import RETAIL\nfrom trace_envs.core import Task", "retail"),
+        ("import trace_envs.domains.device.tasks", "device"),
+        ("from trace_envs.domains.retail import RETAIL\nfrom trace_envs.domains.airline import AIRLINE", None),
+        ("from trace_envs.core import Task", None),
+        ("def broken(:", None),
+    ],
+)
+def test_a_module_s_target_is_told_by_the_kit_it_imports(source: str, expected: str | None) -> None:
+    from trace_envs.synthesis.gates.validation import infer_target
+
+    assert infer_target(source) == expected

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -224,42 +223,6 @@ def synthesize_command(
         raise typer.Exit(1)
 
 
-def _infer_target(path: Path, source: str) -> str | None:
-    """The one target whose own kit a module imports (``trace_envs.domains.<target>``), else None."""
-    from trace_envs.synthesis.gates.ast_names import parse_module
-    from trace_envs.targets.registry import targets_importing
-
-    try:
-        tree = parse_module(source)
-    except (SyntaxError, ValueError):
-        return None
-    modules: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            modules.append(node.module or "")
-        elif isinstance(node, ast.Import):
-            modules += [alias.name for alias in node.names]
-    found = targets_importing(modules)
-    return found[0] if len(found) == 1 else None
-
-
-def _trusted(path: Path, trust: list[str] | None) -> tuple[str, ...]:
-    """Packages a module may import besides the allow-list: ``--trust``, and for a module the catalogue
-    wrote (its folder's manifest says so) the packages of the installed envs, as when it was synthesised."""
-    from trace_envs.synthesis import CatalogueGenerator, read_manifest
-    from trace_envs.synthesis.generation.generators import CATALOGUE
-
-    packages = list(trust or [])
-    try:
-        manifest = read_manifest(path.parent)
-    except ValueError:
-        manifest = None
-    entry = manifest.modules.get(path.name) if manifest is not None else None
-    if entry is not None and entry.generator == CATALOGUE:
-        packages += CatalogueGenerator().trusted_imports
-    return tuple(dict.fromkeys(packages))
-
-
 def _validate_one(path: Path, source: str, context: GateContext) -> tuple[ValidationReport, bool]:
     """The module's report, and whether it was recorded in its folder's manifest."""
     from trace_envs.synthesis import validate_source
@@ -307,6 +270,9 @@ def validate_command(
     Example: trace-envs validate envs/precondition_verification.py --tau2-data ../shared/data/tau2 --json report.json
     """
     from trace_envs.synthesis import GateContext
+    from trace_envs.synthesis.gates.validation import infer_target
+    from trace_envs.synthesis.generation.catalogue import module_trusted_imports
+    from trace_envs.targets.registry import targets
 
     sources: list[tuple[Path, str, str]] = []
     for path in modules:
@@ -316,11 +282,11 @@ def validate_command(
             raise _fail(f"MODULE: {path} does not exist; pass the path of a Python file") from None
         except (UnicodeDecodeError, IsADirectoryError):
             raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
-        module_target = target or _infer_target(path, source)
+        module_target = target or infer_target(source)
         if module_target is None:
             raise _fail(
                 f"--target: cannot tell which target {path} is for (it imports no single target domain); "
-                "pass --target airline|retail|device"
+                f"pass --target {'|'.join(targets())}"
             )
         _check_target(module_target)
         _check_tau2_data(module_target, tau2_data)
@@ -331,7 +297,7 @@ def validate_command(
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
     contexts = [
-        GateContext(target=t, filename=path.name, trusted_imports=_trusted(path, trust), **settings)
+        GateContext(target=t, filename=path.name, trusted_imports=module_trusted_imports(path, trust), **settings)
         for path, _, t in sources
     ]
     with (

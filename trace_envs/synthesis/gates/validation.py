@@ -79,3 +79,26 @@ def validate_file(path: str | Path, context: GateContext, gates: Sequence[Gate] 
         raise ValueError(f"module: {path} is not UTF-8 text ({exc.reason}); pass a Python source file") from None
     context.filename = path.name
     return validate_source(source, context, gates)
+
+
+def infer_target(source: str) -> str | None:
+    """The one registered target whose own kit a module imports (``trace_envs.domains.<target>``), else None
+    (a module that does not parse, or imports no or several targets' kits)."""
+    import ast
+
+    from trace_envs.targets.registry import targets_importing
+
+    from .ast_names import parse_module
+
+    try:
+        tree = parse_module(source)
+    except (SyntaxError, ValueError):
+        return None
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+    found = targets_importing(modules)
+    return found[0] if len(found) == 1 else None

@@ -9,6 +9,8 @@ for X".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .generators import CATALOGUE, Generation
@@ -95,3 +97,20 @@ class CatalogueGenerator:
     def generate(self, messages: list[dict[str, Any]], request: SynthesisRequest) -> Generation:
         source = catalogue_source(request.capability, request.target)
         return Generation(text=f"```python\n{source}```\n", model=CATALOGUE)
+
+
+def module_trusted_imports(path: Path, extra: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Packages a module may import besides the allow-list when it is validated again: ``extra`` (the user's
+    ``--trust``), and for a module the catalogue wrote (its folder's manifest says so) the packages of the
+    installed envs, as when it was synthesised."""
+    from ..manifest import read_manifest
+
+    packages = list(extra or [])
+    try:
+        manifest = read_manifest(path.parent)
+    except ValueError:
+        manifest = None
+    entry = manifest.modules.get(path.name) if manifest is not None else None
+    if entry is not None and entry.generator == CATALOGUE:
+        packages += CatalogueGenerator().trusted_imports
+    return tuple(dict.fromkeys(packages))
