@@ -149,8 +149,10 @@ SHOP = TargetSpec(
 """
 
 USE_IT = """
-import json, tempfile
-import trace_envs
+import json, tempfile, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import trace_envs
 from trace_envs.targets.registry import targets
 from trace_envs.evaluation.harness import evaluate
 from trace_envs.evaluation.policies import parse_policy
@@ -170,6 +172,7 @@ print(json.dumps({
     "pass_rate": results.policies[0].summary.overall.pass_rate.value,
     "config": config.targets,
     "leakage": sorted(index.task_ids),
+    "warned": [str(w.message) for w in caught if "trace_envs.targets" in str(w.message)],
 }))
 """
 
@@ -179,7 +182,9 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
     meta = tmp_path / "shop_target-1.0.dist-info"
     meta.mkdir()
     (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: shop-target\nVersion: 1.0\n", encoding="utf-8")
-    (meta / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nshop = shop_target:SHOP\n", encoding="utf-8")
+    (meta / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nshop = shop_target:SHOP\nbroken = shop_target:MISSING\n", encoding="utf-8"
+    )
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(USE_IT)],
         capture_output=True,
@@ -197,6 +202,7 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
         found["tasks"] == ["precondition_verification-1", "precondition_verification-2"] and found["pass_rate"] == 1.0
     )
     assert found["config"] == ["shop"] and found["leakage"] == ["a"]
+    assert len(found["warned"]) == 1 and "'broken'" in found["warned"][0]  # a broken target warns, the rest load
 
 
 def test_the_evaluation_reads_the_tasks_a_target_lists() -> None:

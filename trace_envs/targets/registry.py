@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -160,7 +161,8 @@ class TargetSpec:
 
 
 _REGISTRY: dict[str, TargetSpec] = {}
-_LOADED: list[bool] = []
+_STATE = {"loading": False, "loaded": False}
+_LOCK = threading.RLock()
 
 
 def register_target(spec: TargetSpec | str) -> TargetSpec:
@@ -182,10 +184,21 @@ def _lookup(name: str) -> TargetSpec | None:
 
 
 def _load() -> None:
-    """Register the shipped targets, then every ``trace_envs.targets`` entry point (once per process)."""
-    if _LOADED:
+    """Register the shipped targets, then every ``trace_envs.targets`` entry point (once per process; a
+    thread that asks meanwhile waits for the whole registry)."""
+    if _STATE["loaded"]:
         return
-    _LOADED.append(True)
+    with _LOCK:  # the loading thread re-enters (a plugin that imports trace_envs) and sees what is registered
+        if _STATE["loaded"] or _STATE["loading"]:
+            return
+        _STATE["loading"] = True
+        try:
+            _load_all()
+        finally:
+            _STATE["loaded"], _STATE["loading"] = True, False
+
+
+def _load_all() -> None:
     for spec in resolve(BUILTIN):
         register_target(spec)
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
