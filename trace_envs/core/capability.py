@@ -3,14 +3,14 @@
 Analysis, probes, flawed policies and the CLI find capabilities through these declarations (collected by
 :mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rules are
 objects defined with the env (or shared ones from its domain package), or ``"module:function"`` references
-for an env that must not import them; their signatures are the :class:`Probe` and :class:`Tau2Flaw`
-protocols below (a device rule maps the reference actions to the flawed ones).
+for an env that must not import them; a probe's signature is the :class:`Probe` protocol below, a flaw
+rule's is its target kind's (tau2: :class:`trace_envs.domains.tau2_flaws.Tau2Flaw`; device: reference actions
+to flawed ones).
 """
 
 from __future__ import annotations
 
 import importlib
-import random
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal, NamedTuple, Protocol
@@ -18,7 +18,6 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .episode import Episode
-from .tools import ToolCall
 
 CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
@@ -44,15 +43,6 @@ class Probe(Protocol):
     """Labels one episode offline from what the agent did (never the env id, task or outcome)."""
 
     def __call__(self, episode: Episode, /) -> LabelLike: ...
-
-
-class Tau2Flaw(Protocol):
-    """Applies the capability's deficit to a tau2 task's gold tool calls (``is_write(name)``: whether a tool
-    writes; ``state``: the task's database as JSON; ``rng``: seeded by the task id)."""
-
-    def __call__(
-        self, calls: list[ToolCall], is_write: Callable[[str], bool], state: Any, rng: random.Random, /
-    ) -> list[ToolCall]: ...
 
 
 @cache

@@ -1,4 +1,4 @@
-"""Deficit rules on tau2 gold tool calls, shared by the capabilities that declare them (a :class:`~trace_envs.core.Tau2Flaw`
+"""Deficit rules on tau2 gold tool calls, shared by the capabilities that declare them (a :class:`Tau2Flaw`
 each: ``rule(calls, is_write, state, rng)``). A capability names its rule on its declaration
 (``Capability(flaws={"tau2": near_miss_argument})``); :mod:`trace_envs.targets.tau2.flaws` applies them.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from trace_envs.core import ToolCall
 
@@ -22,10 +22,19 @@ IsWrite = Callable[[str], bool]
 _MISSING: Any = object()
 
 
+class Tau2Flaw(Protocol):
+    """Applies the capability's deficit to a tau2 task's gold tool calls (``is_write(name)``: whether a tool
+    writes; ``state``: the task's database as JSON; ``rng``: seeded by the task id)."""
+
+    def __call__(
+        self, calls: list[ToolCall], is_write: IsWrite, state: Any, rng: random.Random, /
+    ) -> list[ToolCall]: ...
+
+
 def skip_lookups_before_write(
     calls: list[ToolCall], is_write: IsWrite, state: Any = None, rng: random.Random | None = None
 ) -> list[ToolCall]:
-    """Drop the lookups before the first write (a :class:`~trace_envs.core.Tau2Flaw`; state and rng unused)."""
+    """Drop the lookups before the first write (a :class:`Tau2Flaw`; state and rng unused)."""
     first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
     if first is None:
         return calls
@@ -35,7 +44,7 @@ def skip_lookups_before_write(
 def stop_after_first_write(
     calls: list[ToolCall], is_write: IsWrite, state: Any = None, rng: random.Random | None = None
 ) -> list[ToolCall]:
-    """Keep the calls up to the first write (a :class:`~trace_envs.core.Tau2Flaw`; state and rng unused)."""
+    """Keep the calls up to the first write (a :class:`Tau2Flaw`; state and rng unused)."""
     first = next((i for i, c in enumerate(calls) if is_write(c.name)), None)
     return calls if first is None else calls[: first + 1]
 
