@@ -17,7 +17,7 @@ def store_path(rollout_dir: Path, target: str) -> Path:
 def rollout(ctx: StageContext) -> dict[str, Any]:
     """Roll the base agent out on every task of every target, into ``rollout/<target>.jsonl``."""
     from trace_envs.llm import LLMError
-    from trace_envs.rollout import RolloutSummary, TrajectoryStore, load_episodes, policy_factory, run_rollouts
+    from trace_envs.rollout import RolloutSummary, TrajectoryStore, policy_factory, run_rollouts
 
     section = ctx.config.rollout
     prepare_data(ctx.config, ctx.folder)
@@ -49,13 +49,10 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
                 )  # fmt: skip
             except LLMError as exc:
                 raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
-        wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
-        overall = RolloutSummary()
-        for record in load_episodes(path):
-            if record.key in wanted:
-                overall.add(record)
-        if overall.episodes < len(wanted):
-            raise ctx.fail(f"{path}: {len(wanted) - overall.episodes} episodes failed; rerun to retry them")
+        overall = RolloutSummary.of_store(path, jobs, spec)
+        wanted = len({(j.env_id, j.seed, j.sample) for j in jobs})
+        if overall.episodes < wanted:
+            raise ctx.fail(f"{path}: {wanted - overall.episodes} episodes failed; rerun to retry them")
         summary["targets"][target] = {
             "episodes": overall.episodes, "successes": round(overall.pass_rate * overall.episodes),
             "pass_rate": overall.pass_rate, "skipped": run.skipped,
