@@ -26,13 +26,13 @@ from typing import Any
 
 from pydantic import Field
 
+from generated_envs.kits.multi_step.airline_requests import AIRLINE_PARTS
+from generated_envs.kits.multi_step.retail_requests import RETAIL_PARTS
 from generated_envs.probes.multi_step import probe_multi_step
 from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
-from trace_envs.domains.airline.requests import AIRLINE_PARTS
 from trace_envs.domains.retail.records import RetailRecords
-from trace_envs.domains.retail.requests import RETAIL_PARTS
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
 from trace_envs.domains.tau2_flaws import stop_after_first_write
 from trace_envs.domains.tau2_requests import Part, SubTask

@@ -29,10 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
-from generated_envs.probes.structured_data import probe_structured
-from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
-from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.itineraries import (
+from generated_envs.kits.structured_data.itineraries import (
     TRAVEL_DATES,
     Option,
     Trip,
@@ -41,10 +38,13 @@ from trace_envs.domains.airline.itineraries import (
     itinerary_options,
     noise_flights,
 )
+from generated_envs.kits.structured_data.variants import Ask, asked_orders, asked_products
+from generated_envs.probes.structured_data import probe_structured
+from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
+from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRPORT_CITY, CABIN_LABEL, CABINS, airline_user
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.records import card_or_paypal, describe_options, retail_user
-from trace_envs.domains.retail.variants import Ask, asked_orders, asked_products
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
 from trace_envs.domains.tau2_flaws import near_miss_argument
 from trace_envs.domains.tau2_records import Record, credit_card, four_digits, unique_id
