@@ -30,8 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from generated_envs.probes.datetime_reasoning import probe_datetime
 from trace_envs.core import Capability, Plan, Task, ToolCall, UserScript
 from trace_envs.domains.device import DEVICE, DeviceState, generate_device_world
+from trace_envs.domains.device.flaws import date_arithmetic_in_head
 from trace_envs.domains.device.tasks import WEEKDAYS, DeviceTaskEnv, date_text, local_datetime, time_text
 
 Kind = Literal["reminder", "reschedule", "shift", "holiday"]
@@ -87,24 +89,15 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             "the date-time tools instead of decoding raw timestamps mentally; lacking when a date, year or "
             "timestamp is used that no tool produced and the user did not give."
         ),
-        probe="trace_envs.analysis.probes:probe_datetime",
+        probe=probe_datetime,
+        flaws={"device": date_arithmetic_in_head},
         hint="Never work out dates or years in your head or from raw timestamps: get them from the date-time tools.",
     )
     max_turns = 16
-    tool_names = (
-        "get_wifi_status",
-        "add_reminder",
-        "modify_reminder",
-        "remove_reminder",
-        "search_reminder",
-        "datetime_info_to_timestamp",
-        "get_current_timestamp",
-        "search_holiday",
-        "seconds_to_hours_minutes_seconds",
-        "shift_timestamp",
-        "timestamp_diff",
-        "timestamp_to_datetime_info",
-    )
+    tool_names = ("get_wifi_status", "add_reminder", "modify_reminder", "remove_reminder", "search_reminder",
+                  "datetime_info_to_timestamp", "get_current_timestamp", "search_holiday",
+                  "seconds_to_hours_minutes_seconds", "shift_timestamp", "timestamp_diff",
+                  "timestamp_to_datetime_info")  # fmt: skip
 
     def generate(self, rng: random.Random) -> Task:
         knobs = self.knobs

@@ -26,13 +26,15 @@ from typing import Any
 
 from pydantic import Field
 
+from generated_envs.kits.multi_step.airline_requests import AIRLINE_PARTS
+from generated_envs.kits.multi_step.retail_requests import RETAIL_PARTS
+from generated_envs.probes.multi_step import probe_multi_step
 from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
-from trace_envs.domains.airline.requests import AIRLINE_PARTS
 from trace_envs.domains.retail.records import RetailRecords
-from trace_envs.domains.retail.requests import RETAIL_PARTS
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_flaws import stop_after_first_write
 from trace_envs.domains.tau2_requests import Part, SubTask
 
 POLICY_ADDENDUM = """
@@ -71,8 +73,8 @@ class MultiStepEnv(Tau2VariantEnv[MultiStepKnobs]):
             "reminded; lacking when the agent completes part of the request and then stops or closes the "
             "conversation with sub-tasks left untouched."
         ),
-        probe="trace_envs.analysis.probes:probe_multi_step",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:stop_after_first_write",
+        probe=probe_multi_step,
+        flaws={"tau2": stop_after_first_write},
         hint=(
             "The user's request has several parts. List every part they asked for and handle them one after "
             "another. After each change, check which parts remain and carry on without waiting to be reminded. "

@@ -28,8 +28,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from generated_envs.probes.permission_recovery import probe_permission
 from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
 from trace_envs.domains.device import DEVICE, generate_device_world
+from trace_envs.domains.device.flaws import give_up_after_blocked_call
 from trace_envs.domains.device.tasks import DeviceTaskEnv
 
 Kind = Literal["turn_on", "send_message", "location", "weather"]
@@ -117,7 +119,8 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             "disabled service): finding the blocking setting, changing it, retrying the original call and telling "
             "the user; lacking when the agent reports the error instead of resolving it."
         ),
-        probe="trace_envs.analysis.probes:probe_permission",
+        probe=probe_permission,
+        flaws={"device": give_up_after_blocked_call},
         hint=(
             "When a request fails because of a device setting (a power-saving mode, or a service that is switched"
             " off), do not stop at reporting the error. Find out which setting blocks the request, change that "

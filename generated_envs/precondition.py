@@ -25,12 +25,14 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
+from generated_envs.probes.precondition import probe_precondition
 from trace_envs.core import Capability, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
 from trace_envs.domains.retail import RETAIL, Order
 from trace_envs.domains.retail.records import RetailRecords, address_arguments, describe_address
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_flaws import skip_lookups_before_write
 from trace_envs.domains.tau2_records import money
 
 POLICY_ADDENDUM = """
@@ -64,9 +66,8 @@ class PreconditionKnobs(Tau2Knobs):
     not_allowed_share: float = Field(
         default=0.5, ge=0.0, le=1.0, description="Share of seeds whose request the policy does not allow."
     )
-    distractors: int = Field(
-        default=2, ge=0, le=10, description="Other reservations or orders on the customer's profile."
-    )
+    distractors: int = Field(default=2, ge=0, le=10,
+                             description="Other reservations or orders on the customer's profile.")  # fmt: skip
 
 
 class Case(BaseModel):
@@ -94,8 +95,8 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             "record's status, membership, fare class, timing) and refusing when it is not; lacking when a write "
             "action is made without the lookups those checks need."
         ),
-        probe="trace_envs.analysis.probes:probe_precondition",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:skip_lookups_before_write",
+        probe=probe_precondition,
+        flaws={"tau2": skip_lookups_before_write},
         hint="Before any change, read the booking and the traveller's profile and check each condition the policy "
         "sets (status, membership, fare class, timing); if one fails, change nothing and say which rule applies.",
     )
@@ -118,8 +119,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
                 f"{case.kind}: act on {case.target} only if the policy allows it ({'allowed' if allowed else 'not allowed'})."
             ),
             user=UserScript(opening=case.opening, facts=facts),
-            # the paper's failure: identify the customer, then make the change without looking at the record
-            flawed_solution=[plan.steps[0], case.write, case.success],
+            flawed_solution=[plan.steps[0], case.write, case.success],  # the paper's: change without a lookup
             required_facts=case.success_facts if allowed else case.refusal_facts,
             required_reads=[] if allowed else case.checks,  # a refusal rests on what the checks show
             metadata={"variant": self.knobs.variant, "allowed": allowed, "kind": case.kind, "target": case.target},

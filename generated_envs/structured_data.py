@@ -29,9 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
-from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
-from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.itineraries import (
+from generated_envs.kits.structured_data.itineraries import (
     TRAVEL_DATES,
     Option,
     Trip,
@@ -40,11 +38,15 @@ from trace_envs.domains.airline.itineraries import (
     itinerary_options,
     noise_flights,
 )
+from generated_envs.kits.structured_data.variants import Ask, asked_orders, asked_products
+from generated_envs.probes.structured_data import probe_structured
+from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
+from trace_envs.domains.airline import AIRLINE
 from trace_envs.domains.airline.records import AIRPORT_CITY, CABIN_LABEL, CABINS, airline_user
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.records import card_or_paypal, describe_options, retail_user
-from trace_envs.domains.retail.variants import Ask, asked_orders, asked_products
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_flaws import near_miss_argument
 from trace_envs.domains.tau2_records import Record, credit_card, four_digits, unique_id
 
 
@@ -59,9 +61,8 @@ class StructuredDataKnobs(Tau2Knobs):
     report_share: float = Field(
         default=0.25, ge=0.0, le=1.0, description="Share of tasks where the user only wants the record reported."
     )
-    noise_records: int = Field(
-        default=2, ge=0, le=10, description="Unrelated records: other flights (airline) or other orders (retail)."
-    )
+    noise_records: int = Field(default=2, ge=0, le=10,
+                               description="Unrelated records: other flights (airline) or other orders (retail).")  # fmt: skip
 
 
 class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
@@ -75,8 +76,8 @@ class StructuredDataEnv(Tau2VariantEnv[StructuredDataKnobs]):
             "value that satisfies the user's constraints; lacking when the agent reports or uses a value from the "
             "wrong record or field, or a number that the records do not support."
         ),
-        probe="trace_envs.analysis.probes:probe_structured",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        probe=probe_structured,
+        flaws={"tau2": near_miss_argument},
         hint="Records nest: per-cabin prices, multi-leg routings, product variants. Find the one entry meeting every "
         "constraint the user gave, read the exact field you need, and state numbers exactly as the record has them.",
     )

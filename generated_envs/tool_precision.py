@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from generated_envs.probes.tool_precision import probe_precision
 from trace_envs.core import Capability, Domain, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains import tau2_records as rec
 from trace_envs.domains.airline import AIRLINE
@@ -28,6 +29,7 @@ from trace_envs.domains.airline.tools import NEW_CERTIFICATE_IDS
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail import records as shop
 from trace_envs.domains.tau2_env import Tau2Knobs, Tau2VariantEnv
+from trace_envs.domains.tau2_flaws import near_miss_argument
 from trace_envs.domains.tau2_records import Record
 
 Records = dict[str, Record]
@@ -61,8 +63,8 @@ class ToolPrecisionEnv(Tau2VariantEnv[ToolPrecisionKnobs]):
             "order's own payment method rather than another one on the profile, the right item id among variants; "
             "lacking when an argument contradicts the value the agent has just read for that field."
         ),
-        probe="trace_envs.analysis.probes:probe_precision",
-        tau2_flaw="trace_envs.rollout.tau2_flaws:near_miss_argument",
+        probe=probe_precision,
+        flaws={"tau2": near_miss_argument},
         hint="Take every value from the record the request is about, never from a similar entry next to it.",
     )
     domain: Domain[Any] = RETAIL

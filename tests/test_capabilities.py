@@ -11,19 +11,22 @@ import gymnasium as gym
 import pytest
 
 import trace_envs  # noqa: F401  (registers the shipped envs)
+from generated_envs.probes.datetime_reasoning import probe_datetime
+from generated_envs.probes.precondition import probe_precondition
 from tests.conftest import REPO_ROOT
 from trace_envs.analysis import known_capabilities, probe_table
-from trace_envs.analysis import probes as shipped_probes
 from trace_envs.capabilities import (
     capabilities,
     capability_envs,
+    flaw_rules,
     get_capability,
-    tau2_flaws,
 )
 from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
+from trace_envs.domains import tau2_flaws as shipped_rules
+from trace_envs.domains.device.flaws import date_arithmetic_in_head, give_up_after_blocked_call
 from trace_envs.domains.toy_shop import TOY_SHOP
 from trace_envs.rollout import scripted
-from trace_envs.rollout import tau2_flaws as shipped_rules
+from trace_envs.targets.tau2.flaws import tau2_deficits
 
 SHIPPED = {
     "datetime_reasoning": "trace/datetime-v0",
@@ -55,16 +58,20 @@ def test_each_shipped_capability_comes_from_its_envs_declaration() -> None:
 
 def test_probes_and_flaw_rules_are_the_declared_functions() -> None:
     table = probe_table()
-    assert table["precondition_verification"] is shipped_probes.probe_precondition
-    assert table["datetime_reasoning"] is shipped_probes.probe_datetime
-    rules = tau2_flaws()
+    assert table["precondition_verification"] is probe_precondition
+    assert table["datetime_reasoning"] is probe_datetime
+    rules = flaw_rules("tau2")
     assert rules == {
         "multi_step_task_completion": shipped_rules.stop_after_first_write,
         "precondition_verification": shipped_rules.skip_lookups_before_write,
         "structured_data_reasoning": shipped_rules.near_miss_argument,
         "tool_calling_precision": shipped_rules.near_miss_argument,
     }
-    assert shipped_rules.tau2_deficits() == list(rules)
+    assert tau2_deficits() == list(rules)
+    assert flaw_rules("device") == {
+        "datetime_reasoning": date_arithmetic_in_head,
+        "permission_error_recovery": give_up_after_blocked_call,
+    }
 
 
 def test_flawed_policy_specs_name_declared_capabilities(registered: list[str]) -> None:
@@ -100,7 +107,10 @@ def registered() -> Iterator[list[str]]:
 
 def test_a_capability_with_two_different_homes_is_an_error(registered: list[str]) -> None:
     for index, probe in enumerate(
-        ("trace_envs.analysis.probes:probe_datetime", "trace_envs.analysis.probes:probe_precision")
+        (
+            "generated_envs.probes.datetime_reasoning:probe_datetime",
+            "generated_envs.probes.tool_precision:probe_precision",
+        )
     ):
         env_id = f"trace/test-twice-{index}-v0"
         gym.register(id=env_id, entry_point=_env("declared_twice", probe))
@@ -122,7 +132,10 @@ def test_analysis_and_rollout_repeat_no_capability_name() -> None:
     modules = (
         "analysis/known.py",
         "analysis/probes.py",
-        "rollout/tau2_flaws.py",
+        "targets/tau2/flaws.py",
+        "targets/device/flaws.py",
+        "domains/tau2_flaws.py",
+        "domains/device/flaws.py",
         "rollout/scripted.py",
         "cli/rollout.py",
     )
@@ -141,3 +154,16 @@ def test_analysis_and_rollout_repeat_no_capability_name() -> None:
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
         ]
         assert not [s for s in strings for name in SHIPPED if name in s], module
+
+
+def test_no_module_of_the_library_uses_a_shipped_capability_name_as_a_value() -> None:
+    """A shipped capability is named in code only by its env (and the demo's planted deficits): no table, key or
+    comparison elsewhere holds its name (help texts may still quote one as an example)."""
+    found = []
+    for path in sorted((REPO_ROOT / "trace_envs").rglob("*.py")):
+        if path.relative_to(REPO_ROOT).as_posix() == "trace_envs/pipeline/demo.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in SHIPPED:
+                found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.value}")
+    assert not found, "\n".join(found)

@@ -7,7 +7,7 @@ import pytest
 
 import trace_envs  # noqa: F401  (registers the shipped envs)
 from trace_envs.core import CapabilityEnv
-from trace_envs.core.hints import HINT_OPEN, hint_leaks, with_hint
+from trace_envs.training.hints import HINT_OPEN, hint_leaks, with_hint
 
 SHIPPED = sorted(
     env_id

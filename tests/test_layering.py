@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,12 @@ PACKAGE_SURFACE = {
     "trace_envs.description",
     "trace_envs.capabilities",
     "trace_envs.extras",
+    "trace_envs.targets.registry",
 }
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
-(which one installs a module), and the capability registry (read from the registered envs' declarations)."""
+(which one installs a module), the capability registry (read from the registered envs' declarations) and the
+target registry (specs whose behaviour is named by ``"module:attribute"`` strings, so every layer may read it
+without importing a target)."""
 
 SUBLAYERS = {"trace_envs.evaluation.report": "report"}
 """Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,
@@ -40,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
     "envs": {"core", "domains"},
-    "targets": {"core", "domains", "llm"},
+    "targets": {"core", "domains", "llm", "package"},
     "llm": set(),
     "rollout": {"core", "llm", "package"},
     "analysis": {"core", "llm", "rollout", "package"},
@@ -164,13 +168,30 @@ def imports_of(module: str, source: str, is_package: bool, known: set[str], path
                 yield Import(target, f"{path}:{node.lineno}")
 
 
+REFERENCE = re.compile(r"^((?:trace_envs|generated_envs)(?:\.\w+)*):\w+(?:\.\w+)*$")
+"""A ``"package.module:attribute"`` reference (a capability's probe, a target's tasks): an import made later."""
+
+
+def references_of(source: str, path: str, known: set[str]) -> Iterator[Import]:
+    """Every ``"module:attribute"`` string of ours in ``source``, resolved like an import."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (match := REFERENCE.match(node.value)):
+            target = match.group(1)
+            while target and target not in known and layer(target) is not None:
+                target = target.rpartition(".")[0]
+            if layer(target) is not None:
+                yield Import(target, f"{path}:{node.lineno} (the reference {node.value!r})")
+
+
 def layering_violations(module: str, source: str, is_package: bool, known: set[str], path: str) -> list[str]:
     own = layer(module)
     assert own is not None
     if own.startswith("unknown:"):
         return [f"{path}: package trace_envs.{own[8:]} has no layer; add it to ALLOWED in tests/test_layering.py"]
     problems = []
-    for found in imports_of(module, source, is_package, known, path):
+    # the package surface registers by reference what it may not import (domains, target specs, plugins)
+    references = [] if own == "package" else list(references_of(source, path, known))
+    for found in [*imports_of(module, source, is_package, known, path), *references]:
         other = layer(found.module)
         if other != own and other not in ALLOWED[own]:
             allowed = ", ".join(sorted(ALLOWED[own])) or "nothing of ours"
@@ -243,6 +264,7 @@ def test_the_internals_listed_are_real_env_attributes() -> None:
         ("trace_envs.newpart.x", "", "package trace_envs.newpart has no layer"),
         ("trace_envs.evaluation.x", "from ..analysis import report", "evaluation may import only"),
         ("trace_envs.evaluation.x", "from .report import write_report", "evaluation may import only"),
+        ("generated_envs.x", "probe = 'trace_envs.analysis.probes:probe_x'", "the reference"),
     ],
 )
 def test_the_checks_catch_a_violation(module: str, source: str, needle: str) -> None:

@@ -1,7 +1,7 @@
 """The capability registry: every capability a registered capability env declares (``CapabilityEnv.capability``).
 
-A capability has one home, its env's declaration (name, description, optional probe and tau2 flaw rule).
-Analysis (the known dictionary, the probes), flawed policies on tau2 targets and the CLI read it here, so a
+A capability has one home, its env's declaration (name, description, optional probe and flaw rules per target
+kind). Analysis (the known dictionary, the probes), flawed policies on target envs and the CLI read it here, so a
 new capability is one new env module and nothing else. Target-benchmark envs declare no trainable
 capability and are left out; envs outside the ``trace/`` namespace count once their module is imported (a
 user's own, after ``--import``). Env classes are imported on first use, not on ``import trace_envs``.
@@ -10,13 +10,16 @@ user's own, after ``--import``). Env classes are imported on first use, not on `
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import gymnasium as gym
 
-from .core.capability import Capability, Probe, Tau2Flaw
+from .core.capability import Capability, Probe
 from .core.registry import NAMESPACE
-from .registration import TARGET_ENVS, env_class
+from .registration import env_class
+from .targets.registry import target_env_ids
 
 
 def capability_envs() -> dict[str, list[str]]:
@@ -48,11 +51,11 @@ def probes() -> dict[str, Probe]:
     return table
 
 
-def tau2_flaws() -> dict[str, Tau2Flaw]:
-    """The tau2 flaw rule of every capability that declares one, by name."""
-    table: dict[str, Tau2Flaw] = {}
+def flaw_rules(kind: str) -> dict[str, Callable[..., Any]]:
+    """The flaw rule for target kind ``kind`` (``tau2``, ``device``) of every capability declaring one, by name."""
+    table: dict[str, Callable[..., Any]] = {}
     for name, capability in capabilities().items():
-        rule = capability.get_tau2_flaw()
+        rule = capability.get_flaw(kind)
         if rule is not None:
             table[name] = rule
     return table
@@ -63,9 +66,10 @@ def _registry_key() -> tuple[tuple[str, str], ...]:
     (the registry can grow at run time): every ``trace/`` env but the targets, and any other id whose entry
     point is a class or lies in a module already imported (a user's own env, after ``--import``)."""
     key = []
+    target_ids = target_env_ids()
     for env_id, spec in list(gym.registry.items()):
         entry = spec.entry_point
-        if env_id in TARGET_ENVS:
+        if env_id in target_ids:
             continue
         if env_id.startswith(f"{NAMESPACE}/") or isinstance(entry, type) or _imported(entry):
             key.append((env_id, str(entry)))
@@ -96,8 +100,8 @@ def _declarations(key: tuple[tuple[str, str], ...]) -> dict[str, list[tuple[str,
 def _capabilities(key: tuple[tuple[str, str], ...]) -> dict[str, Capability]:
     chosen: dict[str, Capability] = {}
     for name, found in _declarations(key).items():
-        homes = [(env_id, c) for env_id, c in found if c.probe is not None or c.tau2_flaw is not None]
-        distinct = {(str(c.probe), str(c.tau2_flaw), c.description): env_id for env_id, c in homes}
+        homes = [(env_id, c) for env_id, c in found if c.probe is not None or c.flaws]
+        distinct = {(str(c.probe), str(sorted(c.flaws.items())), c.description): env_id for env_id, c in homes}
         if len(distinct) > 1:
             raise ValueError(
                 f"capability {name!r} is declared with different probes, flaw rules or descriptions by "

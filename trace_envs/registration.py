@@ -1,5 +1,6 @@
-"""What ``import trace_envs`` registers: the built-in domains and target envs, every installed plugin
-(``trace_envs.envs`` entry points, the shipped ``generated_envs`` among them) and ``$TRACE_ENVS_PATH``."""
+"""What ``import trace_envs`` registers: the built-in domains, every registered target's domains and envs
+(:mod:`trace_envs.targets.registry`), every installed plugin (``trace_envs.envs`` entry points, the shipped
+``generated_envs`` among them) and ``$TRACE_ENVS_PATH``."""
 
 from __future__ import annotations
 
@@ -8,28 +9,18 @@ import gymnasium as gym
 from .core.domain import register_domain
 from .core.registry import NAMESPACE, list_envs, register_env
 from .plugins import load_env_path, load_envs, load_plugins
+from .targets.registry import registered_domains, target_env_ids
 
-BUILTIN_DOMAINS: dict[str, str] = {
-    "toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP",
-    "retail": "trace_envs.domains.retail:RETAIL",
-    "airline": "trace_envs.domains.airline:AIRLINE",
-    "device": "trace_envs.domains.device:DEVICE",
-}
-
-TARGET_ENVS: dict[str, str] = {
-    "trace/tau2-retail-v0": "trace_envs.targets.tau2.env:Tau2RetailEnv",
-    "trace/tau2-airline-v0": "trace_envs.targets.tau2.env:Tau2AirlineEnv",
-    "trace/device-v0": "trace_envs.targets.device.env:DeviceEnv",
-}
-"""Target-benchmark envs (tau2-bench tasks as episodes); they need the user's benchmark data files."""
+BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
+"""Domains no target plays (the targets' own domains come with their specs)."""
 
 
 def register_envs() -> None:
-    """Register the built-in domains and target envs, then load the plugins and ``$TRACE_ENVS_PATH``;
-    idempotent, and imports no env module of ours (plugins decide what they import)."""
-    for name, factory in BUILTIN_DOMAINS.items():
+    """Register the built-in domains and every target's domains and envs, then load the plugins and
+    ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide what they import)."""
+    for name, factory in {**BUILTIN_DOMAINS, **registered_domains()}.items():
         register_domain(name, factory)
-    for env_id, entry_point in TARGET_ENVS.items():
+    for env_id, entry_point in target_env_ids().items():
         register_env(env_id, entry_point)
     load_plugins()
     load_env_path()
@@ -58,11 +49,11 @@ def list_capability_envs() -> list[str]:
 __all__ = [
     "BUILTIN_DOMAINS",
     "NAMESPACE",
-    "TARGET_ENVS",
     "env_class",
     "list_capability_envs",
     "list_envs",
     "load_envs",
     "register_env",
     "register_envs",
+    "target_env_ids",
 ]

@@ -141,7 +141,7 @@ def test_message_batches_path(store: Path, recorded: dict[str, Any], tmp_path: P
 
 def test_a_killed_batch_job_picks_up_the_same_batch(store: Path, recorded: dict[str, Any], tmp_path: Path) -> None:
     from trace_envs.analysis.batches import label_with_batches
-    from trace_envs.analysis.pipeline import load_records
+    from trace_envs.analysis.runner import load_records
 
     records = load_records(store)
     labels = LabelStore(tmp_path / "labels.jsonl")

@@ -7,14 +7,14 @@ import random
 
 import pytest
 
+from generated_envs.kits.multi_step.airline_requests import ADD_BAGS, CANCEL_RESERVATION, draw_cancel
+from generated_envs.kits.structured_data.itineraries import Trip, found_itinerary, itinerary_options
+from generated_envs.kits.structured_data.variants import Ask
 from trace_envs.core import Plan, ToolCall
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.itineraries import Trip, found_itinerary, itinerary_options
 from trace_envs.domains.airline.records import AIRLINE_NOW, AirlineRecords
-from trace_envs.domains.airline.requests import ADD_BAGS, CANCEL_RESERVATION, draw_cancel
 from trace_envs.domains.retail import RETAIL
 from trace_envs.domains.retail.records import ADDRESS_FIELDS, address_arguments, retail_user
-from trace_envs.domains.retail.variants import Ask
 from trace_envs.domains.tau2_records import credit_card, named_card
 from trace_envs.domains.tau2_requests import finish_part
 

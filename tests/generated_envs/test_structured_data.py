@@ -10,11 +10,11 @@ import gymnasium as gym
 import pytest
 
 import trace_envs  # noqa: F401  (registers the shipped envs)
+from generated_envs.kits.structured_data.itineraries import MISREAD_CABIN
 from generated_envs.structured_data import StructuredDataEnv
 from tests.generated_envs.envs_a_variant_ids import STRUCTURED_DATA_RETAIL
 from trace_envs.core import ToolCall, format_tool_call
 from trace_envs.domains.airline import AIRLINE
-from trace_envs.domains.airline.itineraries import MISREAD_CABIN
 from trace_envs.domains.retail import RETAIL
 from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env

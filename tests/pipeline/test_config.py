@@ -36,7 +36,10 @@ def _with(**changes: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({"targets": ["device", "mars"]}, "targets.1: Input should be 'device', 'retail' or 'airline'"),
+        (
+            {"targets": ["device", "mars"]},
+            "targets: unknown target 'mars'; use one of airline, retail, device",
+        ),
         (
             {"train__modle": "tiny"},
             "train.modle: Extra inputs are not permitted (unknown key 'modle': remove it or fix its spelling; "
@@ -116,7 +119,7 @@ def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: P
         load_config(_write(tmp_path, data))
     message = str(caught.value)
     assert "4 problems:" in message and "more problem" not in message and "\n" not in message
-    assert "targets.1: Input should be 'device', 'retail' or 'airline'" in message
+    assert "targets: unknown target 'mars'; use one of airline, retail, device" in message
     assert "rollout.polcy: Extra inputs are not permitted (unknown key 'polcy'" in message
     assert "allowed here: policy, samples" in message
     assert "train.grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train

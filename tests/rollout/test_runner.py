@@ -12,6 +12,7 @@ import trace_envs  # noqa: F401  (registers the envs)
 from trace_envs.llm import AuthenticationFailed
 from trace_envs.rollout import (
     EpisodeJob,
+    RolloutSummary,
     TrajectoryStore,
     load_episodes,
     make_jobs,
@@ -140,3 +141,14 @@ class BarePolicy:
 def test_an_object_without_model_and_usage_is_not_a_policy() -> None:
     with pytest.raises(TypeError, match="BarePolicy is not a Policy: it needs spec, model, usage"):
         run_episode(gym.make(ENV_ID), BarePolicy(), env_id=ENV_ID, seed=0)  # type: ignore[arg-type]
+
+
+def test_a_store_summary_counts_the_jobs_of_one_policy_earlier_runs_included(tmp_path: Path) -> None:
+    path = tmp_path / "store.jsonl"
+    with TrajectoryStore(path) as store:
+        run_rollouts(make_jobs([ENV_ID], range(3)), "oracle", store=store)
+        run_rollouts(make_jobs([ENV_ID], range(5)), "oracle", store=store)  # two new, three skipped
+        run_rollouts(make_jobs([ENV_ID], range(5)), "noop", store=store)  # another policy: not counted
+    summary = RolloutSummary.of_store(path, make_jobs([ENV_ID], range(4)), "oracle")
+    assert (summary.episodes, summary.successes, summary.failed) == (4, 4, 0)
+    assert summary.per_env[ENV_ID]["episodes"] == 4

@@ -13,7 +13,7 @@ import pytest
 
 from trace_envs.rollout import make_policy
 from trace_envs.synthesis import CalibrationSettings, calibration_stats, validate_file
-from trace_envs.synthesis.calibration import calibrate, calibration_findings, calibration_gate, pass_at_k
+from trace_envs.synthesis.gates.calibration import calibrate, calibration_findings, calibration_gate, pass_at_k
 
 from .conftest import GOOD_MODULE, make_context
 

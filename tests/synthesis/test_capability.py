@@ -8,9 +8,9 @@ import pytest
 
 from trace_envs.core import ToolCall, format_tool_call
 from trace_envs.synthesis import GateContext, SandboxLimits, SandboxOutcome
-from trace_envs.synthesis.capability import capability_gate
-from trace_envs.synthesis.protocol import BoxResult, FlawedEvidence
-from trace_envs.synthesis.steps import compare_steps, step_key
+from trace_envs.synthesis.gates.capability_check import capability_gate
+from trace_envs.synthesis.gates.steps import compare_steps, step_key
+from trace_envs.synthesis.sandbox.protocol import BoxResult, FlawedEvidence
 
 LOOKUP = format_tool_call(ToolCall(name="get_order_details", arguments={"order_id": "#W1"}))
 CANCEL = format_tool_call(ToolCall(name="cancel_pending_order", arguments={"order_id": "#W1", "reason": "x"}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trace_envs.synthesis import GateContext
-from trace_envs.synthesis.contract import contract_gate, domain_attribute
+from trace_envs.synthesis.gates.contract import contract_gate, domain_attribute
 
 from .conftest import GOOD_MODULE
 

@@ -117,7 +117,7 @@ def test_the_report_round_trips_as_json() -> None:
 
 
 def test_without_hypothesis_the_execution_gate_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    from trace_envs.synthesis import execution
+    from trace_envs.synthesis.gates import execution
 
     real = execution.importlib.util.find_spec
     monkeypatch.setattr(
@@ -136,9 +136,9 @@ def test_the_ast_gates_run_safely_from_several_threads() -> None:
     import threading
     import time
 
-    from trace_envs.synthesis.contract import contract_gate
-    from trace_envs.synthesis.prompt import contract_guide
-    from trace_envs.synthesis.static_policy import parse_gate, static_policy_gate
+    from trace_envs.synthesis.gates.contract import contract_gate
+    from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
+    from trace_envs.synthesis.generation.prompt import contract_guide
 
     source = GOOD_MODULE.read_text(encoding="utf-8")
 

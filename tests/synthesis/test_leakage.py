@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.synthesis import GateContext
-from trace_envs.synthesis.leakage import evaluation_index, is_id, leakage_gate
+from trace_envs.synthesis.gates.leakage import evaluation_index, is_id, leakage_gate
 from trace_envs.targets.tau2.data import load_domain_data
 
 from .conftest import GOOD_MODULE

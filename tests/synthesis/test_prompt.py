@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.analysis.pipeline import load_analysis
+from trace_envs.analysis.runner import load_analysis
 from trace_envs.core import get_domain
 from trace_envs.synthesis import PromptBudget, SynthesisRequest, generation_prompt
-from trace_envs.synthesis.evidence import request_from_analysis
-from trace_envs.synthesis.extract import extract_module
-from trace_envs.synthesis.prompt import contract_guide, repair_prompt, worked_examples
+from trace_envs.synthesis.generation.evidence import request_from_analysis
+from trace_envs.synthesis.generation.extract import extract_module
+from trace_envs.synthesis.generation.prompt import contract_guide, repair_prompt, worked_examples
 
 from .conftest import CAPABILITY
 

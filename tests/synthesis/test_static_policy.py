@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trace_envs.synthesis import GateContext
-from trace_envs.synthesis.static_policy import check_policy, parse_gate, static_policy_gate
+from trace_envs.synthesis.gates.static_policy import check_policy, parse_gate, static_policy_gate
 
 CONTEXT = GateContext(target="retail")
 

@@ -15,7 +15,7 @@ import pytest
 
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest
 from trace_envs.synthesis import SynthesisSettings, read_manifest, synthesize
-from trace_envs.synthesis.prompt import prompt_hash
+from trace_envs.synthesis.generation.prompt import prompt_hash
 
 from .conftest import CAPABILITY, REPLIES, TAU2_DATA
 
@@ -111,7 +111,7 @@ KILLED_RUN = """
 import os, signal, sys
 from pathlib import Path
 from trace_envs.synthesis import SynthesisSettings, synthesize
-import trace_envs.synthesis.loop as loop
+import trace_envs.synthesis.generation.loop as loop
 
 real = loop.validate_reply
 def validate_then_die(reply, context):
@@ -174,7 +174,7 @@ def test_the_catalogue_reuses_a_shipped_env_through_the_same_gates(tmp_path: Pat
 def test_capabilities_run_in_parallel_and_an_endpoint_error_stops_only_its_own(
     analysis_file: Path, tmp_path: Path
 ) -> None:
-    from trace_envs.analysis.pipeline import load_analysis
+    from trace_envs.analysis.runner import load_analysis
     from trace_envs.llm import RetryConfig
     from trace_envs.synthesis import SynthesisError, SynthesisResult, make_generator, synthesize_analysis
 

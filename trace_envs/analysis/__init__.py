@@ -22,8 +22,8 @@ from .models import (
     RunStats,
     TrajectoryLabels,
 )
-from .pipeline import PROBES_ANALYST, arun_analysis, build_result, load_analysis, run_analysis
 from .probes import probe_labels, probe_table
+from .runner import PROBES_ANALYST, arun_analysis, build_result, load_analysis, run_analysis
 from .stats import capability_stats, kept_names, run_stats, summarize
 from .trajectories import episode_id, render_trajectory
 

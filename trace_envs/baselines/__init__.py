@@ -6,6 +6,6 @@ beside it, so the evaluation report can put methods side by side on the same bud
 
 from __future__ import annotations
 
-from .run import BASELINE_FILE, BaselineRun, load_baseline_run, save_baseline_run
+from .record import BASELINE_FILE, BaselineRun, load_baseline_run, save_baseline_run
 
 __all__ = ["BASELINE_FILE", "BaselineRun", "load_baseline_run", "save_baseline_run"]

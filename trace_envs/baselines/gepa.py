@@ -21,8 +21,8 @@ from trace_envs.llm import ModelConfig
 from trace_envs.rollout import EpisodeJob
 
 from .gepa_adapter import EpisodeBudget, RolloutAdapter, instructions_digest, render_instructions
+from .record import BaselineRun, save_baseline_run
 from .reflection import ReflectionModel
-from .run import BaselineRun, save_baseline_run
 
 BEST_FILE = "best_instructions.txt"
 CANDIDATES_FILE = "candidates.json"
@@ -111,10 +111,11 @@ def seed_candidate(config: GepaConfig) -> dict[str, str]:
 def env_capability(env_id: str) -> str:
     """The capability a registered capability env declares; a target env declares none (a ``ValueError``)."""
     from trace_envs.core import CapabilityEnv
-    from trace_envs.registration import TARGET_ENVS, env_class
+    from trace_envs.registration import env_class
+    from trace_envs.targets.registry import target_env_ids
 
     cls = env_class(env_id)
-    if env_id in TARGET_ENVS or not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    if env_id in target_env_ids() or not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
         raise ValueError(
             f"{env_id} declares no capability to seed the instructions with: name capabilities "
             "(e.g. precondition_verification) or give a seed instruction text"

@@ -14,7 +14,7 @@ from trace_envs.training import AdapterMetadata, TrainConfig, build_run, finishe
 from trace_envs.training.trainer import ProgressFn
 
 from .budget import budgeted_config
-from .run import BaselineRun, save_baseline_run
+from .record import BaselineRun, save_baseline_run
 
 ADAPTER_DIR = "adapter"
 """Where a baseline's adapter goes, inside its output folder."""

@@ -15,11 +15,9 @@ from trace_envs.training import AdapterMetadata, TrainConfig
 from trace_envs.training.trainer import ProgressFn
 
 from .grpo import run_grpo_baseline
-from .run import BaselineRun
+from .record import BaselineRun
 
 METHOD = "grpo-target"
-TARGET_ENVS = ("trace/tau2-airline-v0", "trace/tau2-retail-v0", "trace/device-v0")
-"""The shipped target envs (any registered conversation env works)."""
 
 
 def grpo_target(

@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 from trace_envs.training.metadata import AdapterMetadata, save_metadata
 
 from .merge_inputs import ADAPTER_WEIGHTS, MergeInput, MergeInputError, check_budget, read_inputs
-from .run import BaselineRun, save_baseline_run
+from .record import BaselineRun, save_baseline_run
 
 Method = Literal["linear", "ties", "dare-linear", "dare-ties", "core-tsv"]
 METHODS: tuple[str, ...] = get_args(Method)

@@ -11,7 +11,7 @@ from typing import Any
 
 from trace_envs.training.metadata import METADATA_FILE, AdapterMetadata, load_metadata
 
-from .run import BASELINE_FILE, load_baseline_run
+from .record import BASELINE_FILE, load_baseline_run
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"

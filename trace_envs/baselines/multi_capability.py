@@ -17,7 +17,7 @@ from trace_envs.training.trainer import ProgressFn
 from .budget import budgeted_config
 from .grpo import run_grpo_baseline
 from .mixture import allocate_groups, check_weights, group_schedule, mixture_rows
-from .run import BaselineRun
+from .record import BaselineRun
 
 METHOD = "multi-capability"
 

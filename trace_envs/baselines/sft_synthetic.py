@@ -20,7 +20,7 @@ from trace_envs.training import AdapterMetadata, EpisodeExample, LoraSettings, s
 from trace_envs.training.trainer import _versions, add_to_curve
 
 from .grpo import ADAPTER_DIR
-from .run import BaselineRun, save_baseline_run
+from .record import BaselineRun, save_baseline_run
 from .sft_data import Collection, collect, collection_jobs
 
 METHOD = "sft-synthetic"

@@ -16,7 +16,12 @@ POLICY_HELP = "[NAME=]SPEC (forms above); repeat for several: the first is the b
 
 @app.command("evaluate")
 def evaluate_command(
-    target: Annotated[str, typer.Option("--target", "-t", help="tau2 | tau2-airline | tau2-retail | device")],
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target", "-t", help="A registered target (device, retail …), an alias (tau2-retail) or a family (tau2)."
+        ),
+    ],
     policy: Annotated[list[str], typer.Option("--policy", "-p", help=POLICY_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for results.json and the episode stores; resumed.")],
     trials: Annotated[int, typer.Option("--trials", "-k", min=1, help="Trials per task (pass^k up to K).")] = 1,

@@ -178,10 +178,7 @@ def rollout_command(
             "rerun the same command to run the rest"
         )
         raise typer.Exit(130)
-    overall = RolloutSummary()
-    for record in load_episodes(out):
-        if record.key in wanted:
-            overall.add(record)
+    overall = RolloutSummary.of_store(out, jobs, spec)
     for record in errored:
         overall.add(record)
     model_backed = PolicySpec.parse(spec).is_model

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from trace_envs.synthesis import CalibrationSettings, GateContext, ValidationReport
 
 console = Console()
-TARGET_HELP = "Target domain: airline, retail or device."
+TARGET_HELP = "A registered target (see trace_envs.targets.registry), e.g. retail or device."
 
 # Options synthesize and validate share (the gates' and calibration's settings), declared once.
 SeedsOption = Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")]
@@ -40,24 +40,23 @@ Tau2DataOption = Annotated[
 
 
 def _check_target(target: str) -> None:
-    from trace_envs.synthesis import TARGETS
+    from trace_envs.targets.registry import target as registered
 
-    if target not in TARGETS:
-        raise _fail(f"--target: unknown target {target!r}; use one of {', '.join(TARGETS)}")
+    try:
+        registered(target)
+    except ValueError as exc:
+        raise _fail(f"--target: {exc}") from None
 
 
 def _check_tau2_data(target: str, tau2_data: Path | None) -> None:
-    """tau2 targets need the evaluation tasks (for the leakage guard) before anything is generated."""
-    if target == "device":
-        return
-    from trace_envs.targets.tau2.data import Tau2DataError, resolve_domain_dir
+    """Targets with a data folder need its evaluation tasks (for the leakage guard) before anything is generated."""
+    from trace_envs.targets.registry import TargetDataError
+    from trace_envs.targets.registry import target as registered
 
     try:
-        directory = resolve_domain_dir(tau2_data, target)
-    except Tau2DataError as exc:
+        registered(target).data_folder(tau2_data)
+    except TargetDataError as exc:
         raise _fail(f"--tau2-data: {exc}") from None
-    if not (directory / "tasks.json").exists():
-        raise _fail(f"--tau2-data: {directory} holds no tasks.json of the {target} domain; pass the tau2 data folder")
 
 
 def _calibration(
@@ -136,7 +135,7 @@ def synthesize_command(
     """
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from trace_envs.analysis.pipeline import load_analysis
+    from trace_envs.analysis.runner import load_analysis
     from trace_envs.synthesis import (
         SynthesisError,
         SynthesisResult,
@@ -226,7 +225,7 @@ def synthesize_command(
 def _defines_no_env(path: Path, source: str) -> str | None:
     """Why ``source`` cannot be an env module (not Python, or no class deriving from an ``…Env`` class),
     read from its AST without running it; None when it may be one."""
-    from trace_envs.synthesis.ast_names import parse_module
+    from trace_envs.synthesis.gates.ast_names import parse_module
 
     try:
         tree = parse_module(source)
@@ -242,44 +241,6 @@ def _defines_no_env(path: Path, source: str) -> str | None:
         f"{path} defines no env (no class deriving from CapabilityEnv); pass a module that defines one "
         "(see docs/writing-an-env.md)"
     )
-
-
-def _infer_target(path: Path, source: str) -> str | None:
-    """The one target domain a module imports (``trace_envs.domains.<target>``), else None."""
-    from trace_envs.synthesis import TARGETS
-    from trace_envs.synthesis.ast_names import parse_module
-
-    try:
-        tree = parse_module(source)
-    except (SyntaxError, ValueError):
-        return None
-    found = set()
-    for node in ast.walk(tree):
-        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if isinstance(node, ast.Import):
-            modules = [alias.name for alias in node.names]
-        for module in modules:
-            parts = module.split(".")
-            if parts[:2] == ["trace_envs", "domains"] and len(parts) > 2 and parts[2] in TARGETS:
-                found.add(parts[2])
-    return found.pop() if len(found) == 1 else None
-
-
-def _trusted(path: Path, trust: list[str] | None) -> tuple[str, ...]:
-    """Packages a module may import besides the allow-list: ``--trust``, and for a module the catalogue
-    wrote (its folder's manifest says so) the packages of the installed envs, as when it was synthesised."""
-    from trace_envs.synthesis import CatalogueGenerator, read_manifest
-    from trace_envs.synthesis.generators import CATALOGUE
-
-    packages = list(trust or [])
-    try:
-        manifest = read_manifest(path.parent)
-    except ValueError:
-        manifest = None
-    entry = manifest.modules.get(path.name) if manifest is not None else None
-    if entry is not None and entry.generator == CATALOGUE:
-        packages += CatalogueGenerator().trusted_imports
-    return tuple(dict.fromkeys(packages))
 
 
 def _validate_one(path: Path, source: str, context: GateContext) -> tuple[ValidationReport, bool]:
@@ -329,6 +290,9 @@ def validate_command(
     Example: trace-envs validate envs/precondition_verification.py --tau2-data ../shared/data/tau2 --json report.json
     """
     from trace_envs.synthesis import GateContext
+    from trace_envs.synthesis.gates.validation import infer_target
+    from trace_envs.synthesis.generation.catalogue import module_trusted_imports
+    from trace_envs.targets.registry import targets
 
     sources: list[tuple[Path, str, str]] = []
     for path in modules:
@@ -338,14 +302,14 @@ def validate_command(
             raise _fail(f"MODULE: {path} does not exist; pass the path of a Python file") from None
         except (UnicodeDecodeError, IsADirectoryError):
             raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
-        module_target = target or _infer_target(path, source)
+        module_target = target or infer_target(source)
         if module_target is None:
             not_an_env = _defines_no_env(path, source)
             if not_an_env is not None:
                 raise _fail(f"MODULE: {not_an_env}")
             raise _fail(
                 f"--target: cannot tell which target {path} is for (it imports no single target domain); "
-                "pass --target airline|retail|device"
+                f"pass --target {'|'.join(targets())}"
             )
         _check_target(module_target)
         _check_tau2_data(module_target, tau2_data)
@@ -356,7 +320,7 @@ def validate_command(
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
     contexts = [
-        GateContext(target=t, filename=path.name, trusted_imports=_trusted(path, trust), **settings)
+        GateContext(target=t, filename=path.name, trusted_imports=module_trusted_imports(path, trust), **settings)
         for path, _, t in sources
     ]
     with (

@@ -29,8 +29,10 @@ JudgeOption = Annotated[
 
 
 def _domain_name(domain_dir: Path, domain: str | None) -> str:
+    from trace_envs.targets.registry import select_targets
+
     name = domain or domain_dir.name
-    if name not in ("retail", "airline"):
+    if name not in [spec.name for spec in select_targets("tau2")]:
         raise typer.BadParameter(
             f"cannot tell the tau2 domain of {domain_dir} (folder name {domain_dir.name!r}); pass --domain retail|airline",
             param_hint="--domain",

@@ -5,7 +5,7 @@ Imports only gymnasium, pydantic and jinja2, so ``import trace_envs`` stays fast
 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
-from .capability import Capability, Probe, ProbeLabel, Tau2Flaw
+from .capability import Capability, Probe, ProbeLabel
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain, get_domain, register_domain, registered_domains
 from .env import (
@@ -51,7 +51,6 @@ __all__ = [
     "Role",
     "ScriptedUser",
     "Task",
-    "Tau2Flaw",
     "Tool",
     "ToolCall",
     "ToolCallEntry",

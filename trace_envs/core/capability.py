@@ -1,15 +1,16 @@
-"""A capability, declared once on its env: name, description, and optionally its probe, tau2 flaw rule and hint.
+"""A capability, declared once on its env: name, description, and optionally its probe, flaw rules and hint.
 
 Analysis, probes, flawed policies and the CLI find capabilities through these declarations (collected by
-:mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rule are
-callables or ``"module:function"`` references (core imports neither analysis nor rollout); their signatures
-are the :class:`Probe` and :class:`Tau2Flaw` protocols below.
+:mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rules are
+objects defined with the env (or shared ones from its domain package), or ``"module:function"`` references
+for an env that must not import them; a probe's signature is the :class:`Probe` protocol below, a flaw
+rule's is its target kind's (tau2: :class:`trace_envs.domains.tau2_flaws.Tau2Flaw`; device: reference actions
+to flawed ones).
 """
 
 from __future__ import annotations
 
 import importlib
-import random
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal, NamedTuple, Protocol
@@ -17,7 +18,6 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .episode import Episode
-from .tools import ToolCall
 
 CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
@@ -45,15 +45,6 @@ class Probe(Protocol):
     def __call__(self, episode: Episode, /) -> LabelLike: ...
 
 
-class Tau2Flaw(Protocol):
-    """Applies the capability's deficit to a tau2 task's gold tool calls (``is_write(name)``: whether a tool
-    writes; ``state``: the task's database as JSON; ``rng``: seeded by the task id)."""
-
-    def __call__(
-        self, calls: list[ToolCall], is_write: Callable[[str], bool], state: Any, rng: random.Random, /
-    ) -> list[ToolCall]: ...
-
-
 @cache
 def resolve(reference: str) -> Any:
     """The object a ``"package.module:attribute"`` reference names (imported on first use)."""
@@ -65,7 +56,7 @@ def resolve(reference: str) -> Any:
 
 class Capability(BaseModel):
     """A capability an agent may lack: a fixed snake_case name, a one-paragraph description (what the analyst
-    labels and the router shows), and optionally its offline probe and its flaw rule on tau2 trajectories."""
+    labels and the router shows), and optionally its offline probe and its flaw rule per target kind."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -74,14 +65,16 @@ class Capability(BaseModel):
     probe: str | Callable[..., Any] | None = Field(
         default=None, description="Its Probe, or a 'module:function' reference to one (None: no offline probe)."
     )
-    tau2_flaw: str | Callable[..., Any] | None = Field(
-        default=None, description="Its Tau2Flaw rule, or a 'module:function' reference (None: no tau2 deficit)."
+    flaws: dict[str, str | Callable[..., Any]] = Field(
+        default_factory=dict,
+        description="Its deficit rule per target kind ('tau2': a Tau2Flaw on a task's gold calls, 'device': "
+        "reference actions -> flawed ones), or 'module:function' references (none: no target deficit).",
     )
     hint: str | None = Field(
         default=None,
         min_length=1,
         description="Expert guidance that hint-prompt rollouts see in their system prompt during training: how to "
-        "approach the capability, never which tool to call or with what (see trace_envs.core.hints).",
+        "approach the capability, never which tool to call or with what (see trace_envs.training.hints).",
     )
 
     def get_probe(self) -> Probe | None:
@@ -89,7 +82,8 @@ class Capability(BaseModel):
         found: Probe | None = resolve(self.probe) if isinstance(self.probe, str) else self.probe
         return found
 
-    def get_tau2_flaw(self) -> Tau2Flaw | None:
-        """The tau2 flaw rule, imported if it is a reference."""
-        found: Tau2Flaw | None = resolve(self.tau2_flaw) if isinstance(self.tau2_flaw, str) else self.tau2_flaw
+    def get_flaw(self, kind: str) -> Callable[..., Any] | None:
+        """The flaw rule for target kind ``kind`` (``tau2``, ``device``), imported if it is a reference."""
+        rule = self.flaws.get(kind)
+        found: Callable[..., Any] | None = resolve(rule) if isinstance(rule, str) else rule
         return found

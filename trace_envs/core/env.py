@@ -94,7 +94,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """
 
     capability: ClassVar[Capability]
-    """What the env trains: its name, description, and optionally its probe and tau2 flaw rule."""
+    """What the env trains: its name, description, and optionally its probe and flaw rules."""
     domain: Domain[Any]
     """The target domain whose tools, state model and policy the env uses (for variants, the default one)."""
     max_turns: int = 30

@@ -25,6 +25,7 @@ from trace_envs.rollout import (
     policy_factory,
     run_rollouts,
 )
+from trace_envs.targets.registry import target_of_domain
 
 from .policies import PolicyEntry, check_names
 from .results import (
@@ -189,7 +190,8 @@ def _check_task(record: EpisodeRecord, task: EvalTask, path: Path) -> None:
 def _outcome(
     task: EvalTask, trial: int, record: EpisodeRecord, store: str, route_of: Callable[[str | None], str | None] | None
 ) -> TrialOutcome:
-    similarity = record.components.get("similarity") if task.domain == "device" else None
+    spec = target_of_domain(task.domain)
+    similarity = record.components.get(spec.similarity) if spec is not None and spec.similarity else None
     return TrialOutcome(
         task_id=task.task_id,
         domain=task.domain,

@@ -54,7 +54,7 @@ class TrialOutcome(_Model):
     """One trial of one task under one policy."""
 
     task_id: str
-    domain: str = Field(description="airline, retail or device.")
+    domain: str = Field(description="The task's domain (one of its target's domains, e.g. retail).")
     trial: int = Field(ge=0)
     reward: float
     passed: bool = Field(description="The benchmark's binary success (tau2: reward 1; device: similarity 1.0).")

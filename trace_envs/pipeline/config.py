@@ -13,9 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trace_envs.core.problems import validation_problems
 
-TargetName = Literal["device", "retail", "airline"]
-TAU2_TARGETS = ("retail", "airline")
-
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -110,9 +107,13 @@ class EvaluateSection(_Section):
 class PipelineConfig(_Section):
     """A whole TRACE run: targets, then one section per stage."""
 
-    targets: list[TargetName] = Field(min_length=1, description="Target benchmarks: device, retail, airline.")
+    targets: list[str] = Field(
+        min_length=1, description="Registered target names (trace_envs.targets: airline, retail, device, a plugin's)."
+    )
     tau2_data: Path | None = Field(
-        default=None, description="tau2 data folder (holding retail/ and airline/); null: generated databases."
+        default=None,
+        description="Data folder of the targets that need one (tau2: holding retail/ and airline/); null: "
+        "generated stand-in data.",
     )
     seed: int = Field(default=0, description="Seed of the generated databases and of every seeded choice.")
     rollout: RolloutSection
@@ -128,6 +129,12 @@ class PipelineConfig(_Section):
     @field_validator("targets")
     @classmethod
     def _distinct(cls, targets: list[str]) -> list[str]:
+        from trace_envs.targets.registry import targets as registered
+
+        known = registered()
+        unknown = [name for name in targets if name not in known]
+        if unknown:
+            raise ValueError(f"unknown target {unknown[0]!r}; use one of {', '.join(known)}")
         if len(set(targets)) != len(targets):
             raise ValueError("each target once")
         return targets

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import StageContext
-from .targets import prepare_tau2, target_jobs, tau2_root, tau2_user
+from .targets import data_folder, prepare_data, simulated_user, target_jobs
 
 
 def store_path(rollout_dir: Path, target: str) -> Path:
@@ -17,10 +17,10 @@ def store_path(rollout_dir: Path, target: str) -> Path:
 def rollout(ctx: StageContext) -> dict[str, Any]:
     """Roll the base agent out on every task of every target, into ``rollout/<target>.jsonl``."""
     from trace_envs.llm import LLMError
-    from trace_envs.rollout import RolloutSummary, TrajectoryStore, load_episodes, policy_factory, run_rollouts
+    from trace_envs.rollout import RolloutSummary, TrajectoryStore, policy_factory, run_rollouts
 
     section = ctx.config.rollout
-    prepare_tau2(ctx.config, ctx.folder)
+    prepare_data(ctx.config, ctx.folder)
     try:
         factory, spec = policy_factory(section.policy, model_options={"cache_dir": str(ctx.root / "llm-cache")})
     except (ValueError, ModuleNotFoundError, LLMError) as exc:
@@ -31,7 +31,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
             jobs = target_jobs(ctx.config, target, ctx.folder)
         except (OSError, ValueError, KeyError) as exc:
             raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix tau2_data in the config") from None
-        user = tau2_user(ctx.config) if target != "device" else None
+        user = simulated_user(ctx.config, target)
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
         failed: list[Any] = []
@@ -56,13 +56,10 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
                 )  # fmt: skip
             except LLMError as exc:
                 raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
-        wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
-        overall = RolloutSummary()
-        for record in load_episodes(path):
-            if record.key in wanted:
-                overall.add(record)
-        if overall.episodes < len(wanted):
-            raise ctx.fail(failure_line(path, len(wanted) - overall.episodes, failed))
+        overall = RolloutSummary.of_store(path, jobs, spec)
+        wanted = len({(j.env_id, j.seed, j.sample) for j in jobs})
+        if overall.episodes < wanted:
+            raise ctx.fail(failure_line(path, wanted - overall.episodes, failed))
         summary["targets"][target] = {
             "episodes": overall.episodes, "successes": round(overall.pass_rate * overall.episodes),
             "pass_rate": overall.pass_rate, "skipped": run.skipped,
@@ -118,7 +115,7 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
         raise ctx.fail(f"synthesize.generator: {exc}") from None
     settings = SynthesisSettings(
         rounds=section.rounds, seeds=section.seeds, fuzz_examples=section.fuzz_examples,
-        tau2_data=tau2_root(ctx.config, ctx.stage_dir("rollout")),
+        tau2_data=data_folder(ctx.config, ctx.stage_dir("rollout")),
     )  # fmt: skip
     summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
     for target in ctx.config.targets:

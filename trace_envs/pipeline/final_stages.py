@@ -7,10 +7,7 @@ from typing import Any
 
 from .context import StageContext
 from .model_stages import adapter_dirs, trained_model
-from .targets import tau2_root
-
-EVAL_TARGETS = {"device": "device", "retail": "tau2-retail", "airline": "tau2-airline"}
-"""Pipeline target -> the evaluation's target name."""
+from .targets import data_root
 
 
 def policy_texts(ctx: StageContext, target: str) -> list[str]:
@@ -38,14 +35,14 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.targets import load_target
 
-    from .targets import tau2_user
+    from .targets import simulated_user
 
     section = ctx.config.evaluate
     summary: dict[str, Any] = {"targets": {}, "tasks": {}}
     for target in ctx.config.targets:
-        data = None if target == "device" else tau2_root(ctx.config, ctx.stage_dir("rollout"))
+        data = data_root(ctx.config, target, ctx.stage_dir("rollout"))
         try:
-            tasks = load_target(EVAL_TARGETS[target], data, limit=section.max_tasks)
+            tasks = load_target(target, data, limit=section.max_tasks)
             entries = [parse_policy(text) for text in policy_texts(ctx, target)]
         except (ValueError, FileNotFoundError) as exc:
             raise ctx.fail(f"evaluate.policies: {str(exc).splitlines()[0]}") from None
@@ -60,7 +57,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
 
         results = run_evaluation(
             tasks, entries, ctx.folder / target, trials=section.trials,
-            user_model=tau2_user(ctx.config) if tasks.needs_user_model else None, concurrency=section.concurrency,
+            user_model=simulated_user(ctx.config, target), concurrency=section.concurrency,
             max_steps=section.max_steps, sampling={"max_tokens": section.max_tokens} if section.max_tokens else None,
             on_episode=on_episode,
         )  # fmt: skip

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import TAU2_TARGETS, PipelineConfig
+from .config import PipelineConfig
 
 MIN_FREE_BYTES = 2 * 1024**3
 """Free space the output folder needs for a run with a real base model (its adapters and checkpoints)."""
@@ -129,22 +129,23 @@ def _extra_checks() -> Iterator[Check]:
 
 
 def _data_checks(config: PipelineConfig) -> Iterator[Check]:
-    """The tau2 data folder of each tau2 target, and a base model given as a local folder."""
-    from trace_envs.targets.tau2.data import Tau2DataError, resolve_domain_dir
+    """The data folder of each target that needs one (tau2's), and a base model given as a local folder."""
+    from trace_envs.targets.registry import TargetDataError, target
 
     data_stages = ("rollout", "synthesize", "evaluate")
-    for target in (t for t in config.targets if t in TAU2_TARGETS):
+    for name in config.targets:
+        spec = target(name)
+        if spec.check_data is None:
+            continue  # its tasks ship with the library
         if config.tau2_data is None:
-            yield Check(f"{target} data", True, "generated databases (tau2_data: null)", "", data_stages)
+            yield Check(f"{name} data", True, "generated databases (tau2_data: null)", "", data_stages)
             continue
         try:
-            folder = resolve_domain_dir(config.tau2_data, target)
-        except Tau2DataError as exc:
-            yield Check(f"{target} data", False, str(exc).splitlines()[0], "fix tau2_data in the config", data_stages)
+            folder = spec.data_folder(config.tau2_data)
+        except TargetDataError as exc:
+            yield Check(f"{name} data", False, str(exc).splitlines()[0], "fix tau2_data in the config", data_stages)
             continue
-        has_tasks = (folder / "tasks.json").is_file()
-        detail = str(folder) if has_tasks else f"{folder} holds no tasks.json"
-        yield Check(f"{target} data", has_tasks, detail, "" if has_tasks else "fix tau2_data", data_stages)
+        yield Check(f"{name} data", True, str(folder), "", data_stages)
     model = config.train.model
     looks_local = model.startswith((".", "/", "~")) or model.count("/") > 1
     if model != "tiny" and looks_local:

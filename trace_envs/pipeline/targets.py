@@ -1,5 +1,6 @@
-"""The pipeline's targets as episode jobs: built-in device scenarios, tau2 tasks (the user's data, or tasks on
-generated databases written into the rollout folder), and the tau2 customer that plays them."""
+"""The pipeline's targets as episode jobs: each registered target lists its tasks (built in, the user's data,
+or generated stand-in data written into the rollout folder), and the tau2 customer plays the ones that need
+a simulated user."""
 
 from __future__ import annotations
 
@@ -8,28 +9,31 @@ from pathlib import Path
 from typing import Any
 
 from trace_envs.rollout import EpisodeJob
+from trace_envs.targets.registry import target
 
-from .config import TAU2_TARGETS, PipelineConfig
+from .config import PipelineConfig
 
-DEVICE_ENV = "trace/device-v0"
-GENERATED_TAU2 = "tau2"
-"""Folder of the rollout stage holding the generated tau2 domains (when no ``tau2_data`` is given)."""
-
-
-def tau2_root(config: PipelineConfig, rollout_dir: Path) -> Path:
-    """The folder holding the tau2 ``<domain>/`` folders: the user's data, or the generated ones."""
-    return config.tau2_data if config.tau2_data is not None else rollout_dir / GENERATED_TAU2
+GENERATED_DATA = "tau2"
+"""Folder of the rollout stage holding generated stand-in data (when no ``tau2_data`` is given)."""
 
 
-def prepare_tau2(config: PipelineConfig, rollout_dir: Path) -> None:
-    """Write generated tau2 domains for the tau2 targets when no data folder is given (kept across resumes)."""
+def data_folder(config: PipelineConfig, rollout_dir: Path) -> Path:
+    """The data folder of the targets that need one: the user's, or the generated one."""
+    return config.tau2_data if config.tau2_data is not None else rollout_dir / GENERATED_DATA
+
+
+def data_root(config: PipelineConfig, name: str, rollout_dir: Path) -> Path | None:
+    """Where target ``name``'s tasks come from: :func:`data_folder`, or ``None`` (its built-in tasks)."""
+    return None if target(name).builtin_tasks else data_folder(config, rollout_dir)
+
+
+def prepare_data(config: PipelineConfig, rollout_dir: Path) -> None:
+    """Write generated stand-in data for the targets that need data when no data folder is given (kept
+    across resumes)."""
     if config.tau2_data is not None:
         return
-    from trace_envs.targets.tau2.generated import write_generated_domain
-
-    for target in config.targets:
-        if target in TAU2_TARGETS and not (rollout_dir / GENERATED_TAU2 / target / "tasks.json").exists():
-            write_generated_domain(rollout_dir / GENERATED_TAU2, target, seed=config.seed)
+    for name in config.targets:
+        target(name).write_data(rollout_dir / GENERATED_DATA, seed=config.seed)
 
 
 def _pick(items: list[Any], limit: int | None, seed: int) -> list[Any]:
@@ -40,25 +44,25 @@ def _pick(items: list[Any], limit: int | None, seed: int) -> list[Any]:
     return [items[i] for i in chosen]
 
 
-def target_jobs(config: PipelineConfig, target: str, rollout_dir: Path) -> list[EpisodeJob]:
+def target_jobs(config: PipelineConfig, name: str, rollout_dir: Path) -> list[EpisodeJob]:
     """One job per (task, sample); the task is pinned by env options, the seed numbers the task."""
     section = config.rollout
-    if target == "device":
-        from trace_envs.targets.device.builtin import builtin_pool
-
-        names = _pick([s.name for s in builtin_pool(section.device_split)], section.max_tasks, config.seed)
-        tasks = [(DEVICE_ENV, {"source": "builtin", "scenario": name}) for name in names]
-    else:
-        from trace_envs.targets.tau2 import load_domain_data
-
-        folder = load_domain_data(tau2_root(config, rollout_dir), target).path
-        ids = _pick(load_domain_data(folder, target).task_ids("base"), section.max_tasks, config.seed)
-        tasks = [(f"trace/tau2-{target}-v0", {"data_dir": str(folder), "task_id": task_id}) for task_id in ids]
+    spec = target(name)
+    split = section.device_split if spec.builtin_tasks else None
+    tasks = _pick(spec.load_tasks(data_root(config, name, rollout_dir), split).tasks, section.max_tasks, config.seed)
     return [
-        EpisodeJob(env_id=env_id, seed=index, sample=sample, env_kwargs=dict(options))
-        for index, (env_id, options) in enumerate(tasks)
+        EpisodeJob(env_id=task.env_id, seed=index, sample=sample, env_kwargs={**task.env_kwargs, **task.reset_options})
+        for index, task in enumerate(tasks)
         for sample in range(section.samples)
     ]
+
+
+def simulated_user(config: PipelineConfig, name: str) -> Any:
+    """Who plays the user of target ``name``'s tasks: for a target whose user is a chat model, the configured
+    model, else the scripted tau2 customer; ``None`` for a target that scripts its own users."""
+    if not target(name).needs_user_model:
+        return None
+    return tau2_user(config)
 
 
 def tau2_user(config: PipelineConfig) -> Any:

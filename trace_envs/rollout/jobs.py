@@ -4,13 +4,14 @@ the totals of the episodes played. Plain data shared by the in-process loop and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import Usage
 
-from .store import EpisodeKey, EpisodeRecord, TrajectoryStore
+from .store import EpisodeKey, EpisodeRecord, TrajectoryStore, load_episodes
 
 
 class EpisodeJob(BaseModel):
@@ -70,6 +71,17 @@ class RolloutSummary(BaseModel):
         self.reward_sum += record.reward
         row["successes"] += int(record.success)
         row["reward_sum"] += record.reward
+
+    @classmethod
+    def of_store(cls, path: str | Path, jobs: Sequence[EpisodeJob], spec: str) -> RolloutSummary:
+        """Totals of the finished episodes a store holds of ``jobs`` played by ``spec`` (earlier runs' included):
+        what a rollout command and the pipeline report once a run is over."""
+        wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
+        summary = cls()
+        for record in load_episodes(path):
+            if record.key in wanted:
+                summary.add(record)
+        return summary
 
 
 def pending_jobs(jobs: Sequence[EpisodeJob], spec: str, store: TrajectoryStore | None) -> list[EpisodeJob]:

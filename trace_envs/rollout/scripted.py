@@ -52,17 +52,17 @@ class ScriptPolicy(ScriptedPolicy):
 
 
 class OraclePolicy(ScriptPolicy):
-    """The env's reference solution (``oracle_actions()``; on tau2 targets the task's gold actions
-    and a message with the facts to tell)."""
+    """The env's reference solution (``oracle_actions()``; on a target env its target's reference, e.g. a tau2
+    task's gold actions and a message with the facts to tell)."""
 
     spec = "oracle"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_env_actions
+        from trace_envs.targets.registry import target_of_env
 
-        if is_tau2_target(env.unwrapped):
-            return tau2_env_actions(env.unwrapped)
-        return _capability_env(env).oracle_actions()
+        target = target_of_env(env.unwrapped)
+        actions = target.flawed_actions(env.unwrapped, []) if target is not None else None
+        return actions if actions is not None else _capability_env(env).oracle_actions()
 
 
 def known_capabilities() -> list[str]:
@@ -89,8 +89,8 @@ def check_capabilities(capabilities: Sequence[str]) -> None:
 
 class FlawedPolicy(ScriptPolicy):
     """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
-    capability); the reference solution elsewhere. On tau2 target tasks the named deficits are applied
-    to the gold actions (see ``tau2_flaws``), on device target scenarios to the reference (``device_flaws``)."""
+    capability); the reference solution elsewhere. On a target env its target's flaw rules apply the named
+    deficits to its reference (see ``TargetSpec.flaws``: tau2's gold actions, device's reference actions)."""
 
     def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
@@ -98,20 +98,14 @@ class FlawedPolicy(ScriptPolicy):
         self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from .tau2_flaws import is_tau2_target, tau2_deficits, tau2_env_actions
+        from trace_envs.targets.registry import target_of_env
 
-        if is_tau2_target(env.unwrapped):  # the deficits applied to the task's gold actions
-            if not self.capabilities:
-                raise ValueError(
-                    "plain 'flawed' plays an env's own capability, and a tau2 target task has none: name the "
-                    f"deficits, --policy flawed:<capability> with one of {', '.join(tau2_deficits())}"
-                )
-            return tau2_env_actions(env.unwrapped, self.capabilities)
+        target = target_of_env(env.unwrapped)
+        if target is not None:  # the deficits applied to the target's reference (None: no rule applies)
+            flawed = target.flawed_actions(env.unwrapped, self.capabilities or None)
+            if flawed is not None:
+                return flawed
         inner = _capability_env(env)
-        from .device_flaws import DEVICE_FLAWS, device_actions, is_device_target
-
-        if is_device_target(inner) and any(c in DEVICE_FLAWS for c in self.capabilities):
-            return device_actions(inner.oracle_actions(), self.capabilities)  # the deficits on the reference
         if not self.capabilities or inner.capability.name in self.capabilities:
             flawed = inner.flawed_actions()
             if flawed is not None:

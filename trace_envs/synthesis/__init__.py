@@ -13,22 +13,21 @@ capability check, and calibration when a policy is given) and the first failure 
 Not imported by ``import trace_envs``.
 """
 
-from .batch import SynthesisError, synthesize_analysis
-from .calibration import CalibrationSettings, CalibrationStats, calibration_stats
-from .catalogue import CatalogueGenerator, NoCatalogueEnv
-from .factory import make_generator
-from .gates import TARGETS, Gate, GateContext, named_gate
-from .generators import Generation, Generator, ModelGenerator
-from .loop import SynthesisResult, SynthesisSettings, synthesize
+from .gates.calibration import CalibrationSettings, CalibrationStats, calibration_stats
+from .gates.context import Gate, GateContext, named_gate
+from .gates.reports import Finding, GateResult, ValidationReport
+from .gates.validation import default_gates, validate_file, validate_source
+from .generation.batch import SynthesisError, synthesize_analysis
+from .generation.catalogue import CatalogueGenerator, NoCatalogueEnv
+from .generation.factory import make_generator
+from .generation.generators import Generation, Generator, ModelGenerator
+from .generation.loop import SynthesisResult, SynthesisSettings, synthesize
+from .generation.prompt import PromptBudget, SynthesisRequest, generation_prompt
 from .manifest import Manifest, ModuleChanged, read_manifest, verify_folder
-from .prompt import PromptBudget, SynthesisRequest, generation_prompt
-from .protocol import BlockedEvent, BoxResult, SandboxLimits, SandboxOutcome
-from .report import Finding, GateResult, ValidationReport
-from .sandbox import run_in_sandbox
-from .validation import default_gates, validate_file, validate_source
+from .sandbox.process import run_in_sandbox
+from .sandbox.protocol import BlockedEvent, BoxResult, SandboxLimits, SandboxOutcome
 
 __all__ = [
-    "TARGETS",
     "BlockedEvent",
     "BoxResult",
     "CalibrationSettings",

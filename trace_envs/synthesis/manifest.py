@@ -18,10 +18,10 @@ from pydantic import BaseModel, Field
 from trace_envs.llm.base import Usage
 from trace_envs.plugins import SYNTHESIS_FORMAT, SYNTHESIS_MANIFEST, UnvalidatedModule, unvalidated_modules
 
-from .report import ValidationReport
+from .gates.reports import ValidationReport
 
 if TYPE_CHECKING:
-    from .gates import GateContext
+    from .gates.context import GateContext
 
 MANIFEST = SYNTHESIS_MANIFEST
 MANIFEST_FORMAT = SYNTHESIS_FORMAT

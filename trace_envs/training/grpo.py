@@ -29,7 +29,7 @@ from accelerate.utils import gather_object
 from trl.trainer.grpo_trainer import GRPOTrainer
 from trl.trainer.utils import shuffle_sequence_dict
 
-from trace_envs.core.hints import with_hint
+from trace_envs.training.hints import with_hint
 
 from .batches import Batch, check_supported, constant_groups, join_batches, masked_row, select_rows, split_rows
 from .metadata import StepGroups

@@ -274,7 +274,7 @@ class TrainingRun:
 def check_hints(probes: dict[str, ConversationEnv]) -> None:
     """Hint-prompt rollouts need a hint on at least one env's capability, and no hint may name its env's
     tools or their arguments (a hint is guidance, not the answer)."""
-    from trace_envs.core.hints import hint_leaks
+    from trace_envs.training.hints import hint_leaks
 
     hinted = {env_id: env for env_id, env in probes.items() if isinstance(env, CapabilityEnv) and env.capability.hint}
     if not hinted:

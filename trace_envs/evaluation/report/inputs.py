@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trace_envs.analysis.models import AnalysisResult
-    from trace_envs.baselines.run import BaselineRun
+    from trace_envs.baselines.record import BaselineRun
     from trace_envs.evaluation.results import EvaluationResults
     from trace_envs.routing.routes_file import RoutedTask
     from trace_envs.synthesis.manifest import Manifest
@@ -210,7 +210,7 @@ def load_adapter(path: Path) -> Adapter:
 
 def load_baseline(path: Path) -> Baseline:
     """The baseline run whose ``baseline.json`` is at ``path``."""
-    from trace_envs.baselines.run import load_baseline_run
+    from trace_envs.baselines.record import load_baseline_run
 
     try:
         return Baseline(path.parent, load_baseline_run(path.parent))
@@ -223,7 +223,7 @@ def collect_inputs(run_dir: str | Path, targets: list[str] | None = None) -> Rep
     adapter and baseline record. A ``results.json`` or ``manifest.json`` of another format (another tool's)
     is passed over, and an adapter inside a baseline's folder belongs to that baseline, not to TRACE.
     ``targets`` orders the per-target parts (see :class:`ReportInputs`)."""
-    from trace_envs.baselines.run import BASELINE_FILE
+    from trace_envs.baselines.record import BASELINE_FILE
     from trace_envs.training.metadata import METADATA_FILE
 
     root = Path(run_dir)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from trace_envs.targets.registry import TargetDataError
+
 from .tasks import TaskSplits, Tau2Task
 
 if TYPE_CHECKING:
@@ -45,7 +47,7 @@ def tau2_domain(name: str) -> Tau2Domain[Any]:
     return domain
 
 
-class Tau2DataError(FileNotFoundError):
+class Tau2DataError(TargetDataError):
     """A tau2 data directory or file is missing or malformed; the message says which and how to fix it."""
 
 

@@ -1,0 +1,196 @@
+"""The leakage guard: a synthesised module may not contain ids or instruction text of the target's
+evaluation tasks (training on them would inflate the evaluation it is judged by).
+
+It indexes the evaluation tasks once (tau2: the user's ``tasks.json``; device: the built-in
+scenarios of the ``test`` split) and looks for them in the module's string and number literals:
+
+- ids (order, user, reservation, product, payment-method ids) as whole tokens;
+- task ids given as ``task_id=`` literals;
+- instruction sentences of six or more words, and any run of ten words copied from an instruction.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from trace_envs.targets.registry import LeakageRecords, TargetDataError, target
+
+from .ast_names import parse_module, string_literals
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
+
+SENTENCE_WORDS = 6
+SHINGLE_WORDS = 10
+TEXT_ID = re.compile(r"#W\d{7}|\b[a-z]+(?:_[a-z]+)*_\d{3,}\b|\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
+"""Ids written inside instruction text: retail orders, snake_case ids with a number, reservation codes."""
+DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+TOKEN = re.compile(r"[#A-Za-z0-9_]+")
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+FIX = "Generate ids, names and wording from rng in generate(); never copy the target's evaluation tasks."
+
+
+def normalize(text: str) -> str:
+    """Lower case, every run of non-alphanumerics one space (so punctuation and layout do not hide a copy)."""
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def is_id(value: str) -> bool:
+    """An argument value that identifies a record (not a date, amount or short number)."""
+    if len(value) < 6 or any(c.isspace() for c in value) or not any(c.isdigit() for c in value):
+        return False
+    if DATE_LIKE.match(value):
+        return False
+    if re.fullmatch(r"[\d.]+", value):
+        return "." not in value and len(value) >= 7
+    return True
+
+
+@dataclass
+class EvaluationIndex:
+    """What of the evaluation tasks must not appear in a module, each mapped to where it comes from."""
+
+    source: str
+    ids: dict[str, str] = field(default_factory=dict)
+    task_ids: dict[str, str] = field(default_factory=dict)
+    sentences: dict[str, str] = field(default_factory=dict)
+    shingles: dict[tuple[str, ...], str] = field(default_factory=dict)
+
+    def add_text(self, text: str | None, where: str) -> None:
+        if not text:
+            return
+        for match in TEXT_ID.findall(text):
+            self.ids.setdefault(match, where)
+        for sentence in SENTENCE_SPLIT.split(text):
+            normal = normalize(sentence)
+            if len(normal.split()) >= SENTENCE_WORDS:
+                self.sentences.setdefault(normal, where)
+        words = normalize(text).split()
+        for start in range(len(words) - SHINGLE_WORDS + 1):
+            self.shingles.setdefault(tuple(words[start : start + SHINGLE_WORDS]), where)
+
+    def add_values(self, value: Any, where: str) -> None:
+        """Every string leaf of ``value`` that looks like an id."""
+        if isinstance(value, str):
+            if is_id(value):
+                self.ids.setdefault(value, where)
+        elif isinstance(value, dict):
+            for item in value.values():
+                self.add_values(item, where)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self.add_values(item, where)
+
+    def drop_common(self, text: str) -> None:
+        """Forget sentences and word runs that also appear in ``text`` (the domain's own policy, say)."""
+        normal = f" {normalize(text)} "
+        self.sentences = {s: w for s, w in self.sentences.items() if f" {s} " not in normal}
+        self.shingles = {s: w for s, w in self.shingles.items() if f" {' '.join(s)} " not in normal}
+
+
+@lru_cache(maxsize=8)
+def _index_of(records: LeakageRecords) -> EvaluationIndex:
+    """The index of a target's evaluation tasks (cached per records object: a target returns the same one
+    for the same data)."""
+    index = EvaluationIndex(source=records.source)
+    for task in records.tasks:
+        for name in task.ids:
+            index.ids[name] = task.where
+        for task_id in task.task_ids:
+            index.task_ids[task_id] = task.where
+        for value in task.values:
+            index.add_values(value, task.where)
+        for text in task.texts:
+            index.add_text(text, task.where)
+    if records.common:
+        index.drop_common(records.common)
+    return index
+
+
+def evaluation_index(context: GateContext) -> EvaluationIndex:
+    """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
+    ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
+    return _index_of(target(context.target).leakage_records(context.tau2_data))
+
+
+@named_gate("leakage")
+def leakage_gate(source: str, context: GateContext) -> GateResult:
+    """Gate: no ids, task ids or instruction text of the target's evaluation tasks in the module."""
+    try:
+        index = evaluation_index(context)
+    except TargetDataError as exc:
+        finding = Finding(
+            rule="no-evaluation-data",
+            message=f"the leakage guard needs the {context.target} evaluation tasks to compare against: {exc}.",
+            fix="Pass tau2_data=DIR (trace-envs validate --tau2-data DIR) or set TRACE_ENVS_TAU2_DATA.",
+        )
+        return GateResult(gate="leakage", status="failed", findings=[finding])
+    findings = find_leaks(parse_module(source), index)
+    return GateResult(
+        gate="leakage",
+        status="failed" if findings else "passed",
+        findings=findings,
+        details={
+            "note": f"compared with {index.source}",
+            "ids": len(index.ids),
+            "sentences": len(index.sentences),
+            "shingles": len(index.shingles),
+        },
+    )
+
+
+def _literals(tree: ast.AST) -> Iterator[tuple[ast.expr, str]]:
+    """String literals (f-strings whole) and integer literals, as text."""
+    yield from string_literals(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            yield node, str(node.value)
+
+
+def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
+    """One finding per literal that holds evaluation ids or text (the first match in it)."""
+    findings: dict[tuple[int | None, str], Finding] = {}
+
+    def report(node: ast.AST, what: str, shown: str, where: str) -> None:
+        line = getattr(node, "lineno", None)
+        findings.setdefault(
+            (line, shown),
+            Finding(
+                rule="leaked-evaluation-data",
+                line=line,
+                subject=shown[:60],
+                message=f"{what} from {where}.",
+                fix=FIX,
+            ),
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "task_id" and isinstance(node.value, ast.Constant):
+            value = str(node.value.value)
+            if value in index.task_ids:
+                report(node.value, f"task_id {value!r} is the id of a task", value, index.task_ids[value])
+    for node, text in _literals(tree):
+        leaked = next((token for token in TOKEN.findall(text) if token in index.ids), None)
+        if leaked is not None:
+            report(node, f"the id {leaked!r} is copied", leaked, index.ids[leaked])
+            continue
+        normal = normalize(text)
+        if len(normal.split()) < SENTENCE_WORDS:
+            continue
+        padded = f" {normal} "
+        sentence = next((s for s in index.sentences if f" {s} " in padded), None)
+        if sentence is not None:
+            report(node, f"the sentence {sentence!r} is copied", sentence, index.sentences[sentence])
+            continue
+        words = normal.split()
+        for start in range(len(words) - SHINGLE_WORDS + 1):
+            shingle = tuple(words[start : start + SHINGLE_WORDS])
+            if shingle in index.shingles:
+                text_run = " ".join(shingle)
+                report(node, f"the words {text_run!r} are copied", text_run, index.shingles[shingle])
+                break
+    return sorted(findings.values(), key=lambda f: f.line or 0)

@@ -1,0 +1,406 @@
+"""Gates 1 and 2: the module parses, and its AST keeps to the import allow-list and avoids forbidden names.
+
+Cheap (milliseconds) and run before anything executes. They catch what a generator writes by habit
+(``import os``, ``random.choice``, ``datetime.now()``, ``open``) and the usual routes around a name
+check (``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
+code does at run time: that is the sandbox's job.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .ast_names import import_aliases, parse_module, qualified_name, snippet
+from .context import GateContext, named_gate
+from .reports import Finding, GateResult
+
+MAX_SOURCE_CHARS = 300_000
+
+ALLOWED_STDLIB: dict[str, str] = {
+    "__future__": "compiler switches only (annotations)",
+    "random": "only random.Random, seeded from the rng generate() receives",
+    "datetime": "date arithmetic on fixed dates; the clock reads (now, today, utcnow) are refused",
+    "math": "pure functions",
+    "re": "pure text matching",
+    "itertools": "pure iteration helpers",
+    "functools": "pure helpers (partial, reduce, lru_cache on pure functions)",
+    "collections": "containers (Counter, OrderedDict, defaultdict, abc)",
+    "dataclasses": "plain records",
+    "typing": "annotations",
+    "enum": "constants",
+    "string": "character constants and templates",
+    "json": "serialising data in memory (files cannot be opened: open is refused)",
+    "copy": "copying state objects",
+    "operator": "pure functions",
+    "bisect": "sorted-list search",
+    "heapq": "priority queues",
+    "textwrap": "formatting messages",
+    "decimal": "exact money arithmetic",
+    "fractions": "exact arithmetic",
+    "statistics": "pure functions",
+    "calendar": "weekday and month tables (it has no clock)",
+    "pydantic": "state and task models, as the contract uses",
+}
+"""The stdlib subset a capability env may import, and why each is safe: no I/O, clock, process or network."""
+
+MODULE_REASONS: dict[str, str] = {
+    "os": "gives file, process and environment access",
+    "sys": "reaches interpreter internals",
+    "subprocess": "starts processes",
+    "socket": "opens network connections",
+    "ssl": "opens network connections",
+    "ctypes": "calls native code, around every Python-level check",
+    "importlib": "imports arbitrary modules",
+    "builtins": "reaches open, exec and eval",
+    "time": "reads the wall clock (tasks must depend on the seed alone)",
+    "threading": "runs code outside the env's calls",
+    "multiprocessing": "starts processes",
+    "asyncio": "runs code outside the env's calls",
+    "signal": "sends and traps signals",
+    "resource": "changes process limits",
+    "pickle": "runs code while loading data",
+    "marshal": "loads code objects",
+    "shutil": "changes the file system",
+    "pathlib": "touches the file system",
+    "io": "opens files",
+    "tempfile": "creates files",
+    "glob": "reads the file system",
+    "uuid": "draws randomness outside the seed",
+    "secrets": "draws randomness outside the seed",
+    "inspect": "reaches interpreter internals",
+    "gc": "reaches every object in the interpreter",
+    "urllib": "opens network connections",
+    "http": "opens network connections",
+    "requests": "opens network connections",
+}
+
+FORBIDDEN_BUILTINS: dict[str, str] = {
+    "open": "opens files",
+    "exec": "runs code built at run time",
+    "eval": "runs code built at run time",
+    "compile": "builds code at run time",
+    "__import__": "imports arbitrary modules",
+    "globals": "reaches module internals by name",
+    "locals": "reaches frame internals by name",
+    "vars": "reaches object internals by name",
+    "input": "reads the terminal",
+    "breakpoint": "starts a debugger",
+    "help": "starts an interactive pager",
+    "exit": "exits the process",
+    "quit": "exits the process",
+}
+NONDETERMINISTIC_BUILTINS: dict[str, str] = {
+    "hash": "hash() of str and bytes changes with PYTHONHASHSEED, so tasks would differ between processes",
+    "id": "id() is a memory address, different in every process",
+}
+ATTRIBUTE_BUILTINS = ("getattr", "setattr", "delattr", "hasattr")
+CLOCK_READS = ("now", "today", "utcnow")
+FRAME_ATTRIBUTES = frozenset(
+    {"gi_frame", "gi_code", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals", "f_builtins", "f_code"}
+    | {"tb_frame", "tb_next", "co_code", "func_globals"}
+)
+ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__all__", "__slots__", "__main__"})
+SUPER_DUNDERS = frozenset({"__init__", "__post_init__", "__init_subclass__"})
+DUNDER = re.compile(r"^__\w+__$")
+FORMAT_DUNDER = re.compile(r"\{[^{}]*__\w+__[^{}]*\}")
+
+NO_DUNDER_FIX = "Use the object's public API; capability envs never need dunder attributes."
+
+
+def allowed_module(name: str, target: str, trusted: tuple[str, ...] = ()) -> bool:
+    """Whether ``import name`` is on the allow-list for a module that targets ``target`` (``trusted``:
+    packages the caller allows besides, such as the catalogue's ``generated_envs``)."""
+    top = name.split(".")[0]
+    if top in ALLOWED_STDLIB:
+        return True
+    roots = ("trace_envs.core", f"trace_envs.domains.{target}", *trusted)
+    return any(name == root or name.startswith(root + ".") for root in roots)
+
+
+def allowed_summary(target: str, trusted: tuple[str, ...] = ()) -> str:
+    return ", ".join([f"trace_envs.core, trace_envs.domains.{target}", *trusted, *sorted(ALLOWED_STDLIB)])
+
+
+@named_gate("parse")
+def parse_gate(source: str, context: GateContext) -> GateResult:
+    """Gate 1: the source is a Python module that compiles (nothing is executed)."""
+    findings = []
+    if len(source) > MAX_SOURCE_CHARS:
+        findings.append(
+            Finding(
+                rule="too-large",
+                message=f"the module has {len(source):,} characters, more than the {MAX_SOURCE_CHARS:,} allowed.",
+                fix="Write one small env module; move nothing but the env into it.",
+            )
+        )
+    else:
+        try:
+            parse_module(source, context.filename)
+            compile(source, context.filename, "exec", dont_inherit=True)  # errors only bytecode compilation finds
+        except SyntaxError as exc:
+            findings.append(
+                Finding(
+                    rule="syntax-error",
+                    line=exc.lineno,
+                    subject=(exc.text or "").strip()[:60],
+                    message=f"{exc.msg}.",
+                    fix="Return one complete, valid Python module.",
+                )
+            )
+        except ValueError as exc:  # null bytes
+            findings.append(Finding(rule="syntax-error", message=f"{exc}.", fix="Return plain Python source text."))
+    return GateResult(gate="parse", status="failed" if findings else "passed", findings=findings)
+
+
+@named_gate("static_policy")
+def static_policy_gate(source: str, context: GateContext) -> GateResult:
+    """Gate 2: imports on the allow-list; no forbidden names, dunder access, clock reads or global RNG."""
+    findings = check_policy(parse_module(source), source, context.target, context.trusted_imports)
+    return GateResult(
+        gate="static_policy",
+        status="failed" if findings else "passed",
+        findings=findings,
+        details={"note": f"imports limited to {allowed_summary(context.target, context.trusted_imports)}"},
+    )
+
+
+def check_policy(tree: ast.AST, source: str, target: str, trusted: tuple[str, ...] = ()) -> list[Finding]:
+    """Every policy finding in ``tree``, one per (line, subject, rule), in line order."""
+    visitor = _PolicyVisitor(source, target, import_aliases(tree), _defined_names(tree), trusted)
+    visitor.visit(tree)
+    unique = {(f.line, f.rule, f.subject): f for f in visitor.findings}
+    return sorted(unique.values(), key=lambda f: (f.line or 0, f.rule))
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Names the module binds itself (so a local ``hash`` variable is not the builtin)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+class _PolicyVisitor(ast.NodeVisitor):
+    def __init__(
+        self, source: str, target: str, aliases: dict[str, str], defined: set[str], trusted: tuple[str, ...] = ()
+    ):
+        self.source = source
+        self.target = target
+        self.trusted = trusted
+        self.aliases = aliases
+        self.defined = defined
+        self.findings: list[Finding] = []
+        self.called: set[int] = set()  # ast node ids of names that are called directly
+
+    def add(self, node: ast.AST, rule: str, message: str, fix: str, subject: str | None = None) -> None:
+        self.findings.append(
+            Finding(
+                rule=rule,
+                line=getattr(node, "lineno", None),
+                subject=subject if subject is not None else snippet(self.source, node),
+                message=message,
+                fix=fix,
+            )
+        )
+
+    # ----- imports ----------------------------------------------------------------------------
+    def _check_module(self, node: ast.AST, name: str) -> None:
+        if allowed_module(name, self.target, self.trusted):
+            return
+        top = name.split(".")[0]
+        if top == "trace_envs" or top == "generated_envs":
+            why = f"is not the contract or the {self.target} domain"
+        else:
+            why = MODULE_REASONS.get(top, "is not on the allow-list")
+        self.add(
+            node,
+            "forbidden-import",
+            f"import of {name}: it {why}.",
+            f"Remove it. A capability env may import only {allowed_summary(self.target, self.trusted)}.",
+        )
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._check_module(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.add(
+                node,
+                "relative-import",
+                "relative imports reach files beside the module, which a validated module cannot rely on.",
+                "Import from trace_envs.core or the target domain package by absolute name.",
+            )
+            return
+        module = node.module or ""
+        self._check_module(node, module)
+        for alias in node.names:
+            if alias.name == "*":
+                self.add(
+                    node,
+                    "star-import",
+                    f"from {module} import * hides which names are used.",
+                    "Import names explicitly.",
+                )
+            elif module == "random" and alias.name != "Random":
+                self._global_rng(node, f"random.{alias.name}")
+            elif module == "datetime" and alias.name in CLOCK_READS:
+                self._clock(node, f"datetime.{alias.name}")
+
+    # ----- names ------------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if name in FORBIDDEN_BUILTINS and isinstance(node.ctx, ast.Load):
+            self.add(
+                node,
+                "forbidden-name",
+                f"{name} {FORBIDDEN_BUILTINS[name]}; capability envs never need it.",
+                "Remove it (or rename a variable that shadows it).",
+                subject=name,
+            )
+        elif name in NONDETERMINISTIC_BUILTINS and isinstance(node.ctx, ast.Load) and name not in self.defined:
+            self.add(
+                node,
+                "nondeterministic-builtin",
+                f"{NONDETERMINISTIC_BUILTINS[name]}.",
+                "Use a stable key (the value itself, sorted(), or canonical_hash from trace_envs.core).",
+                subject=name,
+            )
+        elif name in ATTRIBUTE_BUILTINS and isinstance(node.ctx, ast.Load) and name not in self.defined:
+            if id(node) not in self.called:
+                self.add(
+                    node,
+                    "dynamic-attribute",
+                    f"{name} used as a value can reach any attribute by a computed name.",
+                    "Call it directly with a literal attribute name, or use plain attribute access.",
+                    subject=name,
+                )
+        elif DUNDER.match(name) and name not in ALLOWED_DUNDER_NAMES:
+            self.add(node, "dunder-name", f"{name} reaches interpreter internals.", NO_DUNDER_FIX, subject=name)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.add(
+            node,
+            "global-state",
+            f"global {', '.join(node.names)} changes module state that outlives an episode (state leaks between resets).",
+            "Keep per-episode state on self (set in generate/reset), not in module globals.",
+        )
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.add(
+            node,
+            "global-state",
+            f"nonlocal {', '.join(node.names)} keeps state in a closure that outlives an episode.",
+            "Keep per-episode state on self.",
+        )
+
+    # ----- attributes -------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        attr = node.attr
+        if DUNDER.match(attr):
+            on_super = (
+                isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "super"
+            )
+            if not (on_super and attr in SUPER_DUNDERS):
+                self.add(
+                    node,
+                    "dunder-attribute",
+                    f"the dunder attribute {attr} reaches interpreter internals.",
+                    NO_DUNDER_FIX,
+                )
+        elif attr in FRAME_ATTRIBUTES:
+            self.add(node, "frame-attribute", f"{attr} reaches frames and their globals.", NO_DUNDER_FIX)
+        else:
+            self._check_qualified(node, qualified_name(node, self.aliases))
+        self.generic_visit(node)
+
+    def _check_qualified(self, node: ast.AST, qualified: str | None) -> None:
+        if qualified is None:
+            return
+        parts = qualified.split(".")
+        if parts[0] == "random" and len(parts) >= 2 and parts[1] != "Random":
+            self._global_rng(node, qualified)
+        elif parts[0] == "datetime" and parts[-1] in CLOCK_READS:
+            self._clock(node, qualified)
+
+    def _global_rng(self, node: ast.AST, qualified: str) -> None:
+        self.add(
+            node,
+            "global-rng",
+            f"{qualified} uses the process-wide random generator, so tasks are not a function of the seed.",
+            "Draw from the rng that generate() receives (rng.choice, rng.randint, ...) or a random.Random(seed) built from it.",
+        )
+
+    def _clock(self, node: ast.AST, qualified: str) -> None:
+        self.add(
+            node,
+            "wall-clock",
+            f"{qualified} reads the wall clock, so tasks change from one run to the next.",
+            "Use a fixed reference date (e.g. datetime(2024, 5, 15)) plus offsets drawn from rng.",
+        )
+
+    # ----- calls ------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            self.called.add(id(func))
+            if func.id in ATTRIBUTE_BUILTINS and func.id not in self.defined:
+                self._attribute_builtin(node, func.id)
+        qualified = qualified_name(func, self.aliases)
+        if qualified == "random.Random" and not node.args and not node.keywords:
+            self.add(
+                node,
+                "global-rng",
+                "random.Random() without a seed is seeded from the operating system.",
+                "Pass a seed drawn from the rng that generate() receives: random.Random(rng.random()).",
+            )
+        self.generic_visit(node)
+
+    def _attribute_builtin(self, node: ast.Call, name: str) -> None:
+        if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
+            self.add(
+                node,
+                "dynamic-attribute",
+                f"{name} with a computed attribute name can reach anything, builtins included.",
+                "Use plain attribute access (obj.name) or a dict lookup.",
+            )
+            return
+        attr = node.args[1].value
+        if DUNDER.match(attr) or attr in FRAME_ATTRIBUTES:
+            self.add(node, "dunder-attribute", f"{name}(..., {attr!r}) reaches interpreter internals.", NO_DUNDER_FIX)
+        else:
+            base = qualified_name(node.args[0], self.aliases)
+            if base is not None:
+                self._check_qualified(node, f"{base}.{attr}")
+
+    # ----- string constants -------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            self._check_string(node, node.value)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        """An f-string: its constant parts are checked at the f-string's line (3.11 misplaces the parts)."""
+        for value in node.values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                self._check_string(node, value.value)
+            else:
+                self.visit(value)
+
+    def _check_string(self, node: ast.AST, text: str) -> None:
+        if DUNDER.match(text) and text not in ALLOWED_DUNDER_NAMES:
+            self.add(node, "dunder-string", f"the string {text!r} names an interpreter internal.", NO_DUNDER_FIX)
+        elif FORMAT_DUNDER.search(text):
+            self.add(
+                node,
+                "dunder-string",
+                "a format string that reaches dunder attributes ({x.__class__...}) reads interpreter internals.",
+                NO_DUNDER_FIX,
+            )

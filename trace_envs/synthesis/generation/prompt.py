@@ -1,0 +1,173 @@
+"""The generation prompt: what the generator is told about the capability, the target and the contract.
+
+``SynthesisRequest`` holds what analysis found (the capability, its failure patterns and failed
+trajectory excerpts, trimmed to a budget); :func:`generation_prompt` renders
+``templates/prompts/synthesis_generate.jinja`` with it and with the target domain's tool schemas,
+state model (JSON schema) and policy, the contract guide verbatim, one or two shipped envs of the
+same domain as worked examples, the rules and the output format. :func:`repair_prompt` renders the
+gate report of a failed attempt (``synthesis_repair.jinja``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from trace_envs.core import get_domain
+from trace_envs.core.templates import render_template
+
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+
+class PromptBudget(BaseModel):
+    """How much analysis evidence and how many worked examples go into a prompt."""
+
+    patterns: int = Field(default=8, ge=0, description="Failure patterns (most frequent first).")
+    excerpts: int = Field(default=3, ge=0, description="Failed-trajectory excerpts.")
+    excerpt_tokens: int = Field(default=4000, ge=200, description="Token budget of all excerpts together.")
+    examples: int = Field(default=2, ge=0, le=2, description="Shipped envs of the target domain shown whole.")
+    example_chars: int = Field(default=60_000, ge=0, description="Character budget of the worked examples.")
+
+
+class SynthesisRequest(BaseModel):
+    """One env to write: the capability, the target domain and what analysis saw of the failures."""
+
+    capability: str = Field(description="snake_case name, e.g. precondition_verification")
+    description: str = Field(min_length=1)
+    target: str
+    failure_patterns: list[str] = Field(default_factory=list, description="Why failures lacked it, in words.")
+    excerpts: list[str] = Field(default_factory=list, description="Rendered failed trajectories lacking it.")
+    notes: list[str] = Field(default_factory=list, description="What could not be included, and why.")
+
+    def model_post_init(self, context: Any) -> None:
+        if not SNAKE_CASE.match(self.capability):
+            raise ValueError(f"capability: {self.capability!r} is not snake_case (e.g. precondition_verification)")
+        from trace_envs.targets.registry import target
+
+        try:
+            target(self.target)
+        except ValueError as exc:
+            raise ValueError(f"target: {exc}") from None
+
+
+@functools.cache
+def contract_guide() -> str:
+    """The contract guide (writing an env), verbatim: what ``docs/writing-an-env.md`` holds, generated
+    from the code by :mod:`trace_envs.guide` (once per process, and under the AST lock: it parses our
+    sources, and syntheses run in threads)."""
+    from trace_envs.guide import env_guide
+
+    from ..gates.ast_names import exclusive_ast
+
+    with exclusive_ast():
+        return env_guide()
+
+
+def _supports(cls: Any, target: str) -> bool:
+    """Whether a shipped env runs on ``target``: its domain, or a choice of its ``variant`` knob."""
+    from typing import get_args
+
+    domain = getattr(cls, "domain", None)
+    if getattr(domain, "name", None) == target:
+        return True
+    field = getattr(getattr(cls, "Knobs", None), "model_fields", {}).get("variant")
+    return field is not None and target in get_args(field.annotation)
+
+
+def plugin_package_names() -> tuple[str, ...]:
+    """The packages installed envs come from (``generated_envs`` for the shipped ones)."""
+    import trace_envs  # noqa: F401  (loads the plugins)
+    from trace_envs.plugins import plugin_packages
+
+    return tuple(package.__name__ for package in plugin_packages())
+
+
+def shipped_envs(target: str) -> list[tuple[str, type]]:
+    """``(env id, class)`` of every installed env (a plugin package's: the shipped ``generated_envs`` and
+    third-party ones, not folders of loaded modules) that runs on ``target``."""
+    from trace_envs.registration import env_class, list_capability_envs
+
+    packages = plugin_package_names()
+    found = []
+    for env_id in list_capability_envs():
+        cls = env_class(env_id)
+        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and _supports(cls, target):
+            found.append((env_id, cls))
+    return found
+
+
+def worked_examples(target: str, capability: str, budget: PromptBudget) -> list[dict[str, str]]:
+    """Up to ``budget.examples`` shipped envs of the target's domain, whole: the one for this capability
+    first, then the shortest; each must fit in what is left of ``budget.example_chars``."""
+    candidates = []
+    for env_id, cls in shipped_envs(target):
+        module = inspect.getmodule(cls)
+        if module is None or module.__file__ is None:
+            continue
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        same = cls.capability.name == capability  # type: ignore[attr-defined]
+        candidates.append((not same, len(source), env_id, module.__name__, source))
+    examples: list[dict[str, str]] = []
+    left = budget.example_chars
+    for _, size, env_id, module_name, source in sorted(candidates):
+        if len(examples) >= budget.examples or size > left:
+            continue
+        examples.append({"env_id": env_id, "module": module_name, "source": source.rstrip("\n")})
+        left -= size
+    return examples
+
+
+def _schema_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def generation_prompt(
+    request: SynthesisRequest, budget: PromptBudget | None = None, *, flawed_failure_share: float = 0.2
+) -> str:
+    """The first prompt of a synthesis: everything the generator needs, and the output format."""
+    from ..gates.contract import domain_attribute
+    from ..gates.static_policy import ALLOWED_STDLIB
+
+    budget = budget or PromptBudget()
+    domain = get_domain(request.target)
+    return render_template(
+        "prompts/synthesis_generate.jinja",
+        capability=request.capability,
+        description=request.description,
+        target=request.target,
+        patterns=request.failure_patterns[: budget.patterns],
+        excerpts=request.excerpts[: budget.excerpts],
+        tools=_schema_json(domain.toolset.schemas()),
+        state_schema=_schema_json(domain.state_model.model_json_schema()),
+        policy=domain.policy.strip(),
+        guide=contract_guide().strip(),
+        examples=worked_examples(request.target, request.capability, budget),
+        domain_object=domain_attribute(request.target),
+        stdlib=sorted(ALLOWED_STDLIB),
+        failure_share=f"{flawed_failure_share:.0%}",
+    )
+
+
+def repair_prompt(new: list[str], repeated: list[str], stopped_by: str) -> str:
+    """The follow-up after a failed attempt: the new findings in full, the ones reported before in brief."""
+    return render_template("prompts/synthesis_repair.jinja", new=new, repeated=repeated, stopped_by=stopped_by)
+
+
+def prompt_hash(text: str) -> str:
+    """sha256 of a prompt's text (the manifest records it for the first prompt of each synthesis)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def failure_patterns(rationales: list[str], limit: int) -> list[str]:
+    """Distinct rationales, most frequent first (ties in text order), each with its count."""
+    counts = Counter(" ".join(r.split()) for r in rationales if r.strip())
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return [f"{text} ({count}x)" if count > 1 else text for text, count in ranked]

@@ -1,0 +1,189 @@
+"""The audit hook installed inside the sandbox before the candidate module is imported.
+
+It refuses sockets, new processes, native code, signals, rlimit changes, writes outside the scratch
+directory and reads of process state (``/proc/<pid>/...``) or the user's home, and reports every
+refusal on the report channel at once, so a module that catches the ``PermissionError`` and carries
+on is still rejected. CPython audit hooks are a tripwire, not a security boundary: code running in
+the same interpreter can get around them. The namespaces and rlimits set up by
+:mod:`trace_envs.synthesis.sandbox.process` are what confine a determined attacker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.fork", "os.forkpty", "pty.spawn", "os.startfile", "webbrowser.open"}
+)
+PROCESS_PREFIXES = ("os.exec", "os.spawn", "os.posix_spawn")
+NETWORK_EVENTS = frozenset({"urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect"})
+NETWORK_PREFIXES = ("socket.", "ssl.", "poplib.", "imaplib.", "nntplib.", "telnetlib.")
+SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
+LIMIT_EVENTS = frozenset({"resource.setrlimit", "resource.prlimit"})
+INTROSPECTION_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+BLOCKED_IMPORTS = frozenset({"ctypes", "_ctypes", "socket", "_socket", "ssl", "_ssl", "_posixsubprocess", "pty"})
+"""Modules whose import alone is refused (only when not already loaded by trusted code)."""
+WRITE_EVENTS: dict[str, tuple[int, ...]] = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.chflags": (0,),
+    "os.truncate": (0,),
+    "os.utime": (0,),
+    "os.setxattr": (0,),
+    "os.removexattr": (0,),
+    "os.rename": (0, 1),
+    "os.link": (0, 1),
+    "os.symlink": (1,),
+    "shutil.rmtree": (0,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+    "shutil.move": (0, 1),
+    "shutil.chown": (0,),
+    "shutil.unpack_archive": (1,),
+    "shutil.make_archive": (0,),
+    "sqlite3.connect": (0,),
+}
+"""Events that change the file system, and which of their arguments are the paths they change."""
+READ_EVENTS: dict[str, tuple[int, ...]] = {"os.listdir": (0,), "os.scandir": (0,)}
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+MAX_REPORTED = 200
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class AuditPolicy:
+    """Decides, for one audit event, whether it is refused and why (``None``: allowed)."""
+
+    def __init__(self, scratch: str, denied_read_roots: Sequence[str], allowed_read_roots: Sequence[str]):
+        self.scratch = os.path.realpath(scratch)
+        self.denied = [os.path.realpath(root) for root in denied_read_roots]
+        # An allowed root that contains a denied one (the home itself on sys.path) would undo the denial.
+        self.allowed = [
+            real
+            for real in (os.path.realpath(root) for root in allowed_read_roots)
+            if real != "/" and not any(_under(denied, real) for denied in self.denied)
+        ] + [self.scratch]
+
+    def decide(self, event: str, args: tuple[Any, ...]) -> str | None:
+        if event.startswith(NETWORK_PREFIXES) or event in NETWORK_EVENTS:
+            return "network access is not allowed"
+        if event in PROCESS_EVENTS or event.startswith(PROCESS_PREFIXES):
+            return "starting processes is not allowed"
+        if event.startswith("ctypes."):
+            return "native code through ctypes is not allowed"
+        if event == "import":
+            name = str(args[0]) if args else ""
+            if name.split(".")[0] in BLOCKED_IMPORTS:
+                return f"importing {name} is not allowed"
+            return None
+        if event == "open":
+            path, mode, flags = [*args, None, None, None][:3]
+            raw = mode is None  # os.open: may be relative to a directory descriptor we cannot see
+            if isinstance(mode, str):
+                writing = any(c in mode for c in "wax+")
+            else:
+                writing = isinstance(flags, int) and bool(flags & WRITE_FLAGS)
+            return self.path_reason(path, write=writing, raw=raw)
+        if event in WRITE_EVENTS:
+            for index in WRITE_EVENTS[event]:
+                if index < len(args):
+                    reason = self.path_reason(args[index], write=True, raw=True)
+                    if reason:
+                        return reason
+            return None
+        if event in READ_EVENTS:
+            path = args[0] if args else None
+            return self.path_reason("." if path is None else path, write=False, raw=False)
+        if event in SIGNAL_EVENTS:
+            return "sending signals to processes is not allowed"
+        if event in LIMIT_EVENTS:
+            return "changing resource limits is not allowed"
+        if event in INTROSPECTION_EVENTS:
+            return "walking the interpreter's objects is not allowed"
+        return None
+
+    def path_reason(self, path: Any, *, write: bool, raw: bool) -> str | None:
+        if path is None or isinstance(path, int):
+            return None  # an already-open descriptor: what it names was checked when it was opened
+        try:
+            text = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return None
+        if text == ":memory:":
+            return None
+        if raw and not os.path.isabs(text):
+            return f"a relative path in a low-level call ({text!r}) is not allowed; use an absolute path in scratch"
+        real = os.path.realpath(text)
+        if write:
+            if real == os.devnull or _under(real, self.scratch):
+                return None
+            return f"writing {real} (outside the scratch directory) is not allowed"
+        parts = real.split("/")
+        if len(parts) > 2 and parts[1] == "proc" and (parts[2].isdigit() or parts[2] in ("self", "thread-self")):
+            return f"reading process state ({real}) is not allowed"
+        if any(_under(real, root) for root in self.denied) and not any(_under(real, root) for root in self.allowed):
+            return f"reading {real} (a home directory) is not allowed"
+        return None
+
+
+class AuditReporter:
+    """Writes refusals and stage changes as JSON lines to the report channel (a pipe descriptor)."""
+
+    def __init__(self, channel_fd: int):
+        self.fd = channel_fd
+        self.stage = "startup"
+        self.seen: set[tuple[str, str]] = set()
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode("utf-8", "replace")
+        try:
+            while data:
+                written = os.write(self.fd, data)
+                data = data[written:]
+        except OSError:
+            pass  # the parent is gone: nothing to report to
+
+    def set_stage(self, stage: str) -> None:
+        self.stage = stage
+        self.send({"type": "stage", "stage": stage})
+
+    def blocked(self, event: str, detail: str) -> None:
+        key = (event, detail)
+        if key in self.seen or len(self.seen) >= MAX_REPORTED:
+            return
+        self.seen.add(key)
+        self.send({"type": "blocked", "event": event, "detail": detail[:500], "stage": self.stage})
+
+
+def make_hook(policy: AuditPolicy, reporter: AuditReporter) -> Callable[[str, tuple[Any, ...]], None]:
+    """The hook function: refuse and report; reentrant calls (from the policy itself) pass through."""
+    busy = [False]
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if busy[0]:
+            return
+        busy[0] = True
+        try:
+            reason = policy.decide(event, args)
+            if reason is not None:
+                reporter.blocked(event, reason)
+        finally:
+            busy[0] = False
+        if reason is not None:
+            raise PermissionError(f"trace-envs sandbox refused {event}: {reason}")
+
+    return hook
+
+
+def install(policy: AuditPolicy, reporter: AuditReporter) -> None:
+    """Install the hook for the rest of this process's life (audit hooks cannot be removed)."""
+    sys.addaudithook(make_hook(policy, reporter))
