@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from trace_envs.registration import list_capability_envs
+from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env, make_env, property_checks
 from trace_envs.testing.properties import (
     CANNED_ANSWERS,
+    check_adversarial_junk_fails,
     check_any_action_is_safe,
     check_constant_answer_fails,
     constant_answers,
@@ -79,3 +81,22 @@ def test_the_fuzz_tries_the_same_actions_for_the_same_seed(monkeypatch: pytest.M
         check_any_action_is_safe("trace/order-cancel-v0", examples=15, seed=3)
         runs.append(list(tried))
     assert runs[0] == runs[1] and len(runs[0]) >= 15
+
+
+def test_an_adversarial_junk_failure_names_the_policy_and_the_seeds() -> None:
+    with pytest.raises(AssertionError, match=r"the 'lookups, then every candidate answer' policy wins [1-9]\d* of 12"):
+        check_adversarial_junk_fails(broken_env_id("adversarial_junk_fails"), range(12))
+    check_adversarial_junk_fails("trace/order-cancel-v0", range(12))  # the same env forbidding contradictions
+
+
+def test_a_told_forbidden_fact_fails_the_task_and_the_verdict_says_which() -> None:
+    env = make_env("trace/order-cancel-v0")
+    seed = next(s for s in range(50) if not (env.reset(seed=s) and env.current_task.metadata["eligible"]))
+    env.reset(seed=seed)
+    status = env.current_task.metadata["status"]
+    other = next(s for s in ("processed", "delivered") if s != status)
+    lookup, *_ = env.oracle_actions()
+    reward, info = play_actions(env, [lookup, f"It is {status}, or maybe {other}; it cannot be cancelled."], seed=seed)
+    assert reward == 0.0
+    assert info["verdict"]["facts_contradicted"] == {other: True}
+    assert info["verdict"]["facts_told"] == {status: True} and info["verdict"]["hash_match"]

@@ -14,7 +14,15 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain, parse_action
+from trace_envs.core import (
+    STOP_TOKEN,
+    CapabilityEnv,
+    ToolCall,
+    canonical_hash,
+    format_tool_call,
+    get_domain,
+    parse_action,
+)
 from trace_envs.rollout.scripted import play_actions
 
 
@@ -229,6 +237,69 @@ def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: fl
         f"{len(seed_list)} seeds; the worst, {worst!r}, wins {len(wins[worst])} (e.g. seeds {wins[worst][:5]}). "
         "Require facts only a lookup reveals (which condition fails, with the record's own values) "
         "or the deciding record's read (Task.required_reads)"
+    )
+
+
+def _lookups(env: CapabilityEnv, seed: int) -> tuple[list[str], list[str]]:
+    """The reference's and flawed solution's tool calls that change no state (the lookups any agent may make,
+    as action strings) and what they return, played on a fresh episode of ``seed``."""
+    env.reset(seed=seed)
+    steps = [*env.oracle_actions(), *(env.flawed_actions() or [])]
+    reads: list[str] = []
+    results: list[str] = []
+    for action in dict.fromkeys(step for step in steps if not parse_action(step).is_message):
+        before = env.domain.state_hash(env.state)
+        observation, *_ = env.step(action)
+        if env.domain.state_hash(env.state) == before:
+            reads.append(action)
+            results.append(str(observation))
+    return reads, results
+
+
+def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
+    """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
+    candidate (every value the lookups returned and every answer of other seeds) in one message; echo the
+    user's opening; call every tool once with no arguments and then state every candidate. (A canned closing
+    line is one of :func:`check_constant_answer_fails`'s candidates.)"""
+    reads, results = _lookups(env, seed)
+    opening, info = env.reset(seed=seed)
+    stuffing = " ".join([*results, *candidates])
+    every_tool = [format_tool_call(ToolCall(name=tool["function"]["name"], arguments={})) for tool in info["tools"]]
+    return {
+        "lookups, then every candidate answer": [*reads, stuffing],
+        "echo the opening": [str(opening)] * env.max_turns,
+        "every tool once, then every candidate answer": [*every_tool, stuffing],
+    }
+
+
+def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: float = MAX_CONSTANT_SHARE) -> None:
+    """No generic gaming policy (:func:`adversarial_policies`) succeeds on more than ``max_share`` of the seeds:
+    a verifier must not pay keyword stuffing, an echo or a spray of tool calls. The candidate
+    answers come from seeds just past the checked ones (as in :func:`check_constant_answer_fails`)."""
+    env = make_env(env_id)
+    seed_list = list(seeds)
+    first_source = max(seed_list) + 1
+    candidates = constant_answers(env, range(first_source, first_source + CONSTANT_ANSWER_SOURCES))
+    wins: dict[str, list[int]] = {}
+    for seed in seed_list:
+        for name, actions in adversarial_policies(env, seed, candidates).items():
+            reward, _ = play_actions(env, actions, seed=seed)
+            _rewards_in_range(env_id, seed, reward, f"the '{name}' policy")
+            if reward > 0.0:
+                wins.setdefault(name, []).append(seed)
+    allowed = int(max_share * len(seed_list) + 1e-9)
+    beaten = {name: won for name, won in wins.items() if len(won) > allowed}
+    assert not beaten, (
+        f"{env_id}: "
+        + "; ".join(
+            f"the '{name}' policy wins {len(won)} of {len(seed_list)} seeds (e.g. seeds {won[:5]})"
+            for name, won in beaten.items()
+        )
+        + (
+            ". The verifier pays an answer that skips the capability: require the facts only the capability yields, "
+            "forbid the outcomes that contradict the true one (Task.forbidden_facts), and require the deciding "
+            "records' reads (Task.required_reads)"
+        )
     )
 
 
