@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import gymnasium as gym
 import pytest
 
+from generated_envs.order_cancel import OrderCancelEnv
+from trace_envs.core import Task
 from trace_envs.registration import list_capability_envs
 from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env, make_env, property_checks
@@ -12,6 +17,7 @@ from trace_envs.testing.properties import (
     check_adversarial_junk_fails,
     check_any_action_is_safe,
     check_constant_answer_fails,
+    check_oracle_solves,
     constant_answers,
 )
 
@@ -100,3 +106,23 @@ def test_a_told_forbidden_fact_fails_the_task_and_the_verdict_says_which() -> No
     assert reward == 0.0
     assert info["verdict"]["facts_contradicted"] == {other: True}
     assert info["verdict"]["facts_told"] == {status: True} and info["verdict"]["hash_match"]
+
+
+class _RoundedFactEnv(OrderCancelEnv):
+    """Requires the fact "27.6" that its reference message states as "27.65" (the real model's case)."""
+
+    def generate(self, rng: random.Random) -> Task:
+        task = super().generate(rng)
+        solution = [*task.solution[:-1], "Your refund is 27.65 dollars."]
+        return task.model_copy(update={"solution": solution, "required_facts": ["27.6"], "required_reads": []})
+
+
+def test_an_oracle_failure_names_the_fact_the_messages_and_the_matching_rule() -> None:
+    if "tracetest/rounded-fact-v0" not in gym.registry:
+        gym.register(id="tracetest/rounded-fact-v0", entry_point=f"{__name__}:_RoundedFactEnv")
+    with pytest.raises(AssertionError) as caught:
+        check_oracle_solves("tracetest/rounded-fact-v0", range(3))
+    message = str(caught.value)
+    assert "the required fact '27.6' is in none of the messages" in message
+    assert "'Your refund is 27.65 dollars.'" in message  # the message that should have held it
+    assert "'27.6' is not told by '27.65'" in message and "Fix:" in message

@@ -129,14 +129,54 @@ def _rewards_in_range(env_id: str, seed: int, reward: float, what: str) -> None:
     assert 0.0 <= reward <= 1.0, f"{env_id}: {what} on seed {seed} got reward {reward}, outside [0, 1]"
 
 
+FACT_RULE = (
+    "facts match the agent's messages to the user after lower-casing, dropping commas and collapsing whitespace, "
+    "as substrings; a fact that starts or ends with a digit matches only a whole number ('27.6' is not told by "
+    "'27.65', '85' not by '850')"
+)
+
+
+def explain_failed_verdict(env: CapabilityEnv, verdict: dict[str, Any]) -> str:
+    """Why a played episode failed, in words a model can act on: the state, each missing read, each fact not
+    told (with the messages that could have told it and the matching rule), each forbidden fact told."""
+    reasons: list[str] = []
+    if verdict.get("hash_match") is False:
+        reasons.append(
+            f"the final state differs from the gold state (state {str(verdict.get('state_hash'))[:12]}, gold "
+            f"{str(verdict.get('gold_hash'))[:12]}): a write is missing, extra or has other arguments"
+        )
+    reasons += [
+        f"the required read {read} did not succeed" for read, done in verdict.get("reads_done", {}).items() if not done
+    ]
+    said = [
+        m["content"] for m in env.messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
+    ]
+    shown = "; ".join(repr(text[:200]) for text in said[-3:]) or "none"
+    for fact, told in verdict.get("facts_told", {}).items():
+        if not told:
+            reasons.append(
+                f"the required fact {fact!r} is in none of the messages that count (after every required read); "
+                f"the last messages: {shown}. Rule: {FACT_RULE}. Fix: state the fact exactly as required_facts "
+                "has it, or require the text the message states"
+            )
+    reasons += [
+        f"the forbidden fact {fact!r} is told in a message ({FACT_RULE}); fix the message or the forbidden list"
+        for fact, told in verdict.get("facts_contradicted", {}).items()
+        if told
+    ]
+    return "; ".join(reasons) or f"verdict: {verdict}"
+
+
 def check_oracle_solves(env_id: str, seeds: Sequence[int]) -> None:
-    """The reference solution scores 1.0 on every seed."""
+    """The reference solution scores 1.0 on every seed; a failure says why, from the verdict."""
     env = make_env(env_id)
     for seed in seeds:
         env.reset(seed=seed)
         reward, info = play_actions(env, env.oracle_actions(), seed=seed)
         _rewards_in_range(env_id, seed, reward, "the oracle")
-        assert reward == 1.0, f"{env_id}: the oracle scores {reward} on seed {seed}; verdict: {info.get('verdict')}"
+        if reward != 1.0:
+            why = explain_failed_verdict(env, info.get("verdict") or {})
+            raise AssertionError(f"{env_id}: the oracle scores {reward} on seed {seed}: {why}")
 
 
 def check_flawed_fails(env_id: str, seeds: Sequence[int]) -> None:
