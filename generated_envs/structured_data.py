@@ -241,6 +241,7 @@ def _variant_task(ask: Ask, mode: str, plan: Plan, product: Record, order_id: st
         ),
         flawed_solution=_first_match_solution(plan.steps, flawed_id, flawed_price),
         required_facts=[f"{listed[target_id].price:.2f}"],
+        forbidden_facts=sorted({f"{v.price:.2f}" for v in listed.values()} - {f"{listed[target_id].price:.2f}"}),
         metadata={"variant": "retail", "mode": mode, "style": ask.style, "option": ask.key, "value": ask.wanted,
                   "target_item": target_id, "flawed_item": flawed_id, "flawed_price": flawed_price},
     )  # fmt: skip

@@ -296,11 +296,21 @@ def _lookups(env: CapabilityEnv, seed: int) -> tuple[list[str], list[str]]:
     return reads, results
 
 
+def candidate_facts(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
+    """Every required and forbidden fact of the tasks of ``source_seeds``: the values an answer may take (every
+    status, every amount), which a keyword-stuffing policy lists all at once."""
+    facts: dict[str, None] = {}
+    for seed in source_seeds:
+        env.reset(seed=seed)
+        facts.update(dict.fromkeys([*env.current_task.required_facts, *env.current_task.forbidden_facts]))
+    return list(facts)
+
+
 def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
     """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
-    candidate (every value the lookups returned and every answer of other seeds) in one message; echo the
-    user's opening; call every tool once with no arguments and then state every candidate. (A canned closing
-    line is one of :func:`check_constant_answer_fails`'s candidates.)"""
+    candidate (every value the lookups returned, every answer and required fact of other seeds) in one message;
+    echo the user's opening; call every tool once with no arguments and then state every candidate. (A canned
+    closing line is one of :func:`check_constant_answer_fails`'s candidates.)"""
     reads, results = _lookups(env, seed)
     opening, info = env.reset(seed=seed)
     stuffing = " ".join([*results, *candidates])
@@ -319,13 +329,14 @@ def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: f
     env = make_env(env_id)
     seed_list = list(seeds)
     first_source = max(seed_list) + 1
-    candidates = constant_answers(env, range(first_source, first_source + CONSTANT_ANSWER_SOURCES))
+    sources = range(first_source, first_source + CONSTANT_ANSWER_SOURCES)
+    candidates = [*constant_answers(env, sources), *candidate_facts(env, sources)]
     wins: dict[str, list[int]] = {}
     for seed in seed_list:
         for name, actions in adversarial_policies(env, seed, candidates).items():
-            reward, _ = play_actions(env, actions, seed=seed)
+            reward, info = play_actions(env, actions, seed=seed)
             _rewards_in_range(env_id, seed, reward, f"the '{name}' policy")
-            if reward > 0.0:
+            if (info.get("verdict") or {}).get("success"):  # partial credit (a similarity) is not a win
                 wins.setdefault(name, []).append(seed)
     allowed = int(max_share * len(seed_list) + 1e-9)
     beaten = {name: won for name, won in wins.items() if len(won) > allowed}
