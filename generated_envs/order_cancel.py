@@ -5,7 +5,8 @@ Domain: toy_shop — two tools (get_order_details, cancel_order) over a shop of 
 Task kinds: cancel: the user asks to cancel one order, pending (allowed) or processed/delivered (refused).
 Knobs: distractor_orders (default 3): other orders in the shop's state.
 Verifier: the gold state hash (the order cancelled only when pending) and the fact "cancelled" or the
-order's status; a refusal also needs the get_order_details read of that order.
+order's status; a refusal also needs the get_order_details read of that order, and no message may name a
+shipped status the order does not have (so listing every status word does not pay).
 Failure it targets: acting on a request without checking its precondition (cancelling a shipped order).
 Example: seed 0, Zoe Garcia asks to cancel #W7463343; the reference looks it up, sees "delivered" and
 refuses; the flawed solution cancels straight away, so the state hash differs.
@@ -73,6 +74,8 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
                 facts=[UserFact(keys=["order id", "order number"], answer=f"It's {order_id}.")],
             ),
             required_facts=["cancelled" if status == "pending" else status],
+            # a refusal that lists every status (or a confirmation that calls the order shipped) contradicts itself
+            forbidden_facts=[other for other in ("processed", "delivered") if other != status],
             # the status is one of two: without the lookup, "already delivered" would pay
             required_reads=[] if status == "pending" else [lookup],
             flawed_solution=[  # cancels straight away, without looking the order up

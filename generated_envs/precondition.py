@@ -11,11 +11,10 @@ item_return: return an item of a delivered order (retail: only the customer's ow
 Knobs: not_allowed_share (default 0.5): share of not-allowed seeds; distractors (default 2): other reservations or
 orders on the profile; variant (default airline): the domain.
 Verifier: the gold state hash; an airline success says the refund; a refusal says "not eligible" and the record's
-values (cabin and booking date, or status), with its lookups as required reads.
+values (cabin and booking date, or status), with its lookups as required reads, and (retail) no other reason or status.
 Failure it targets: the paper's C4: cancelling an ineligible basic-economy booking made 14 days ago without insurance.
 Example: airline seed 1: "cancel reservation WVJ5NT: I found a cheaper flight elsewhere"; the reference reads it and
-its flights and refuses (basic economy, booked 2024-05-14, no covered insurance); the flawed solution cancels right
-after identifying the user, so the state hash differs.
+its flights and refuses (basic economy, booked 2024-05-14, no insurance); the flawed one cancels: the hash differs.
 """
 
 from __future__ import annotations
@@ -63,11 +62,8 @@ RETAIL_WRONG_STATUS = {"cancel": ("processed", "delivered"), "address": ("proces
 
 
 class PreconditionKnobs(Tau2Knobs):
-    not_allowed_share: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Share of seeds whose request the policy does not allow."
-    )
-    distractors: int = Field(default=2, ge=0, le=10,
-                             description="Other reservations or orders on the customer's profile.")  # fmt: skip
+    not_allowed_share: float = Field(default=0.5, ge=0.0, le=1.0, description="Share of not-allowed seeds.")
+    distractors: int = Field(default=2, ge=0, le=10, description="Other reservations or orders on the profile.")
 
 
 class Case(BaseModel):
@@ -83,6 +79,7 @@ class Case(BaseModel):
     refusal: str
     success_facts: list[str] = Field(default_factory=list)
     refusal_facts: list[str] = Field(default_factory=lambda: [NOT_ELIGIBLE])
+    refusal_forbidden: list[str] = Field(default_factory=list)  # another reason or status: stuffing every one fails
 
 
 class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
@@ -122,6 +119,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             flawed_solution=[plan.steps[0], case.write, case.success],  # the paper's: change without a lookup
             required_facts=case.success_facts if allowed else case.refusal_facts,
             required_reads=[] if allowed else case.checks,  # a refusal rests on what the checks show
+            forbidden_facts=[] if allowed else case.refusal_forbidden,
             metadata={"variant": self.knobs.variant, "allowed": allowed, "kind": case.kind, "target": case.target},
         )
 
@@ -180,6 +178,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
         builders = {"cancel": _build_order_cancel, "address": _build_address_change, "return": _build_item_return}
         ask, write, confirm, success = builders[request](rng, db, order, whose)
         action = {"cancel": "cancelled", "address": "changed", "return": "returned"}[request]
+        others = [other for other in RETAIL_WRONG_STATUS[request] if other != order.status]  # statuses it is not
         why = (
             " in this conversation: it belongs to another customer's account, and I can only help with your own orders"
             if kind == "not_theirs"
@@ -195,6 +194,7 @@ class PreconditionEnv(Tau2VariantEnv[PreconditionKnobs]):
             success=success,
             refusal=f"I'm sorry, but order {oid} is {NOT_ELIGIBLE} to be {action}{why}.",
             refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, order.status],
+            refusal_forbidden=["its status is"] if kind == "not_theirs" else ["another customer", *others],
         )
         facts = [
             UserFact(keys=["email"], answer=f"My email is {email}."),

@@ -12,14 +12,13 @@ Knobs: variant (default airline): the domain; distractors (default 4): near-miss
 onestop_share (default 0.35): airline tasks with no direct flight; max_passengers (default 2): airline travellers;
 report_share (default 0.25): tasks that only report the record; noise_records (default 2): unrelated flights/orders.
 Verifier: the gold state hash (the booking or item swap on the right record, or no change for a report) and the
-required facts: the total price (and the flight numbers of a reported itinerary) or the variant's price.
+required facts: the total price (and a reported itinerary's flight numbers) or the variant's price (no other's).
 Failure it targets: the paper's Appendix F.1, C1: reading the neighbouring cabin's price column (airline), or
 taking the first listed variant that matches the one changed option (retail); the distractors make reading another
 cabin's column, ignoring the departure time or ignoring sold-out seats each pick a different flight.
-Example: seed 0 (airline): two travellers ask to book the cheapest economy flight MCO to MIA on 2024-05-16
-leaving at or after 12:00; the reference searches, names HAT144 at $137 per passenger ($274) and books it; the
-flawed solution reads the basic-economy column, picks HAT774 and pays $106, which the booking tool rejects, so the
-state hash and the "$274" fact both fail.
+Example: seed 0 (airline): two travellers ask to book the cheapest economy flight MCO to MIA on 2024-05-16 at or
+after 12:00; the reference searches, names HAT144 at $137 per passenger ($274) and books it; the flawed solution
+reads the basic-economy column and picks HAT774 at $106, which the tool rejects: the hash and "$274" both fail.
 """
 
 from __future__ import annotations
@@ -242,6 +241,7 @@ def _variant_task(ask: Ask, mode: str, plan: Plan, product: Record, order_id: st
         ),
         flawed_solution=_first_match_solution(plan.steps, flawed_id, flawed_price),
         required_facts=[f"{listed[target_id].price:.2f}"],
+        forbidden_facts=sorted({f"{v.price:.2f}" for v in listed.values()} - {f"{listed[target_id].price:.2f}"}),
         metadata={"variant": "retail", "mode": mode, "style": ask.style, "option": ask.key, "value": ask.wanted,
                   "target_item": target_id, "flawed_item": flawed_id, "flawed_price": flawed_price},
     )  # fmt: skip

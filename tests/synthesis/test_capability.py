@@ -94,3 +94,17 @@ def test_without_execution_evidence_the_gate_says_so() -> None:
 def test_the_share_must_be_a_share(share: float) -> None:
     with pytest.raises(ValueError, match=r"^flawed_failure_share: "):
         GateContext(target="retail", flawed_failure_share=share)
+
+
+def test_a_call_to_an_unrelated_tool_or_other_records_is_not_a_near_miss() -> None:
+    unrelated = format_tool_call(ToolCall(name="list_all_product_types", arguments={}))
+    other_order = format_tool_call(ToolCall(name="cancel_pending_order", arguments={"order_id": "#W9", "reason": "y"}))
+    for flawed in ([unrelated, "Sorry, I cannot help."], [other_order]):
+        diff = compare_steps(REFERENCE, flawed)
+        assert diff.flawed_tool_calls == 1 and diff.flawed_calls_on_reference_records == 0 and not diff.near_miss
+    result = run_gate(*(seed(n, [unrelated, "Sorry, I cannot help."], 0.0) for n in range(3)))
+    assert not result.passed and result.findings[0].rule == "flawed-not-a-near-miss"
+    skip_check = compare_steps(REFERENCE, [format_tool_call(ToolCall(name="cancel_pending_order", arguments={}))])
+    assert not skip_check.near_miss  # no argument in common: it acts on no record of the task
+    acts_on_the_order = compare_steps(REFERENCE[1:2], [format_tool_call(ToolCall(name="x", arguments={"id": "#W1"}))])
+    assert acts_on_the_order.near_miss

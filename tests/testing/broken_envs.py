@@ -50,7 +50,16 @@ class CannedRefusalEnv(OrderCancelEnv):
         task = super().generate(rng)
         if task.metadata["eligible"]:
             return task
-        return task.model_copy(update={"required_facts": ["cannot be cancelled"], "required_reads": []})
+        update = {"required_facts": ["cannot be cancelled"], "required_reads": [], "forbidden_facts": []}
+        return task.model_copy(update=update)
+
+
+class KeywordStuffingEnv(OrderCancelEnv):
+    """Forbids no contradicting status: a lookup followed by a message naming every status word wins every
+    ineligible seed, though no single canned message and none of the plain junk policies does."""
+
+    def generate(self, rng: random.Random) -> Task:
+        return super().generate(rng).model_copy(update={"forbidden_facts": []})
 
 
 class FlawedIsOracleEnv(OrderCancelEnv):
@@ -103,6 +112,7 @@ BROKEN = {
     "oracle_solves": BrokenOracleEnv,
     "junk_fails": LaxVerifierEnv,
     "constant_answer_fails": CannedRefusalEnv,
+    "adversarial_junk_fails": KeywordStuffingEnv,
     "flawed_fails": FlawedIsOracleEnv,
     "any_action_is_safe": CrashingEnv,
     "no_state_leak": LeakyEnv,

@@ -13,7 +13,7 @@ pytest_plugins = ["pytester"]
 
 def test_plugin_runs_the_suite_on_a_good_env(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--trace-env", "trace/order-cancel-v0", "--trace-env-seeds", "5", "-q")
-    result.assert_outcomes(passed=10)  # every property, constant_answer_fails included
+    result.assert_outcomes(passed=11)  # every property, constant_answer_fails and adversarial_junk_fails included
 
 
 def test_plugin_reports_a_broken_env(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import random
+
+import gymnasium as gym
 import pytest
 
+from generated_envs.order_cancel import OrderCancelEnv
+from trace_envs.core import Task
 from trace_envs.registration import list_capability_envs
+from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env, make_env, property_checks
 from trace_envs.testing.properties import (
     CANNED_ANSWERS,
+    check_adversarial_junk_fails,
     check_any_action_is_safe,
     check_constant_answer_fails,
+    check_oracle_solves,
     constant_answers,
 )
 
@@ -79,3 +87,42 @@ def test_the_fuzz_tries_the_same_actions_for_the_same_seed(monkeypatch: pytest.M
         check_any_action_is_safe("trace/order-cancel-v0", examples=15, seed=3)
         runs.append(list(tried))
     assert runs[0] == runs[1] and len(runs[0]) >= 15
+
+
+def test_an_adversarial_junk_failure_names_the_policy_and_the_seeds() -> None:
+    with pytest.raises(AssertionError, match=r"the 'lookups, then every candidate answer' policy wins [1-9]\d* of 12"):
+        check_adversarial_junk_fails(broken_env_id("adversarial_junk_fails"), range(12))
+    check_adversarial_junk_fails("trace/order-cancel-v0", range(12))  # the same env forbidding contradictions
+
+
+def test_a_told_forbidden_fact_fails_the_task_and_the_verdict_says_which() -> None:
+    env = make_env("trace/order-cancel-v0")
+    seed = next(s for s in range(50) if not (env.reset(seed=s) and env.current_task.metadata["eligible"]))
+    env.reset(seed=seed)
+    status = env.current_task.metadata["status"]
+    other = next(s for s in ("processed", "delivered") if s != status)
+    lookup, *_ = env.oracle_actions()
+    reward, info = play_actions(env, [lookup, f"It is {status}, or maybe {other}; it cannot be cancelled."], seed=seed)
+    assert reward == 0.0
+    assert info["verdict"]["facts_contradicted"] == {other: True}
+    assert info["verdict"]["facts_told"] == {status: True} and info["verdict"]["hash_match"]
+
+
+class _RoundedFactEnv(OrderCancelEnv):
+    """Requires the fact "27.6" that its reference message states as "27.65" (the real model's case)."""
+
+    def generate(self, rng: random.Random) -> Task:
+        task = super().generate(rng)
+        solution = [*task.solution[:-1], "Your refund is 27.65 dollars."]
+        return task.model_copy(update={"solution": solution, "required_facts": ["27.6"], "required_reads": []})
+
+
+def test_an_oracle_failure_names_the_fact_the_messages_and_the_matching_rule() -> None:
+    if "tracetest/rounded-fact-v0" not in gym.registry:
+        gym.register(id="tracetest/rounded-fact-v0", entry_point=f"{__name__}:_RoundedFactEnv")
+    with pytest.raises(AssertionError) as caught:
+        check_oracle_solves("tracetest/rounded-fact-v0", range(3))
+    message = str(caught.value)
+    assert "the required fact '27.6' is in none of the messages" in message
+    assert "'Your refund is 27.65 dollars.'" in message  # the message that should have held it
+    assert "'27.6' is not told by '27.65'" in message and "Fix:" in message

@@ -233,14 +233,22 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     def facts_told(self) -> dict[str, bool]:
         """Which required facts appear in the agent's messages to the user (see :func:`fact_pattern`),
         counting only messages sent after every required read (see :meth:`answer_start`)."""
-        task = self.current_task
         start = self.answer_start()
-        said = " ".join(
+        said = self._said(len(self.messages) if start is None else start)
+        return {fact: fact_pattern(fact).search(said) is not None for fact in self.current_task.required_facts}
+
+    def facts_contradicted(self) -> dict[str, bool]:
+        """Which forbidden facts (outcomes other than the true one) appear in any of the agent's messages."""
+        said = self._said(0)
+        return {fact: fact_pattern(fact).search(said) is not None for fact in self.current_task.forbidden_facts}
+
+    def _said(self, start: int) -> str:
+        """The agent's messages to the user from message ``start`` on, normalised for fact matching."""
+        return " ".join(
             normalize_fact_text(m["content"] or "")
-            for m in self.messages[len(self.messages) if start is None else start :]
+            for m in self.messages[start:]
             if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls") and not m.get("invalid")
         )
-        return {fact: fact_pattern(fact).search(said) is not None for fact in task.required_facts}
 
     def reads_done(self) -> dict[str, bool]:
         """For each of the task's required reads (keyed by its action string), whether it succeeded."""
@@ -275,14 +283,16 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         return calls
 
     def verify(self) -> Verdict[Any]:
-        """Success iff the state hash equals the gold hash, every required read was made and every
-        required fact was told after them."""
+        """Success iff the state hash equals the gold hash, every required read was made, every required fact
+        was told after them and no forbidden fact was told at all."""
         state_hash = self.domain.state_hash(self.state)
         gold = self.gold_hash()
         facts = self.facts_told()
+        contradicted = self.facts_contradicted()
         reads = self.reads_done()
         hash_match = state_hash == gold
-        success = hash_match and all(facts.values()) and all(reads.values())
+        communicated = all(facts.values()) and not any(contradicted.values())
+        success = hash_match and communicated and all(reads.values())
         return Verdict[None](
             reward=1.0 if success else 0.0,
             success=success,
@@ -290,8 +300,9 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
             state_hash=state_hash,
             gold_hash=gold,
             facts_told=facts,
+            facts_contradicted=contradicted,
             reads_done=reads,
-            components={"db": float(hash_match), "communicate": float(all(facts.values()))},
+            components={"db": float(hash_match), "communicate": float(communicated)},
         )
 
     # ----- helpers for policies, tests and people ------------------------------------------------

@@ -63,6 +63,11 @@ class Task(BaseModel):
     required_facts: list[str] = Field(
         default_factory=list, description="Text the agent must tell the user (tau2's substring match)."
     )
+    forbidden_facts: list[str] = Field(
+        default_factory=list,
+        description="Text the agent must not tell anywhere in the episode: an outcome other than the true one "
+        "(another status, a wrong amount). Telling one fails the task, so a message listing every outcome cannot pay.",
+    )
     required_reads: list[ToolCall] = Field(
         default_factory=list,
         description="Tool calls (name and arguments) that must succeed before the required facts count: the "
@@ -95,6 +100,8 @@ class Verdict(BaseModel, Generic[DetailsT]):
     gold_hash: str | None
     facts_told: dict[str, bool]
     """Each fact the agent had to tell the user, and whether it did."""
+    facts_contradicted: dict[str, bool] = Field(default_factory=dict)
+    """Each fact the agent must not tell (``Task.forbidden_facts``), and whether it told it anyway."""
     reads_done: dict[str, bool] = Field(default_factory=dict)
     """For each required read (as its action string), whether the agent made it successfully."""
     components: dict[str, float]

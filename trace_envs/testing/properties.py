@@ -14,7 +14,15 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv, canonical_hash, format_tool_call, get_domain, parse_action
+from trace_envs.core import (
+    STOP_TOKEN,
+    CapabilityEnv,
+    ToolCall,
+    canonical_hash,
+    format_tool_call,
+    get_domain,
+    parse_action,
+)
 from trace_envs.rollout.scripted import play_actions
 
 
@@ -121,14 +129,54 @@ def _rewards_in_range(env_id: str, seed: int, reward: float, what: str) -> None:
     assert 0.0 <= reward <= 1.0, f"{env_id}: {what} on seed {seed} got reward {reward}, outside [0, 1]"
 
 
+FACT_RULE = (
+    "facts match the agent's messages to the user after lower-casing, dropping commas and collapsing whitespace, "
+    "as substrings; a fact that starts or ends with a digit matches only a whole number ('27.6' is not told by "
+    "'27.65', '85' not by '850')"
+)
+
+
+def explain_failed_verdict(env: CapabilityEnv, verdict: dict[str, Any]) -> str:
+    """Why a played episode failed, in words a model can act on: the state, each missing read, each fact not
+    told (with the messages that could have told it and the matching rule), each forbidden fact told."""
+    reasons: list[str] = []
+    if verdict.get("hash_match") is False:
+        reasons.append(
+            f"the final state differs from the gold state (state {str(verdict.get('state_hash'))[:12]}, gold "
+            f"{str(verdict.get('gold_hash'))[:12]}): a write is missing, extra or has other arguments"
+        )
+    reasons += [
+        f"the required read {read} did not succeed" for read, done in verdict.get("reads_done", {}).items() if not done
+    ]
+    said = [
+        m["content"] for m in env.messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
+    ]
+    shown = "; ".join(repr(text[:200]) for text in said[-3:]) or "none"
+    for fact, told in verdict.get("facts_told", {}).items():
+        if not told:
+            reasons.append(
+                f"the required fact {fact!r} is in none of the messages that count (after every required read); "
+                f"the last messages: {shown}. Rule: {FACT_RULE}. Fix: state the fact exactly as required_facts "
+                "has it, or require the text the message states"
+            )
+    reasons += [
+        f"the forbidden fact {fact!r} is told in a message ({FACT_RULE}); fix the message or the forbidden list"
+        for fact, told in verdict.get("facts_contradicted", {}).items()
+        if told
+    ]
+    return "; ".join(reasons) or f"verdict: {verdict}"
+
+
 def check_oracle_solves(env_id: str, seeds: Sequence[int]) -> None:
-    """The reference solution scores 1.0 on every seed."""
+    """The reference solution scores 1.0 on every seed; a failure says why, from the verdict."""
     env = make_env(env_id)
     for seed in seeds:
         env.reset(seed=seed)
         reward, info = play_actions(env, env.oracle_actions(), seed=seed)
         _rewards_in_range(env_id, seed, reward, "the oracle")
-        assert reward == 1.0, f"{env_id}: the oracle scores {reward} on seed {seed}; verdict: {info.get('verdict')}"
+        if reward != 1.0:
+            why = explain_failed_verdict(env, info.get("verdict") or {})
+            raise AssertionError(f"{env_id}: the oracle scores {reward} on seed {seed}: {why}")
 
 
 def check_flawed_fails(env_id: str, seeds: Sequence[int]) -> None:
@@ -229,6 +277,80 @@ def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: fl
         f"{len(seed_list)} seeds; the worst, {worst!r}, wins {len(wins[worst])} (e.g. seeds {wins[worst][:5]}). "
         "Require facts only a lookup reveals (which condition fails, with the record's own values) "
         "or the deciding record's read (Task.required_reads)"
+    )
+
+
+def _lookups(env: CapabilityEnv, seed: int) -> tuple[list[str], list[str]]:
+    """The reference's and flawed solution's tool calls that change no state (the lookups any agent may make,
+    as action strings) and what they return, played on a fresh episode of ``seed``."""
+    env.reset(seed=seed)
+    steps = [*env.oracle_actions(), *(env.flawed_actions() or [])]
+    reads: list[str] = []
+    results: list[str] = []
+    for action in dict.fromkeys(step for step in steps if not parse_action(step).is_message):
+        before = env.domain.state_hash(env.state)
+        observation, *_ = env.step(action)
+        if env.domain.state_hash(env.state) == before:
+            reads.append(action)
+            results.append(str(observation))
+    return reads, results
+
+
+def candidate_facts(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
+    """Every required and forbidden fact of the tasks of ``source_seeds``: the values an answer may take (every
+    status, every amount), which a keyword-stuffing policy lists all at once."""
+    facts: dict[str, None] = {}
+    for seed in source_seeds:
+        env.reset(seed=seed)
+        facts.update(dict.fromkeys([*env.current_task.required_facts, *env.current_task.forbidden_facts]))
+    return list(facts)
+
+
+def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
+    """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
+    candidate (every value the lookups returned, every answer and required fact of other seeds) in one message;
+    echo the user's opening; call every tool once with no arguments and then state every candidate. (A canned
+    closing line is one of :func:`check_constant_answer_fails`'s candidates.)"""
+    reads, results = _lookups(env, seed)
+    opening, info = env.reset(seed=seed)
+    stuffing = " ".join([*results, *candidates])
+    every_tool = [format_tool_call(ToolCall(name=tool["function"]["name"], arguments={})) for tool in info["tools"]]
+    return {
+        "lookups, then every candidate answer": [*reads, stuffing],
+        "echo the opening": [str(opening)] * env.max_turns,
+        "every tool once, then every candidate answer": [*every_tool, stuffing],
+    }
+
+
+def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: float = MAX_CONSTANT_SHARE) -> None:
+    """No generic gaming policy (:func:`adversarial_policies`) succeeds on more than ``max_share`` of the seeds:
+    a verifier must not pay keyword stuffing, an echo or a spray of tool calls. The candidate
+    answers come from seeds just past the checked ones (as in :func:`check_constant_answer_fails`)."""
+    env = make_env(env_id)
+    seed_list = list(seeds)
+    first_source = max(seed_list) + 1
+    sources = range(first_source, first_source + CONSTANT_ANSWER_SOURCES)
+    candidates = [*constant_answers(env, sources), *candidate_facts(env, sources)]
+    wins: dict[str, list[int]] = {}
+    for seed in seed_list:
+        for name, actions in adversarial_policies(env, seed, candidates).items():
+            reward, info = play_actions(env, actions, seed=seed)
+            _rewards_in_range(env_id, seed, reward, f"the '{name}' policy")
+            if (info.get("verdict") or {}).get("success"):  # partial credit (a similarity) is not a win
+                wins.setdefault(name, []).append(seed)
+    allowed = int(max_share * len(seed_list) + 1e-9)
+    beaten = {name: won for name, won in wins.items() if len(won) > allowed}
+    assert not beaten, (
+        f"{env_id}: "
+        + "; ".join(
+            f"the '{name}' policy wins {len(won)} of {len(seed_list)} seeds (e.g. seeds {won[:5]})"
+            for name, won in beaten.items()
+        )
+        + (
+            ". The verifier pays an answer that skips the capability: require the facts only the capability yields, "
+            "forbid the outcomes that contradict the true one (Task.forbidden_facts), and require the deciding "
+            "records' reads (Task.required_reads)"
+        )
     )
 
 

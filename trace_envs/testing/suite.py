@@ -44,6 +44,7 @@ def property_checks(
         "flawed_fails": lambda: properties.check_flawed_fails(env_id, seeds),
         "junk_fails": lambda: properties.check_junk_fails(env_id, seeds),
         "constant_answer_fails": lambda: properties.check_constant_answer_fails(env_id, seeds),
+        "adversarial_junk_fails": lambda: properties.check_adversarial_junk_fails(env_id, seeds),
         "any_action_is_safe": lambda: properties.check_any_action_is_safe(
             env_id, examples=fuzz_examples, seed=seeds[0]
         ),

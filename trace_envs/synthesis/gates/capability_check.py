@@ -6,9 +6,10 @@ per-seed evidence the sandbox brought back (``context.evidence["execution"]``) a
 
 - the flawed solution is declared;
 - it fails (reward below 1) on at least ``context.flawed_failure_share`` of the seeds, *as a near
-  miss*: on those seeds it keeps a step of the reference or calls a tool, so it attempts the task
-  and differs from the reference in the steps that exercise the capability, rather than doing
-  nothing at all.
+  miss*: on those seeds it keeps a step of the reference or acts on the records the reference acts
+  on (a call passing one of the reference's argument values), so it attempts the task and differs
+  from the reference in the steps that exercise the capability, rather than doing nothing or calling
+  an unrelated tool.
 """
 
 from __future__ import annotations

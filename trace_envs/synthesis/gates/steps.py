@@ -27,13 +27,18 @@ class StepDiff(BaseModel):
     reference_steps: int
     flawed_steps: int
     flawed_tool_calls: int = Field(description="Tool calls the flawed solution makes.")
+    flawed_calls_on_reference_records: int = Field(
+        default=0, description="Of those, calls with an argument value the reference's calls also pass (same records)."
+    )
     reference_only: list[str] = Field(default_factory=list, description="Reference steps it leaves out (clipped).")
     flawed_only: list[str] = Field(default_factory=list, description="Steps only it takes (clipped).")
 
     @property
     def near_miss(self) -> bool:
-        """Whether it attempts the task: keeps a reference step or calls a tool (junk does neither)."""
-        return self.shared > 0 or self.flawed_tool_calls > 0
+        """Whether it attempts the task: keeps a reference step, or acts on the records the reference acts on
+        (a call passing one of the reference's argument values). A call to an unrelated tool, or on other
+        records, is not an attempt: junk does neither."""
+        return self.shared > 0 or self.flawed_calls_on_reference_records > 0
 
 
 def step_key(action: str) -> str:
@@ -43,6 +48,25 @@ def step_key(action: str) -> str:
         calls = [f"{c.name} {json.dumps(c.arguments, sort_keys=True, ensure_ascii=False)}" for c in parsed.tool_calls]
         return "call " + "; ".join(calls)
     return "say " + " ".join(str(action).split())
+
+
+def _argument_values(value: object) -> set[str]:
+    """Every scalar inside a call's arguments, as canonical JSON (an order id, a flight number, a date)."""
+    if isinstance(value, dict):
+        return set().union(*(_argument_values(item) for item in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_argument_values(item) for item in value))
+    return {json.dumps(value, sort_keys=True)}
+
+
+def _calls_on_records(reference: Sequence[str], flawed: Sequence[str]) -> int:
+    """How many of the flawed solution's calls pass an argument value that a reference call passes."""
+    values: set[str] = set()
+    for action in reference:
+        for call in parse_action(action).tool_calls:
+            values |= _argument_values(call.arguments)
+    calls = [call for action in flawed for call in parse_action(action).tool_calls]
+    return sum(bool(_argument_values(call.arguments) & values) for call in calls)
 
 
 def _clip(text: str) -> str:
@@ -66,6 +90,7 @@ def compare_steps(reference: Sequence[str], flawed: Sequence[str]) -> StepDiff:
         reference_steps=len(ours),
         flawed_steps=len(theirs),
         flawed_tool_calls=sum(len(parse_action(a).tool_calls) for a in flawed),
+        flawed_calls_on_reference_records=_calls_on_records(reference, flawed),
         reference_only=[_clip(s) for s in reference_only[:SHOWN_STEPS]],
         flawed_only=[_clip(s) for s in flawed_only[:SHOWN_STEPS]],
     )
