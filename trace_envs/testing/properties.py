@@ -149,7 +149,9 @@ def explain_failed_verdict(env: CapabilityEnv, verdict: dict[str, Any]) -> str:
         f"the required read {read} did not succeed" for read, done in verdict.get("reads_done", {}).items() if not done
     ]
     said = [
-        m["content"] for m in env.messages if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
+        m["content"] or ""
+        for m in env.messages
+        if m["role"] == "assistant" and m.get("content") and not m.get("tool_calls")
     ]
     shown = "; ".join(repr(text[:200]) for text in said[-3:]) or "none"
     for fact, told in verdict.get("facts_told", {}).items():
