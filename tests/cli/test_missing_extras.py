@@ -59,7 +59,9 @@ def test_make_model_without_gguf_names_the_train_extra(tmp_path: Path) -> None:
     result = run_blocked(["gguf"], code, tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
-    assert lines == ["trace-envs make-model: needs the 'train' extra (gguf is not installed): pip install \"trace-envs[train]\""]
+    assert lines == [
+        "trace-envs make-model: needs the 'train' extra (gguf is not installed): pip install \"trace-envs[train]\""
+    ]
     assert not (tmp_path / "smol").exists()  # checked before any download
 
 

@@ -201,7 +201,9 @@ def test_grpo_renders_tools_for_a_template_without_them(tiny_model: Path, word_e
         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
     )
     (folder / "chat_template.jinja").write_text(chatml, encoding="utf-8")
-    config = TrainConfig(env_ids=[word_env_id], max_steps=1, num_generations=2, per_device_train_batch_size=2, num_seeds=2)
+    config = TrainConfig(
+        env_ids=[word_env_id], max_steps=1, num_generations=2, per_device_train_batch_size=2, num_seeds=2
+    )
     run = build_run(config, str(folder), tmp_path / "adapter")
     tokenizer = run.trainer.processing_class
     assert tokenizer.chat_template == qwen3_chat_template
