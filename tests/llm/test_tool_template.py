@@ -107,3 +107,17 @@ def test_hf_client_and_training_render_the_same_prompt(tiny_model_dir: Path, tmp
     trained = _tokenizer(folder)
     adapt_tool_template(trained)
     assert _ids(trained, chat_template=get_training_chat_template(trained)) == served
+
+
+def test_hf_client_refuses_tools_only_where_it_cannot_render_them(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from trace_envs.llm import BadRequest, make_chat_model
+
+    folder = tmp_path / "plain"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for m in messages %}{{ m['content'] }}\n{% endfor %}", encoding="utf-8"
+    )
+    client = make_chat_model(f"hf:{folder}")
+    assert client.chat(MESSAGES, max_tokens=2).content is not None  # plain chat still works
+    with pytest.raises(BadRequest, match="ignores tools and is not ChatML"):
+        client.chat(MESSAGES, tools=TOOLS, max_tokens=2)

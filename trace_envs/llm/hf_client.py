@@ -75,10 +75,11 @@ class HFChatModel(BaseChatModel):
             raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {exc}") from exc
         if self.tokenizer.chat_template is None:
             raise BadRequest(f"{self.spec}: the tokenizer at {config.model!r} has no chat template")
+        self._tool_error: str | None = None
         try:
             adapt_tool_template(self.tokenizer)  # a template without tools gets one (what training renders too)
-        except ValueError as exc:
-            raise BadRequest(f"{self.spec}: {exc}") from exc
+        except ValueError as exc:  # fine for plain chat; a request with tools is refused with this line
+            self._tool_error = f"{self.spec}: {exc}"
         adapter = config.resolve_adapter()
         if adapter is not None:
             from peft import PeftModel
@@ -93,6 +94,8 @@ class HFChatModel(BaseChatModel):
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
             raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
+        if tools and self._tool_error:
+            raise BadRequest(self._tool_error)
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(
             to_hf(messages),
