@@ -18,6 +18,7 @@ EXTRA_OF_MODULE = {
     "datasets": "train",
     "accelerate": "train",
     "safetensors": "train",
+    "gguf": "train",
     "matplotlib": "analysis",
     "pandas": "analysis",
     "hypothesis": "dev",

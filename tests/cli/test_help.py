@@ -15,7 +15,7 @@ from trace_envs.cli import build_app
 runner = CliRunner()
 app = build_app()
 COMMANDS = ["list", "describe", "play", "tau2-replay", "tau2-evaluate", "rollout", "analyze"]
-COMMANDS += ["make-tiny-model", "train", "route"]
+COMMANDS += ["make-model", "make-tiny-model", "train", "route"]
 TYPE_LEAK = re.compile(r"(?<![\w:])<(bool|str|int|float|path|int range|float range|list\[[^>]*\])>|\{[a-z_]+\}")
 """Typer's type labels (``<bool>``, ``<list[str]>``; help text such as ``hf:<path>`` is not one) and its
 ``{arg}`` usage form."""

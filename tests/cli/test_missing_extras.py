@@ -55,6 +55,18 @@ def test_train_commands_without_the_train_extra(args: list[str], tmp_path: Path)
     assert not (tmp_path / "tiny").exists()  # nothing half-built
 
 
+def test_make_model_without_gguf_names_the_train_extra(tmp_path: Path) -> None:
+    args = ["make-model", "smollm2-135m-instruct", "-o", "smol"]
+    code = f"sys.argv = ['trace-envs', *{args!r}]\nfrom trace_envs.cli import main\nmain()\n"
+    result = run_blocked(["gguf"], code, tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "trace-envs make-model: needs the 'train' extra (gguf is not installed): pip install \"trace-envs[train]\""
+    ]
+    assert not (tmp_path / "smol").exists()  # checked before any download
+
+
 def test_property_suite_without_hypothesis_names_the_dev_extra(tmp_path: Path) -> None:
     code = (
         "from trace_envs.testing import check_capability_env\n"

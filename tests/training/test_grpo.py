@@ -185,3 +185,29 @@ def test_oracle_turns_through_trls_tool_loop_score_one(tiny_model: Path, tmp_pat
     step = next(e for e in meta.curve if "loss" in e)
     assert step["reward"] == 1.0
     assert step["tools/failure_frequency"] == 0.0
+
+
+def test_grpo_renders_tools_for_a_template_without_them(tiny_model: Path, word_env_id: str, tmp_path: Path) -> None:
+    """A model folder whose ChatML template ignores tools trains with the template the HF client serves it with:
+    TRL's Qwen3 template (its training variant marks the assistant's tokens), so GRPO prompts show the tools."""
+    import shutil
+
+    from trl.chat_template_utils import qwen3_chat_template
+
+    folder = tmp_path / "smol-like"
+    shutil.copytree(tiny_model, folder)
+    chatml = (
+        "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+    )
+    (folder / "chat_template.jinja").write_text(chatml, encoding="utf-8")
+    config = TrainConfig(
+        env_ids=[word_env_id], max_steps=1, num_generations=2, per_device_train_batch_size=2, num_seeds=2
+    )
+    run = build_run(config, str(folder), tmp_path / "adapter")
+    tokenizer = run.trainer.processing_class
+    assert tokenizer.chat_template == qwen3_chat_template
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tools=run.trainer.tools, add_generation_prompt=True, tokenize=False
+    )
+    assert "<tools>" in prompt

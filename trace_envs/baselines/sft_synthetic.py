@@ -16,6 +16,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.core import Message, render_transcript
+from trace_envs.llm.tool_template import adapt_tool_template
 from trace_envs.training import AdapterMetadata, EpisodeExample, LoraSettings, save_metadata
 from trace_envs.training.trainer import _versions, add_to_curve
 
@@ -85,6 +86,7 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
     if not rows:
         raise ValueError("no successful trajectory to train on: raise --budget, or collect with a stronger --policy")
     tokenizer = AutoTokenizer.from_pretrained(str(model))
+    adapt_tool_template(tokenizer)  # a template without tools renders them as rollouts do
     tokenizer.chat_template = get_training_chat_template(tokenizer)
     lora = settings.lora.peft_config()
     return SFTTrainer(

@@ -23,6 +23,7 @@ PIPELINE_ORDER = (
     "analyze",
     "synthesize",
     "validate",
+    "make-model",
     "make-tiny-model",
     "train",
     "baseline",

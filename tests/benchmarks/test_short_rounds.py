@@ -1,7 +1,8 @@
 """Every script in benchmarks/ runs one short round and exits 0, so a benchmark nobody runs cannot rot.
 
 The numbers it prints are not checked (tests never assert timings); only that it runs to the end.
-A new benchmark needs an entry in ``SHORT_ROUNDS``: the arguments of its shortest meaningful round.
+A new benchmark needs an entry in ``SHORT_ROUNDS`` (the arguments of its shortest meaningful round) or a test of
+its own in this folder, named in ``OWN_TESTS``.
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
 }
 
 
+OWN_TESTS = {"learning.py": "test_learning.py"}
+"""Benchmarks whose short round is a test of its own (it checks their result, not only that they run)."""
+
+
 def test_every_benchmark_has_a_short_round() -> None:
     scripts = sorted(path.name for path in BENCHMARKS.glob("*.py"))
-    assert scripts == sorted(SHORT_ROUNDS), "add each new benchmark's short round to SHORT_ROUNDS"
+    assert scripts == sorted([*SHORT_ROUNDS, *OWN_TESTS]), "add each new benchmark's short round to SHORT_ROUNDS"
+    assert all((Path(__file__).parent / test).is_file() for test in OWN_TESTS.values())
 
 
 @pytest.mark.slow
