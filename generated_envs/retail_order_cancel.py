@@ -1,13 +1,15 @@
 """Starter env on a real target: cancel a retail order only when the policy allows it; the guide shows it whole.
 
 Capability: precondition_verification — check that a state-changing request is allowed before acting.
-Domain: retail (tau2-bench) — three of its tools: find_user_id_by_email, get_order_details, cancel_pending_order.
+Domain: retail (tau2-bench) — three of its tools: find_user_id_by_email, get_order_details, cancel_pending_order;
+it imports only the retail target's kit (trace_envs.core, trace_envs.domains.retail), so validate accepts it as is.
 Task kinds: the customer asks to cancel one order, pending (allowed) or processed/delivered (refused).
 Knobs: other_orders (default 2): the customer's other orders in the state.
 Verifier: the gold state hash (the order cancelled only when pending) and the fact "cancelled" or the order's
 status; a refusal also needs the get_order_details read, and no message may name a status the order lacks.
 Failure it targets: cancelling without looking the order up (the write fails on an order already shipped).
-Imports: only the retail target's kit (trace_envs.core, trace_envs.domains.retail), so it passes validate as is.
+Example: seed 0, Lucas Khan asks to cancel #W5898118; the reference finds his id, looks the order up, sees
+"processed" and refuses; the flawed solution cancels straight away, the call fails and it says "cancelled".
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-EXAMPLE_ENV = "trace/order-cancel-v0"
+EXAMPLE_ENV = "trace/retail-order-cancel-v0"
 """The env the guide shows whole: the smallest shipped one."""
 
 

@@ -42,7 +42,9 @@ def test_the_prompt_holds_every_part(request_: SynthesisRequest) -> None:
     assert domain.policy.strip() in prompt
     assert contract_guide().strip() in prompt  # the contract guide, verbatim
     examples = worked_examples("retail", CAPABILITY, PromptBudget())
-    assert 1 <= len(examples) <= 2 and examples[0]["env_id"] == "trace/precondition-v0"  # same capability first
+    assert 1 <= len(examples) <= 2 and examples[0]["env_id"] == "trace/retail-order-cancel-v0"  # same capability first
+    assert "trace/precondition-v0" not in {e["env_id"] for e in examples}  # it imports generated_envs: not shown
+    assert "generated_envs" not in "".join(e["source"] for e in examples)
     assert all(e["source"] in prompt for e in examples)
     for rule in ("Seed purity", "reference solution", "flawed solution", "evaluation tasks", "at least 20%"):
         assert rule in prompt
