@@ -145,6 +145,9 @@ def generation_prompt(
     request: SynthesisRequest, budget: PromptBudget | None = None, *, flawed_failure_share: float = 0.2
 ) -> str:
     """The first prompt of a synthesis: everything the generator needs, and the output format."""
+    from trace_envs.guide import helper_docs
+    from trace_envs.targets.registry import target as target_spec
+
     from ..gates.contract import domain_attribute
     from ..gates.static_policy import ALLOWED_STDLIB, kit_modules
 
@@ -164,6 +167,7 @@ def generation_prompt(
         examples=worked_examples(request.target, request.capability, budget),
         domain_object=domain_attribute(request.target),
         kit=kit_modules(request.target),
+        helpers=helper_docs(target_spec(request.target).helpers),
         stdlib=sorted(ALLOWED_STDLIB),
         failure_share=f"{flawed_failure_share:.0%}",
     )
