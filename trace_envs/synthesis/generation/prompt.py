@@ -71,7 +71,7 @@ def contract_guide() -> str:
         return env_guide()
 
 
-def _supports(cls: Any, target: str) -> bool:
+def supports(cls: Any, target: str) -> bool:
     """Whether a shipped env runs on ``target``: its domain, or a choice of its ``variant`` knob."""
     from typing import get_args
 
@@ -99,7 +99,7 @@ def shipped_envs(target: str) -> list[tuple[str, type]]:
     found = []
     for env_id in list_capability_envs():
         cls = env_class(env_id)
-        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and _supports(cls, target):
+        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and supports(cls, target):
             found.append((env_id, cls))
     return found
 
