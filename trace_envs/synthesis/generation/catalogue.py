@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .generators import CATALOGUE, Generation
-from .prompt import SynthesisRequest, supports, plugin_package_names, shipped_envs
+from .prompt import SynthesisRequest, plugin_package_names, shipped_envs, supports
 
 
 class NoCatalogueEnv(LookupError):
