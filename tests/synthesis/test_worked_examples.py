@@ -11,19 +11,20 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT
-from trace_envs.synthesis import GateContext, SynthesisRequest, generation_prompt
+from trace_envs.synthesis import GateContext, PromptBudget, SynthesisRequest, generation_prompt
 from trace_envs.synthesis.gates.validation import infer_target, validate_source
+from trace_envs.synthesis.generation.prompt import worked_examples
 
 TARGETS = ("airline", "retail", "device")
+CAPABILITY = "precondition_verification"
 GUIDE = REPO_ROOT / "docs" / "writing-an-env.md"
 FENCED = re.compile(r"```python\n(.*?)\n```", re.DOTALL)
 
 
 def env_modules(text: str) -> list[str]:
-    """Every fenced Python block of ``text`` that is a whole env module (a contract subclass with generate)."""
-    return [
-        b for b in FENCED.findall(text) if re.search(r"^class \w+\(CapabilityEnv\b", b, re.M) and "def generate(" in b
-    ]
+    """Every distinct fenced Python block of ``text`` that is a whole env module (a class with ``generate``)."""
+    blocks = [b for b in FENCED.findall(text) if re.search(r"^class \w+\(", b, re.M) and "def generate(" in b]
+    return list(dict.fromkeys(blocks))
 
 
 def prompt_of(target: str) -> str:
@@ -46,6 +47,8 @@ def failures(source: str, tau2_data: Path) -> list[str]:
 def test_every_env_module_in_the_prompt_passes_validate(target: str, tau2_data: Path) -> None:
     modules = env_modules(prompt_of(target))
     assert modules, f"the {target} prompt shows no env module"
+    shown = worked_examples(target, CAPABILITY, PromptBudget())
+    assert all(example["source"] in modules for example in shown), "a worked example was not extracted"
     for source in modules:
         first_line = source.splitlines()[0]
         assert failures(source, tau2_data) == [], first_line
