@@ -7,6 +7,7 @@ A plugin like any third-party env package: ``pyproject.toml`` names :func:`regis
 
 SHIPPED_ENVS: dict[str, str] = {
     "trace/order-cancel-v0": "generated_envs.order_cancel:OrderCancelEnv",
+    "trace/retail-order-cancel-v0": "generated_envs.retail_order_cancel:RetailOrderCancelEnv",
     "trace/structured-data-v0": "generated_envs.structured_data:StructuredDataEnv",
     "trace/tool-precision-v0": "generated_envs.tool_precision:ToolPrecisionEnv",
     "trace/multi-step-v0": "generated_envs.multi_step:MultiStepEnv",

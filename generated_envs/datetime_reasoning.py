@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from generated_envs.probes.datetime_reasoning import probe_datetime
 from trace_envs.core import Capability, Plan, Task, ToolCall, UserScript
 from trace_envs.domains.device import DEVICE, DeviceState, generate_device_world
 from trace_envs.domains.device.flaws import date_arithmetic_in_head
@@ -89,10 +88,11 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
             "the date-time tools instead of decoding raw timestamps mentally; lacking when a date, year or "
             "timestamp is used that no tool produced and the user did not give."
         ),
-        probe=probe_datetime,
+        probe="generated_envs.probes.datetime_reasoning:probe_datetime",  # a reference: the module imports only the device kit
         flaws={"device": date_arithmetic_in_head},
         hint="Never work out dates or years in your head or from raw timestamps: get them from the date-time tools.",
     )
+    domain = DEVICE  # as DeviceTaskEnv has it; declared here, where the contract gate reads it
     max_turns = 16
     tool_names = ("get_wifi_status", "add_reminder", "modify_reminder", "remove_reminder", "search_reminder",
                   "datetime_info_to_timestamp", "get_current_timestamp", "search_holiday",

@@ -28,7 +28,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from generated_envs.probes.permission_recovery import probe_permission
 from trace_envs.core import Capability, Plan, Task, UserFact, UserScript
 from trace_envs.domains.device import DEVICE, generate_device_world
 from trace_envs.domains.device.flaws import give_up_after_blocked_call
@@ -119,7 +118,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             "disabled service): finding the blocking setting, changing it, retrying the original call and telling "
             "the user; lacking when the agent reports the error instead of resolving it."
         ),
-        probe=probe_permission,
+        probe="generated_envs.probes.permission_recovery:probe_permission",  # a reference: the module imports only the device kit
         flaws={"device": give_up_after_blocked_call},
         hint=(
             "When a request fails because of a device setting (a power-saving mode, or a service that is switched"
@@ -128,6 +127,7 @@ class PermissionRecoveryEnv(DeviceTaskEnv[PermissionRecoveryKnobs]):
             "out."
         ),
     )
+    domain = DEVICE  # as DeviceTaskEnv has it; declared here, where the contract gate reads it
     max_turns = 20
     tool_names = (
         "search_contacts",

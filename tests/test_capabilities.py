@@ -48,9 +48,9 @@ def test_each_shipped_capability_comes_from_its_envs_declaration() -> None:
         assert isinstance(cls, type) and issubclass(cls, CapabilityEnv)
         assert found[name] is cls.capability  # the home: the env that carries the probe
         assert known_capabilities()[name] == cls.capability.description
-    # the starter env declares precondition_verification too, without probe or flaw rule: not its home
+    # the starter envs declare precondition_verification too, without probe or flaw rule: not its home
     shipped = [e for e in capability_envs()["precondition_verification"] if e.startswith("trace/")]
-    assert shipped == ["trace/order-cancel-v0", "trace/precondition-v0"]  # (other tests' envs may declare it too)
+    assert shipped == ["trace/order-cancel-v0", "trace/precondition-v0", "trace/retail-order-cancel-v0"]
     assert "device_tool_use" not in found  # target-benchmark envs train nothing
     with pytest.raises(KeyError, match=r"declared: (\w+, )*datetime_reasoning"):
         get_capability("nope")

@@ -1,5 +1,5 @@
 """The writing-an-env guide is generated from the code it describes: docs/writing-an-env.md is exactly
-``env_guide()``, it opens with the smallest env whole, and its hook list is every hook an env uses."""
+``env_guide()``, it opens with the starter env (on a real target) whole, and its hook list is every hook an env uses."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from trace_envs.guide import attribute_docs, env_guide, hook_lines
 from trace_envs.registration import env_class
 
 DOC = REPO_ROOT / "docs" / "writing-an-env.md"
-SMALLEST = REPO_ROOT / "generated_envs" / "order_cancel.py"
+STARTER = REPO_ROOT / "generated_envs" / "retail_order_cancel.py"
 
 
 def test_the_docs_page_is_the_generated_guide() -> None:
@@ -24,11 +24,11 @@ def test_the_docs_page_is_the_generated_guide() -> None:
     )
 
 
-def test_the_guide_opens_with_the_smallest_env_whole() -> None:
+def test_the_guide_opens_with_the_starter_env_whole() -> None:
     first_block = re.search(r"```python\n(.*?)\n```", env_guide(), re.DOTALL)
     assert first_block is not None
-    assert first_block.group(1) == SMALLEST.read_text(encoding="utf-8").rstrip("\n")
-    assert len(SMALLEST.read_text(encoding="utf-8").splitlines()) <= 100
+    assert first_block.group(1) == STARTER.read_text(encoding="utf-8").rstrip("\n")
+    assert len(STARTER.read_text(encoding="utf-8").splitlines()) <= 100
 
 
 def test_each_hook_has_one_documented_line() -> None:

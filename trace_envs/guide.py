@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-EXAMPLE_ENV = "trace/order-cancel-v0"
-"""The env the guide shows whole: the smallest shipped one."""
+EXAMPLE_ENV = "trace/retail-order-cancel-v0"
+"""The env the guide shows whole: the starter, on the retail target, importing only its kit."""
 
 
 def _one_line(doc: str | None) -> str:
@@ -108,6 +108,33 @@ def method_lines(cls: type, names: tuple[str, ...]) -> list[dict[str, str]]:
         {"name": name, "shape": _signature(getattr(cls, name)), "doc": _one_line(getattr(cls, name).__doc__)}
         for name in names
     ]
+
+
+def helper_docs(references: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One entry per ``"module:attribute"`` helper: its import line, signature and whole docstring; a class
+    also lists its public methods the same way (what the generation prompt shows of a target's helpers)."""
+    from trace_envs.core.capability import resolve
+
+    entries = []
+    for reference in references:
+        module, name = reference.split(":")
+        helper = resolve(reference)
+        if not callable(helper):
+            raise ValueError(f"{reference} is not a function or class; the prompt documents callables")
+        doc = inspect.getdoc(helper)
+        if not doc:
+            raise ValueError(f"{reference} is a documented helper without a docstring; write one")
+        methods: list[dict[str, str]] = []
+        if isinstance(helper, type):
+            for method_name, method in vars(helper).items():
+                if not method_name.startswith("_") and callable(getattr(helper, method_name)):
+                    method_doc = inspect.getdoc(getattr(helper, method_name)) or ""
+                    if not method_doc:
+                        raise ValueError(f"{reference}.{method_name} has no docstring; write one")
+                    methods.append({"name": method_name, "shape": _signature(method), "doc": method_doc})
+        shape = _signature(helper)  # a class: its constructor's
+        entries.append({"name": name, "module": module, "shape": shape, "doc": doc, "methods": methods})
+    return entries
 
 
 def example_source() -> tuple[str, str]:

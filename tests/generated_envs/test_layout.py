@@ -18,7 +18,7 @@ ENVS_DIR = REPO_ROOT / "generated_envs"
 LABELS = ("Capability", "Domain", "Task kinds", "Knobs", "Verifier", "Failure it targets", "Example")
 """The docstring's labelled paragraphs, in order, after the one-line summary."""
 MAX_LINES = 300
-MAX_LINES_STARTER = {"order_cancel": 100}
+MAX_LINES_STARTER = {"order_cancel": 100, "retail_order_cancel": 100}
 MAX_FUNCTION_LINES = 60
 
 ENV_MODULES = sorted(p.stem for p in ENVS_DIR.glob("*.py") if not p.name.startswith("_"))

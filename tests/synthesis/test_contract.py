@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from trace_envs.synthesis import GateContext
@@ -120,3 +122,17 @@ def test_every_valid_way_of_subclassing_the_contract_is_accepted(form: str) -> N
 def test_a_subscripted_class_that_is_not_the_contract_is_not_an_env() -> None:
     source = GOOD.replace("class RetailCancelEnv(CapabilityEnv):", "class RetailCancelEnv(dict[str, int]):")
     assert "no-env-class" in check(source)
+
+
+def test_an_env_base_the_targets_kit_exports_is_the_contract_without_trust() -> None:
+    """The device kit's DeviceTaskEnv is a CapabilityEnv: a module subclassing it is an env, nothing trusted;
+    the same base from outside the target's kit is not."""
+    from generated_envs import permission_recovery
+
+    source = Path(permission_recovery.__file__).read_text(encoding="utf-8")
+    assert "from trace_envs.domains.device.tasks import DeviceTaskEnv" in source
+    passed = contract_gate(source, GateContext(target="device", capability="permission_error_recovery"))
+    assert passed.status == "passed", [f.render() for f in passed.findings]
+    elsewhere = source.replace("trace_envs.domains.device.tasks import", "trace_envs.domains.retail.records import")
+    rejected = contract_gate(elsewhere, GateContext(target="device", capability="permission_error_recovery"))
+    assert rejected.status == "failed" and "no subclass of CapabilityEnv" in rejected.findings[0].message

@@ -42,7 +42,9 @@ def test_the_prompt_holds_every_part(request_: SynthesisRequest) -> None:
     assert domain.policy.strip() in prompt
     assert contract_guide().strip() in prompt  # the contract guide, verbatim
     examples = worked_examples("retail", CAPABILITY, PromptBudget())
-    assert 1 <= len(examples) <= 2 and examples[0]["env_id"] == "trace/precondition-v0"  # same capability first
+    assert 1 <= len(examples) <= 2 and examples[0]["env_id"] == "trace/retail-order-cancel-v0"  # same capability first
+    assert "trace/precondition-v0" not in {e["env_id"] for e in examples}  # it imports generated_envs: not shown
+    assert "generated_envs" not in "".join(e["source"] for e in examples)
     assert all(e["source"] in prompt for e in examples)
     for rule in ("Seed purity", "reference solution", "flawed solution", "evaluation tasks", "at least 20%"):
         assert rule in prompt
@@ -102,3 +104,42 @@ def test_taking_the_module_out_of_a_reply(reply: str, module: str | None, rule: 
     assert result.status == ("passed" if rule is None else "failed")
     if rule is not None:
         assert result.findings[0].rule == rule and "exactly one fenced" in result.findings[0].fix
+
+
+@pytest.mark.parametrize("target_name", ["airline", "retail", "device"])
+def test_the_prompt_documents_the_kits_helpers_from_their_code(target_name: str) -> None:
+    """Each helper the target declares is in its kit and shown with its signature and whole docstring."""
+    import inspect
+
+    from trace_envs.core.capability import resolve
+    from trace_envs.guide import helper_docs
+    from trace_envs.synthesis.gates.static_policy import allowed_module
+    from trace_envs.targets.registry import target
+
+    spec = target(target_name)
+    assert spec.helpers
+    prompt = generation_prompt(SynthesisRequest(capability="some_skill", description="x", target=target_name))
+    for reference in spec.helpers:
+        module, name = reference.split(":")
+        assert allowed_module(module, target_name), f"{reference} is outside the {target_name} kit"
+        assert f"`from {module} import {name}`" in prompt
+        doc = inspect.getdoc(resolve(reference)) or ""
+        assert doc and doc.splitlines()[-1].strip() in prompt
+    for entry in helper_docs(spec.helpers):
+        assert f"{entry['name']}{entry['shape']}" in prompt
+        for method in entry["methods"]:
+            assert f"`{method['name']}{method['shape']}`" in prompt
+    assert any(word in prompt for word in ("Raises", "raises"))
+
+
+def test_a_helper_without_a_docstring_is_refused() -> None:
+    from trace_envs.guide import helper_docs
+
+    with pytest.raises(ValueError, match="without a docstring"):
+        helper_docs((f"{__name__}:undocumented_helper",))
+    with pytest.raises(ValueError, match="not a function or class"):
+        helper_docs(("trace_envs.domains.retail.records:ADDRESS_FIELDS",))
+
+
+def undocumented_helper(rng: object) -> None:
+    return None

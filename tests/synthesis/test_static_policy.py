@@ -128,3 +128,26 @@ def test_the_parse_gate_reports_what_does_not_compile(source: str, text: str) ->
     result = parse_gate(source, CONTEXT)
     assert result.status == "failed"
     assert text in result.findings[0].render()
+
+
+def test_the_allow_list_and_the_prompt_come_from_the_targets_kit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One declaration: a target whose kit adds a module lets modules import it, and the prompt says so."""
+    import dataclasses
+
+    from trace_envs.synthesis import SynthesisRequest, generation_prompt
+    from trace_envs.targets import registry
+
+    source = "from trace_envs.domains.tau2_records import money\n"
+    assert rules(source) == {"forbidden-import"}
+    retail = registry.target("retail")
+    wider = dataclasses.replace(retail, kit=(*retail.kit, "trace_envs.domains.tau2_records"))
+    monkeypatch.setitem(registry._REGISTRY, "retail", wider)
+    assert rules(source) == set()
+    prompt = generation_prompt(SynthesisRequest(capability="refund_check", description="x", target="retail"))
+    rule = next(line for line in prompt.splitlines() if line.startswith("1. Imports:"))
+    assert "`trace_envs.domains.tau2_records`" in rule and "`trace_envs.domains.retail`" in rule
+    assert "from `generated_envs`" not in prompt  # the helpers the examples use are the kit's
+    narrower = dataclasses.replace(retail, kit=("trace_envs.core",))
+    monkeypatch.setitem(registry._REGISTRY, "retail", narrower)
+    finding = static_policy_gate("from trace_envs.domains.retail import RETAIL\n", CONTEXT).findings[0]
+    assert "kit (trace_envs.core)" in finding.message

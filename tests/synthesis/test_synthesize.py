@@ -253,3 +253,14 @@ def test_a_calibrated_module_records_its_statistics(analysis_file: Path, tmp_pat
     assert stats["informative_share"] == 1.0 and stats["pass_at"]["1"] == 0.5 and stats["pass_at"]["8"] is None
     episodes = tmp_path / "attempts" / CAPABILITY / "round-1" / "calibration.jsonl"
     assert len(episodes.read_text().splitlines()) == 8
+
+
+def test_the_catalogue_prefers_the_env_built_for_transfer_over_a_starter() -> None:
+    """Two shipped envs train precondition_verification on retail: the cross-target one is reused, not the
+    guide's single-target starter."""
+    from trace_envs.synthesis.generation.catalogue import catalogue_env
+    from trace_envs.synthesis.generation.prompt import shipped_envs
+
+    trained = [env_id for env_id, cls in shipped_envs("retail") if cls.capability.name == CAPABILITY]  # type: ignore[attr-defined]
+    assert {"trace/precondition-v0", "trace/retail-order-cancel-v0"} <= set(trained)
+    assert catalogue_env(CAPABILITY, "retail")[0] == "trace/precondition-v0"

@@ -225,8 +225,8 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
                 if result.error != (index in expected):
                     outcome = "failed" if result.error else "should fail but succeeded"
                     raise RuntimeError(
-                        f"{type(self).__name__}: reference solution step {index} ({step.name}) {outcome} "
-                        f"on task {task.task_id}: {result.content}"
+                        f"{type(self).__name__}: reference solution step {index} ({step.name} with "
+                        f"{step.arguments}) {outcome} on seed {self.task_seed} (task {task.task_id}): {result.content}"
                     )
         return self.domain.state_hash(gold)
 

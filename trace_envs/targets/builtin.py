@@ -10,6 +10,15 @@ TAU2 = "trace_envs.targets.tau2.target"
 DEVICE_TARGET = "trace_envs.targets.device.target"
 
 
+TAU2_HELPERS = {
+    "airline": tuple(f"trace_envs.domains.airline.records:{n}" for n in ("AirlineRecords", "airline_flight")),
+    "retail": tuple(
+        f"trace_envs.domains.retail.records:{n}" for n in ("RetailRecords", "address_arguments", "describe_address")
+    ),
+}
+"""The record builders each tau2 target's prompt documents (all in the domain's ``records`` module)."""
+
+
 def _tau2(name: str, env_class: str) -> TargetSpec:
     """A tau2-bench domain as a target: its tasks come from ``<data>/<name>/tasks.json``."""
     return TargetSpec(
@@ -22,6 +31,7 @@ def _tau2(name: str, env_class: str) -> TargetSpec:
         leakage=f"{TAU2}:leakage_records",
         flaws=f"{TAU2}:flawed_actions",
         kit=("trace_envs.core", f"trace_envs.domains.{name}"),
+        helpers=TAU2_HELPERS[name],
         aliases=(f"tau2-{name}",),
         family="tau2",
         default_split="base",
@@ -45,6 +55,7 @@ DEVICE = TargetSpec(
     leakage=f"{DEVICE_TARGET}:leakage_records",
     flaws=f"{DEVICE_TARGET}:flawed_actions",
     kit=("trace_envs.core", "trace_envs.domains.device"),
+    helpers=("trace_envs.domains.device:generate_device_world", "trace_envs.domains.device.world:random_phone"),
     default_split="all",
     splits=("train", "test", "all"),
     builtin_tasks=True,

@@ -115,6 +115,9 @@ class TargetSpec:
     flaws: str | None
     kit: tuple[str, ...]
     """Modules a generated env module for this target may import (besides the standard library)."""
+    helpers: tuple[str, ...] = ()
+    """``"module:attribute"`` of the kit's record and world builders a generated env may use; the generation
+    prompt documents each from its signature and docstring (what it returns and raises)."""
     aliases: tuple[str, ...] = ()
     family: str | None = None
     """A name that selects every target of the family at once (``tau2``: airline and retail)."""

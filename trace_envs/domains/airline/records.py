@@ -55,7 +55,12 @@ keeps the generator's (overlapping) ranges, so its seeds keep their tasks."""
 
 # ----- one account with reservations ---------------------------------------------------------------------
 class AirlineRecords:
-    """A small ``FlightDB`` in db.json layout: users, their reservations and only the flights they use."""
+    """A small ``FlightDB`` in db.json layout: users, their reservations and only the flights they use.
+
+    ``AirlineRecords(rng)`` starts empty; every id it makes is unique within the instance and avoids the ids
+    the tools hand out for new reservations and certificates. "Today" is ``AIRLINE_NOW`` (2024-05-15 15:00 EST,
+    the policy's clock). Records are plain dicts, mutable until ``state()`` is taken.
+    """
 
     def __init__(self, rng: random.Random):
         self.rng = rng
@@ -72,6 +77,7 @@ class AirlineRecords:
                 return value
 
     def person(self) -> dict[str, str]:
+        """A passenger not added anywhere: ``first_name``, ``last_name``, ``dob`` (``YYYY-MM-DD``, 1950-2004)."""
         rng = self.rng
         dob = datetime(1950, 1, 1) + timedelta(days=draw_int(rng, 0, 365 * 55 - 1))
         return {
@@ -81,7 +87,12 @@ class AirlineRecords:
         }
 
     def add_user(self, membership: str | None = None) -> dict[str, Any]:
-        """A customer with one credit card, maybe a gift card and a certificate, and saved passengers."""
+        """A customer with one credit card, maybe a gift card and a certificate, and saved passengers.
+
+        ``membership`` is ``regular``, ``silver`` or ``gold`` (``None``: drawn). Returns the user dict
+        (``user_id``, ``name``, ``address``, ``email``, ``dob``, ``payment_methods``, ``saved_passengers``,
+        ``membership``, ``reservations``: ids, filled by ``add_reservation``), added to the state.
+        """
         rng = self.rng
         first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         user_id = self._unique(lambda: f"{first.lower()}_{last.lower()}_{draw_int(rng, 1000, 9999)}")
@@ -115,6 +126,7 @@ class AirlineRecords:
 
     @staticmethod
     def credit_card(user: dict[str, Any]) -> str:
+        """The id of the user's credit card (``credit_card_1234567``); raises ``StopIteration`` if it has none."""
         methods: dict[str, dict[str, Any]] = user["payment_methods"]
         return next(m for m, v in methods.items() if v["source"] == "credit_card")
 
@@ -145,7 +157,11 @@ class AirlineRecords:
         """A future trip (one way or round trip, every date after today) paid in full by the credit card.
 
         ``cancelled_segment`` marks one of its flight dates as cancelled by the airline. Checked bags stay
-        within the free allowance (no paid bags).
+        within the free allowance (no paid bags). ``cabin`` is one of ``CABINS``; ``insurance`` is ``"yes"`` or
+        ``"no"`` (30 per passenger); ``created_at`` a datetime, stored in tau2's format. Returns the reservation
+        dict (``reservation_id``: 6 letters and digits, ``flights``: segments with ``flight_number``, ``date``,
+        ``price``, ``passengers``, ``payment_history``, ``total_baggages``, ...), its flights added to the state
+        and its id to the user's ``reservations``; raises ``KeyError`` for an unknown cabin or membership.
         """
         rng = self.rng
         origin, destination = rng.sample([code for code, _ in AIRPORTS], 2)
@@ -199,6 +215,7 @@ class AirlineRecords:
         return reservation
 
     def state(self) -> dict[str, Any]:
+        """The db.json document (``flights``, ``users``, ``reservations``): pass it to ``Plan(AIRLINE, ...)``."""
         return {"flights": self.flights, "users": self.users, "reservations": self.reservations}
 
 
@@ -219,7 +236,12 @@ def clock(minutes: int) -> str:
 
 
 def airline_flight(number: str, origin: str, destination: str, departure_minutes: int, dates: Record) -> Record:
-    """A flight in db.json layout whose arrival time follows from the route's duration."""
+    """A flight in db.json layout whose arrival time follows from the route's duration.
+
+    ``origin`` and ``destination`` are airport codes of the domain (``KeyError`` otherwise);
+    ``departure_minutes`` counts from midnight EST; ``dates`` maps ``YYYY-MM-DD`` to a date record. Returns
+    the flight dict (times as ``HH:MM:SS``, an arrival past midnight with ``+1``); nothing is added to a state.
+    """
     return {
         "flight_number": number,
         "origin": origin,

@@ -137,7 +137,8 @@ REMINDER_TEXTS = [
 
 
 def random_phone(rng: random.Random) -> str:
-    """A +1 number with a non-zero area code (parses like upstream's contacts do)."""
+    """A +1 number with a non-zero area code (parses like upstream's contacts do): ``"+1"`` and ten digits,
+    no spaces or dashes, e.g. ``"+14155550123"`` (how contacts store ``phone_number``)."""
     return "+1" + str(rng.randint(200, 989)) + "".join(str(rng.randint(0, 9)) for _ in range(7))
 
 
@@ -155,6 +156,11 @@ def generate_device_world(
 
     Every choice comes from ``rng``; ``settings`` overrides the (all-on) defaults, e.g.
     ``{"low_battery_mode": True, "wifi": False, "cellular": False, "location_service": False}``.
+    Counts left ``None`` are drawn (3-7 contacts besides the user, 2-6 messages, 1-4 reminders); ``now`` is a
+    UNIX timestamp (default: drawn in 2025-2027) and ``utc_offset_seconds`` the local offset (default 0).
+    Returns a new ``DeviceState``: ``CONTACT[0]`` is the user (``is_self``), phone numbers as
+    ``random_phone`` makes them, messages in the past, reminders from 3 days before to 14 after ``now``.
+    Raises ``ValueError`` naming the settings for an unknown setting key.
     """
     if now is None:
         start = dt.datetime(2025, 1, 1, tzinfo=dt.UTC).timestamp()

@@ -26,7 +26,11 @@ from trace_envs.domains.tau2_records import (
 
 # ----- customers and orders of one task ------------------------------------------------------------------
 class RetailRecords:
-    """A small ``RetailDB`` in db.json layout: a short catalogue, customers and their orders."""
+    """A small ``RetailDB`` in db.json layout: a short catalogue, customers and their orders.
+
+    ``RetailRecords(rng, products=4)`` draws ``products`` products (2 to 4 variants each) from ``rng``; every
+    id it makes is unique within the instance. Records are plain dicts, mutable until ``state()`` is taken.
+    """
 
     def __init__(self, rng: random.Random, products: int = 4):
         self.rng = rng
@@ -47,6 +51,7 @@ class RetailRecords:
                 return value
 
     def address(self) -> dict[str, str]:
+        """A new US address: ``address1``, ``address2`` (may be ``""``), ``city``, ``country``, ``state``, ``zip``."""
         rng = self.rng
         city, state, prefix = pick(rng, CITIES)
         return {
@@ -59,7 +64,12 @@ class RetailRecords:
         }
 
     def add_user(self) -> dict[str, Any]:
-        """A customer with a credit card and a PayPal account, sometimes a gift card too."""
+        """A customer with a credit card and a PayPal account, sometimes a gift card too, added to the state.
+
+        Returns the user dict: ``user_id`` (``first_last_1234``), ``name`` (``first_name``, ``last_name``),
+        ``address``, ``email`` (``first.last1234@example.com``), ``payment_methods`` (id -> method) and
+        ``orders`` (order ids, filled by ``add_order``).
+        """
         rng = self.rng
         first, last = pick(rng, FIRST_NAMES), pick(rng, LAST_NAMES)
         user_id = self._unique(f"{first.lower()}_{last.lower()}_", 4)
@@ -84,7 +94,14 @@ class RetailRecords:
         return user
 
     def add_order(self, user: dict[str, Any], status: str, items: int | None = None) -> dict[str, Any]:
-        """An order of ``items`` distinct products (1–3) with the given status, paid by card or PayPal."""
+        """An order of ``items`` distinct products (1–3) with the given status, paid by card or PayPal.
+
+        ``status`` is stored as given (``pending``, ``processed``, ``delivered``, ``cancelled``, ...); a
+        cancelled order gets its refund, a processed or delivered one a fulfilment. Returns the order dict
+        (``order_id`` such as ``#W1234567``, ``user_id``, ``address``, ``items``, ``status``,
+        ``fulfillments``, ``payment_history``: one payment of the items' total) and appends its id to the
+        user's ``orders``. Raises ``ValueError`` when ``items`` exceeds the catalogue's products.
+        """
         rng = self.rng
         order_id = self._unique("#W", 7)
         chosen = rng.sample(sorted(self.products), items or draw_int(rng, 1, min(3, len(self.products))))
@@ -142,6 +159,7 @@ class RetailRecords:
         return key, value, variant
 
     def state(self) -> dict[str, Any]:
+        """The db.json document (``products``, ``users``, ``orders``): pass it to ``Plan(RETAIL, ...)``."""
         return {"products": self.products, "users": self.users, "orders": self.orders}
 
 
@@ -150,12 +168,16 @@ ADDRESS_FIELDS = ("address1", "address2", "city", "state", "country", "zip")
 
 
 def address_arguments(address: dict[str, str]) -> dict[str, str]:
-    """An address as the arguments of ``modify_pending_order_address`` / ``modify_user_address``."""
+    """An address as the arguments of ``modify_pending_order_address`` / ``modify_user_address``.
+
+    Returns the six fields ``address1``, ``address2``, ``city``, ``state``, ``country``, ``zip`` in the tools'
+    order; raises ``KeyError`` when one is missing.
+    """
     return {key: address[key] for key in ADDRESS_FIELDS}
 
 
 def describe_address(address: dict[str, str]) -> str:
-    """An address as a customer says it."""
+    """An address as a customer says it: ``"12 Main St, Apt 3, Austin, TX 78701, USA"`` (no ``address2``: left out)."""
     line = address["address1"] + (f", {address['address2']}" if address["address2"] else "")
     return f"{line}, {address['city']}, {address['state']} {address['zip']}, {address['country']}"
 

@@ -3,8 +3,9 @@ requested capability and target domain, and tools that are the target domain's o
 
 Declarations must be literals (``capability = Capability(name="...")``, ``tool_names = ("...",)``) so
 they can be checked here; the execution gate checks the same again on the live object, in the box. An
-env may subclass a ``CapabilityEnv`` of a package the caller trusts (``context.trusted_imports``: the
-catalogue's shipped envs); its own declarations are checked all the same.
+env may subclass a ``CapabilityEnv`` that the target's kit exports (the device domain's ``DeviceTaskEnv``)
+or one of a package the caller trusts (``context.trusted_imports``: the catalogue's shipped envs); its own
+declarations are checked all the same.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from trace_envs.core import CapabilityEnv, Domain, get_domain
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
 from .reports import Finding, GateResult
+from .static_policy import kit_modules
 
 CORE_PREFIXES = ("trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.")
 BASE_CLASS = "CapabilityEnv"
@@ -160,11 +162,13 @@ class _ContractChecker:
         return False, None
 
     def _trusted_env(self, qualified: str | None) -> bool:
-        """Whether ``qualified`` names a CapabilityEnv of a trusted package (the catalogue's shipped envs)."""
+        """Whether ``qualified`` names a CapabilityEnv of the target's kit (``DeviceTaskEnv`` of the device
+        domain) or of a trusted package (the catalogue's shipped envs)."""
         if qualified is None:
             return False
         module, _, attribute = qualified.rpartition(".")
-        if not any(module == root or module.startswith(root + ".") for root in self.context.trusted_imports):
+        roots = (*kit_modules(self.context.target), *self.context.trusted_imports)
+        if not any(module == root or module.startswith(root + ".") for root in roots):
             return False
         try:
             value = getattr(importlib.import_module(module), attribute, None)

@@ -40,9 +40,19 @@ PROPERTY_FIXES: dict[str, str] = {
     "no_state_leak": "Keep all episode state on the instance and rebuild it in generate(); no class-level or module-level mutable state.",
     "determinism": "Draw everything from rng: no global random, hash(), set iteration order or clock.",
 }
+REFERENCE_STEP = "reference solution step"
+REFERENCE_STEP_FIX = (
+    "Make that call of Task.solution succeed on the task's initial state (an id the state holds, arguments the "
+    "tool accepts), or mark a call that must fail with plan.call(..., expect_error=...)."
+)
+"""The fix of a reference call that failed, whichever property check replayed the reference and saw it."""
 ERROR_FIXES = {
     "import": "The module must import without errors and define exactly one concrete CapabilityEnv subclass.",
-    "reset": "generate() must build a valid Task for every seed, and reset() must not raise.",
+    "reset": (
+        "generate() must build a valid Task for every seed, and reset() must not raise: a plan.call that fails "
+        "names a record the state lacks or arguments the tool refuses; build the state so the call succeeds, "
+        "or pass expect_error= for a call that must fail."
+    ),
     "run": "step() must never raise, whatever the action; the reference solution must run without errors.",
 }
 SIGNAL_MEANINGS = {
@@ -161,13 +171,16 @@ def outcome_findings(outcome: SandboxOutcome, which: str = "the sandbox") -> lis
     if result is not None and result.suite is not None:
         for failure in result.suite.failures():
             seed = SEED_IN_MESSAGE.search(failure.message)
+            reference = REFERENCE_STEP in failure.message  # the reference failed, whichever check ran it
             findings.append(
                 Finding(
-                    rule=f"property-{failure.name}",
+                    rule="reference-step-failed" if reference else f"property-{failure.name}",
                     subject=failure.name,
                     seed=int(seed.group(1)) if seed else None,
                     message=failure.message.replace(f"{result.suite.env_id}: ", "", 1),
-                    fix=PROPERTY_FIXES.get(failure.name, "See docs/testing-an-env.md for what this property checks."),
+                    fix=REFERENCE_STEP_FIX
+                    if reference
+                    else PROPERTY_FIXES.get(failure.name, "See docs/testing-an-env.md for what this property checks."),
                 )
             )
     if result is not None and result.error is not None:
@@ -177,6 +190,7 @@ def outcome_findings(outcome: SandboxOutcome, which: str = "the sandbox") -> lis
             Finding(
                 rule="memory" if memory else f"error-{error.stage.replace(' ', '-')}",
                 line=error.line,
+                seed=error.seed,
                 subject=error.stage,
                 message=(
                     f"{which}: the module ran out of memory (address-space limit {limits.memory_bytes:,} bytes) during {error.stage}."

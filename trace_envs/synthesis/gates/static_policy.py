@@ -108,18 +108,28 @@ FORMAT_DUNDER = re.compile(r"\{[^{}]*__\w+__[^{}]*\}")
 NO_DUNDER_FIX = "Use the object's public API; capability envs never need dunder attributes."
 
 
+def kit_modules(target: str) -> tuple[str, ...]:
+    """The modules of our package a module for ``target`` may import (with their submodules): the target's
+    registered :attr:`~trace_envs.targets.registry.TargetSpec.kit`, the one declaration the prompt states too."""
+    from trace_envs.targets.registry import target as target_spec
+
+    return target_spec(target).kit
+
+
 def allowed_module(name: str, target: str, trusted: tuple[str, ...] = ()) -> bool:
-    """Whether ``import name`` is on the allow-list for a module that targets ``target`` (``trusted``:
-    packages the caller allows besides, such as the catalogue's ``generated_envs``)."""
+    """Whether ``import name`` is on the allow-list for a module that targets ``target``: the standard modules
+    above, the target's kit (:func:`kit_modules`) and ``trusted`` (packages the caller allows besides, such
+    as the catalogue's ``generated_envs``)."""
     top = name.split(".")[0]
     if top in ALLOWED_STDLIB:
         return True
-    roots = ("trace_envs.core", f"trace_envs.domains.{target}", *trusted)
+    roots = (*kit_modules(target), *trusted)
     return any(name == root or name.startswith(root + ".") for root in roots)
 
 
 def allowed_summary(target: str, trusted: tuple[str, ...] = ()) -> str:
-    return ", ".join([f"trace_envs.core, trace_envs.domains.{target}", *trusted, *sorted(ALLOWED_STDLIB)])
+    """The allow-list in words, as findings and the gate's note state it."""
+    return ", ".join([*kit_modules(target), *trusted, *sorted(ALLOWED_STDLIB)])
 
 
 @named_gate("parse")
@@ -215,7 +225,7 @@ class _PolicyVisitor(ast.NodeVisitor):
             return
         top = name.split(".")[0]
         if top == "trace_envs" or top == "generated_envs":
-            why = f"is not the contract or the {self.target} domain"
+            why = f"is not in the {self.target} target's kit ({', '.join(kit_modules(self.target))})"
         else:
             why = MODULE_REASONS.get(top, "is not on the allow-list")
         self.add(
@@ -235,7 +245,7 @@ class _PolicyVisitor(ast.NodeVisitor):
                 node,
                 "relative-import",
                 "relative imports reach files beside the module, which a validated module cannot rely on.",
-                "Import from trace_envs.core or the target domain package by absolute name.",
+                f"Import from the {self.target} target's kit by absolute name: {', '.join(kit_modules(self.target))}.",
             )
             return
         module = node.module or ""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .generators import CATALOGUE, Generation
-from .prompt import SynthesisRequest, plugin_package_names, shipped_envs
+from .prompt import SynthesisRequest, plugin_package_names, shipped_envs, supports
 
 
 class NoCatalogueEnv(LookupError):
@@ -22,8 +22,9 @@ class NoCatalogueEnv(LookupError):
 
 
 def catalogue_env(capability: str, target: str) -> tuple[str, type]:
-    """``(env id, class)`` of the shipped env for ``capability`` on ``target``: one whose own domain is
-    the target first, then by id."""
+    """``(env id, class)`` of the shipped env for ``capability`` on ``target``: the one that runs on the most
+    targets first (the env built for transfer, not a single-target starter), then one whose own domain is the
+    target, then by id."""
     matches = [(env_id, cls) for env_id, cls in shipped_envs(target) if cls.capability.name == capability]  # type: ignore[attr-defined]
     if not matches:
         offered = sorted({cls.capability.name for _, cls in shipped_envs(target)})  # type: ignore[attr-defined]
@@ -31,7 +32,18 @@ def catalogue_env(capability: str, target: str) -> tuple[str, type]:
             f"no catalogue env for {capability} on {target}: the shipped envs for {target} train "
             f"{', '.join(offered) or 'nothing'}; use a model generator (anthropic:…, openai:…#…, hf:…)"
         )
-    matches.sort(key=lambda item: (getattr(getattr(item[1], "domain", None), "name", None) != target, item[0]))
+    from trace_envs.targets.registry import targets
+
+    def breadth(cls: type) -> int:
+        return sum(supports(cls, name) for name in targets())
+
+    matches.sort(
+        key=lambda item: (
+            -breadth(item[1]),
+            getattr(getattr(item[1], "domain", None), "name", None) != target,
+            item[0],
+        )
+    )
     return matches[0]
 
 

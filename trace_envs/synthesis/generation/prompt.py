@@ -71,7 +71,7 @@ def contract_guide() -> str:
         return env_guide()
 
 
-def _supports(cls: Any, target: str) -> bool:
+def supports(cls: Any, target: str) -> bool:
     """Whether a shipped env runs on ``target``: its domain, or a choice of its ``variant`` knob."""
     from typing import get_args
 
@@ -99,20 +99,32 @@ def shipped_envs(target: str) -> list[tuple[str, type]]:
     found = []
     for env_id in list_capability_envs():
         cls = env_class(env_id)
-        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and _supports(cls, target):
+        if isinstance(cls, type) and cls.__module__.split(".")[0] in packages and supports(cls, target):
             found.append((env_id, cls))
     return found
 
 
+def within_kit(source: str, target: str) -> bool:
+    """Whether a module passes the static gate for ``target`` with nothing trusted besides the target's kit
+    (so a model that copies it writes a module the gates accept)."""
+    from ..gates.ast_names import parse_module
+    from ..gates.static_policy import check_policy
+
+    return not check_policy(parse_module(source), source, target)
+
+
 def worked_examples(target: str, capability: str, budget: PromptBudget) -> list[dict[str, str]]:
-    """Up to ``budget.examples`` shipped envs of the target's domain, whole: the one for this capability
-    first, then the shortest; each must fit in what is left of ``budget.example_chars``."""
+    """Up to ``budget.examples`` shipped envs of the target's domain, whole, among those that import only the
+    target's kit (:func:`within_kit`; the others lean on helpers a generated module may not import): the
+    one for this capability first, then the shortest; each must fit in what is left of ``budget.example_chars``."""
     candidates = []
     for env_id, cls in shipped_envs(target):
         module = inspect.getmodule(cls)
         if module is None or module.__file__ is None:
             continue
         source = Path(module.__file__).read_text(encoding="utf-8")
+        if not within_kit(source, target):
+            continue
         same = cls.capability.name == capability  # type: ignore[attr-defined]
         candidates.append((not same, len(source), env_id, module.__name__, source))
     examples: list[dict[str, str]] = []
@@ -133,8 +145,11 @@ def generation_prompt(
     request: SynthesisRequest, budget: PromptBudget | None = None, *, flawed_failure_share: float = 0.2
 ) -> str:
     """The first prompt of a synthesis: everything the generator needs, and the output format."""
+    from trace_envs.guide import helper_docs
+    from trace_envs.targets.registry import target as target_spec
+
     from ..gates.contract import domain_attribute
-    from ..gates.static_policy import ALLOWED_STDLIB
+    from ..gates.static_policy import ALLOWED_STDLIB, kit_modules
 
     budget = budget or PromptBudget()
     domain = get_domain(request.target)
@@ -151,6 +166,8 @@ def generation_prompt(
         guide=contract_guide().strip(),
         examples=worked_examples(request.target, request.capability, budget),
         domain_object=domain_attribute(request.target),
+        kit=kit_modules(request.target),
+        helpers=helper_docs(target_spec(request.target).helpers),
         stdlib=sorted(ALLOWED_STDLIB),
         failure_share=f"{flawed_failure_share:.0%}",
     )

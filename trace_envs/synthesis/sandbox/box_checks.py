@@ -72,7 +72,7 @@ def env_class(module: ModuleType) -> type[CapabilityEnv]:
     return found[0]
 
 
-def _error(stage: str, exc: BaseException, module_path: str) -> BoxError:
+def _error(stage: str, exc: BaseException, module_path: str, seed: int | None = None) -> BoxError:
     target = os.path.realpath(module_path)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.realpath(f.filename) == target]
     shown = traceback.format_list(frames[-5:]) + traceback.format_exception_only(type(exc), exc)
@@ -81,6 +81,7 @@ def _error(stage: str, exc: BaseException, module_path: str) -> BoxError:
         kind=type(exc).__name__,
         message=str(exc)[:1000],
         line=frames[-1].lineno if frames else None,
+        seed=seed,
         traceback="".join(shown)[-3000:],
     )
 
@@ -89,6 +90,7 @@ def run(request: BoxRequest, set_stage: Callable[[str], None]) -> BoxResult:
     """Run the request; any exception is reported with the stage it stopped, never raised."""
     result = BoxResult(mode=request.mode)
     stage = "import"
+    seed: int | None = None  # the seed of the reset under way, for an error raised while generating its task
     try:
         set_stage(stage)
         start = time.perf_counter()
@@ -99,7 +101,9 @@ def run(request: BoxRequest, set_stage: Callable[[str], None]) -> BoxResult:
         cls = env_class(module)
         gym.register(id=request.env_id, entry_point=cls, disable_env_checker=True)
         env = make_env(request.env_id)
-        _, info = env.reset(seed=request.seeds[0])
+        seed = request.seeds[0]
+        _, info = env.reset(seed=seed)
+        seed = None
         result.module = ModuleInfo(
             class_name=cls.__name__,
             capability=cls.capability.name,
@@ -117,7 +121,7 @@ def run(request: BoxRequest, set_stage: Callable[[str], None]) -> BoxResult:
         result.fingerprints = {seed: fingerprint(make_env(request.env_id), seed) for seed in request.seeds}
         result.seconds["fingerprint"] = time.perf_counter() - start
     except BaseException as exc:  # the module's own code may raise anything, SystemExit included
-        result.error = _error(stage, exc, request.module_path)
+        result.error = _error(stage, exc, request.module_path, seed)
     return result
 
 

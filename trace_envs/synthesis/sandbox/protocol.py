@@ -70,6 +70,7 @@ class BoxError(BaseModel):
     kind: str
     message: str
     line: int | None = Field(default=None, description="Line of the candidate module where it was raised, if there.")
+    seed: int | None = Field(default=None, description="The seed being reset when it was raised, where one was.")
     traceback: str = ""
 
 
