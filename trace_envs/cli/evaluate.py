@@ -19,7 +19,9 @@ def evaluate_command(
     target: Annotated[
         str,
         typer.Option(
-            "--target", "-t", help="A registered target (device, retail, ...), an alias (tau2-retail) or a family (tau2)."
+            "--target",
+            "-t",
+            help="A registered target (device, retail, ...), an alias (tau2-retail) or a family (tau2).",
         ),
     ],
     policy: Annotated[list[str], typer.Option("--policy", "-p", help=POLICY_HELP)],
