@@ -242,6 +242,17 @@ MAX_CONSTANT_SHARE = 0.05
 """The most seeds one constant answer may win (the paper's bar: a canned refusal must not pay)."""
 
 
+def _source_seeds(checked: Sequence[int]) -> range:
+    """The seeds just past the checked ones whose answers become candidates, so none is a checked task's own."""
+    first = max(checked) + 1
+    return range(first, first + CONSTANT_ANSWER_SOURCES)
+
+
+def _allowed_wins(max_share: float, seeds: int) -> int:
+    """How many of ``seeds`` one candidate may win (``0.05 * n`` may land just under a whole number)."""
+    return int(max_share * seeds + 1e-9)
+
+
 def constant_answers(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
     """Fixed messages that must not solve tasks: every message (no tool call) of the oracle and of the
     flawed solution on ``source_seeds``, then the generic :data:`CANNED_ANSWERS`, without repeats."""
@@ -261,8 +272,7 @@ def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: fl
     seeds just past the checked ones, so none is the checked task's own answer."""
     env = make_env(env_id)
     seed_list = list(seeds)
-    first_source = max(seed_list) + 1
-    candidates = constant_answers(env, range(first_source, first_source + CONSTANT_ANSWER_SOURCES))
+    candidates = constant_answers(env, _source_seeds(seed_list))
     wins: dict[str, list[int]] = {}
     for text in candidates:
         wins[text] = []
@@ -271,7 +281,7 @@ def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: fl
             _rewards_in_range(env_id, seed, reward, "a constant answer")
             if reward > 0.0:
                 wins[text].append(seed)
-    allowed = int(max_share * len(seed_list) + 1e-9)  # 0.05 * n may land just under a whole number
+    allowed = _allowed_wins(max_share, len(seed_list))
     worst = max(wins, key=lambda text: len(wins[text]))
     too_many = sum(len(won) > allowed for won in wins.values())
     assert len(wins[worst]) <= allowed, (
@@ -310,9 +320,9 @@ def candidate_facts(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str
 
 def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
     """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
-    candidate (every value the lookups returned, every answer and required fact of other seeds) in one message;
-    echo the user's opening; call every tool once with no arguments and then state every candidate. (A canned
-    closing line is one of :func:`check_constant_answer_fails`'s candidates.)"""
+    candidate (every value the lookups returned, every answer and required or forbidden fact of other seeds) in one
+    message; echo the user's opening; call every tool once with no arguments and then state every candidate. (A
+    canned closing line is one of :func:`check_constant_answer_fails`'s candidates.)"""
     reads, results = _lookups(env, seed)
     opening, info = env.reset(seed=seed)
     stuffing = " ".join([*results, *candidates])
@@ -330,8 +340,7 @@ def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: f
     answers come from seeds just past the checked ones (as in :func:`check_constant_answer_fails`)."""
     env = make_env(env_id)
     seed_list = list(seeds)
-    first_source = max(seed_list) + 1
-    sources = range(first_source, first_source + CONSTANT_ANSWER_SOURCES)
+    sources = _source_seeds(seed_list)
     candidates = [*constant_answers(env, sources), *candidate_facts(env, sources)]
     wins: dict[str, list[int]] = {}
     for seed in seed_list:
@@ -340,7 +349,7 @@ def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: f
             _rewards_in_range(env_id, seed, reward, f"the '{name}' policy")
             if (info.get("verdict") or {}).get("success"):  # partial credit (a similarity) is not a win
                 wins.setdefault(name, []).append(seed)
-    allowed = int(max_share * len(seed_list) + 1e-9)
+    allowed = _allowed_wins(max_share, len(seed_list))
     beaten = {name: won for name, won in wins.items() if len(won) > allowed}
     assert not beaten, (
         f"{env_id}: "
