@@ -4,7 +4,9 @@ One command, one seed, a JSON result and a plot:
 
 1. make SmolLM2-135M-Instruct offline (``make-model``; ``--model tiny`` for a plumbing smoke run);
 2. warm it up (SFT, LoRA merged) on the ``flawed:precondition_verification`` scripted episodes of
-   ``trace/order-cancel-v0``: the warmed base calls the tools but cancels without checking the status;
+   ``trace/order-cancel-v0``, with a few reference episodes mixed in (``--warmup-reference``): the warmed base
+   calls the tools and mostly cancels without checking the status (on flawed episodes alone it never checks,
+   every GRPO group is constant and nothing is learned);
 3. evaluate the warmed base (greedy) on held-out seeds that neither the warm-up nor training uses;
 4. train a GRPO LoRA adapter on the env with the library's trainer (``trace_envs.training.train``);
 5. evaluate the adapter on the same held-out seeds and on one other shipped env;
@@ -45,6 +47,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup-epochs", type=float, default=3.0)
     parser.add_argument("--warmup-steps", type=int, default=None, help="SFT steps (overrides --warmup-epochs)")
     parser.add_argument("--warmup-lr", type=float, default=5e-4)
+    parser.add_argument(
+        "--warmup-reference",
+        type=int,
+        default=8,
+        help="reference (oracle) episodes mixed into the warm-up, so the capability is rare, not absent",
+    )
     parser.add_argument("--held-out", type=int, default=40, help="held-out seeds of order-cancel")
     parser.add_argument("--other-env", default="trace/datetime-v0")
     parser.add_argument("--other-held-out", type=int, default=16)
@@ -114,7 +122,13 @@ def warm_up(args: argparse.Namespace, base: Path, out: Path) -> dict[str, Any]:
         concurrency=4,
     )
     record = warmup_on_episodes(
-        base, [ENV_ID], out / "warm", policy=settings.policy, episodes=args.warmup_episodes, settings=settings
+        base,
+        [ENV_ID],
+        out / "warm",
+        policy=settings.policy,
+        episodes=args.warmup_episodes,
+        settings=settings,
+        reference_episodes=args.warmup_reference,
     )
     return record.model_dump(mode="json")
 

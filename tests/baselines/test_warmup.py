@@ -40,3 +40,19 @@ def test_warmup_on_flawed_episodes_merges_into_a_model_folder(tiny_model: Path, 
     assert json.loads((out / WARMUP_FILE).read_text(encoding="utf-8"))["policy"] == policy
     again = warmup_on_episodes(tiny_model, [ENV], out, policy=policy, episodes=6, settings=settings)
     assert again == record
+
+
+def test_reference_episodes_are_mixed_in_on_later_seeds(tiny_model: Path, tmp_path: Path) -> None:
+    out = tmp_path / "warm"
+    policy = f"flawed:{CHECKS}"
+    settings = SFTSettings(policy=policy, max_steps=1, batch_size=2, concurrency=2)
+    record = warmup_on_episodes(
+        tiny_model, [ENV], out, policy=policy, episodes=4, settings=settings, reference_episodes=3
+    )
+    flawed = list(iter_episodes(out / "episodes" / "rollouts.jsonl"))
+    reference = list(iter_episodes(out / "episodes-reference" / "rollouts.jsonl"))
+    assert [e.seed for e in reference] == [4, 5, 6]  # after the flawed policy's seeds 0..3
+    assert all(e.success for e in reference)
+    assert any(any("get_order_details" in a for a in e.actions) for e in reference)  # the reference checks
+    assert record.reference_episodes == 3
+    assert record.trained_on == sum(e.success for e in flawed) + 3

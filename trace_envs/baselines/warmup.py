@@ -12,6 +12,7 @@ warmed-up model is an ordinary model folder that ``hf:`` policies, ``train`` and
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ class WarmupRecord(BaseModel):
     env_ids: list[str]
     episodes: int = Field(description="Episodes rolled out (successful or not).")
     trained_on: int = Field(description="Successful episodes trained on.")
+    reference_episodes: int = Field(
+        default=0, description="Reference (``oracle``) episodes mixed in, on seeds after the policy's."
+    )
     steps: int
     final_loss: float | None
     settings: dict[str, Any]
@@ -45,9 +49,14 @@ def warmup_on_episodes(
     policy: str,
     episodes: int,
     settings: SFTSettings | None = None,
+    reference_episodes: int = 0,
 ) -> WarmupRecord:
     """Collect ``episodes`` episodes of ``policy`` on ``env_ids`` (stored in ``OUT/episodes``, resumable), fine-tune
-    ``model`` on the successes with LoRA, merge it, and save the warmed-up model in ``out_dir``."""
+    ``model`` on the successes with LoRA, merge it, and save the warmed-up model in ``out_dir``.
+
+    ``reference_episodes`` mixes in that many ``oracle`` episodes on the seeds after the policy's: a base trained on
+    the flawed policy alone never samples the planted capability, so GRPO groups on it are constant and nothing
+    is learned; a small share of reference episodes leaves the capability rare instead of absent."""
     from transformers import AutoTokenizer
 
     settings = settings or SFTSettings(policy=policy)
@@ -57,7 +66,12 @@ def warmup_on_episodes(
         return WarmupRecord.model_validate_json(done.read_text(encoding="utf-8"))
     jobs = collection_jobs(env_ids, episodes, settings.first_seed)
     data = collect(jobs, policy, out / "episodes", concurrency=settings.concurrency)
-    trainer = build_sft_trainer(data.rows, str(model), out / "checkpoints", settings)
+    rows = list(data.rows)
+    if reference_episodes:
+        reference_jobs = collection_jobs(env_ids, reference_episodes, settings.first_seed + episodes)
+        rows += collect(reference_jobs, "oracle", out / "episodes-reference", concurrency=settings.concurrency).rows
+        random.Random(settings.seed).shuffle(rows)
+    trainer = build_sft_trainer(rows, str(model), out / "checkpoints", settings)
     trainer.train()
     merged = trainer.model.merge_and_unload()
     merged.save_pretrained(str(out))
@@ -68,7 +82,8 @@ def warmup_on_episodes(
         policy=policy,
         env_ids=list(env_ids),
         episodes=data.episodes,
-        trained_on=len(data.rows),
+        trained_on=len(rows),
+        reference_episodes=reference_episodes,
         steps=int(trainer.state.global_step),
         final_loss=losses[-1] if losses else None,
         settings=settings.model_dump(mode="json"),
