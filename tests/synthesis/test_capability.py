@@ -67,7 +67,7 @@ def test_a_junk_flawed_solution_is_stopped_with_the_seed_and_the_difference() ->
     assert result.status == "failed"
     (finding,) = result.findings
     assert finding.rule == "flawed-not-a-near-miss" and finding.seed == 0
-    assert "keeps no step of the reference and calls no tool" in finding.message
+    assert "keeps no step of the reference and acts on none of the reference's records" in finding.message
     assert "get_order_details" in finding.message and "follow the reference solution" in finding.fix
 
 
@@ -108,3 +108,20 @@ def test_a_call_to_an_unrelated_tool_or_other_records_is_not_a_near_miss() -> No
     assert not skip_check.near_miss  # no argument in common: it acts on no record of the task
     acts_on_the_order = compare_steps(REFERENCE[1:2], [format_tool_call(ToolCall(name="x", arguments={"id": "#W1"}))])
     assert acts_on_the_order.near_miss
+
+
+def test_a_near_miss_keeps_the_reference_up_to_the_skipped_capability() -> None:
+    skips_the_lookup = compare_steps(REFERENCE, [CANCEL, "Order #W1 is cancelled."])
+    assert skips_the_lookup.first_difference == "skips" and skips_the_lookup.diverges_at == 0
+    assert skips_the_lookup.near_miss
+    stuffing = format_tool_call(ToolCall(name="get_order_details", arguments={"order_id": "#W1", "x": 1}))
+    adds_first = compare_steps(REFERENCE, [stuffing, LOOKUP, "Order #W1 is cancelled."])
+    assert adds_first.attempts_task and adds_first.first_difference == "adds" and not adds_first.near_miss
+    adds_after_a_shared_step = compare_steps(REFERENCE, [LOOKUP, "pending, processed, delivered", CANCEL])
+    assert adds_after_a_shared_step.diverges_at == 1 and not adds_after_a_shared_step.near_miss
+    only_adds = compare_steps(REFERENCE, [*REFERENCE, CANCEL])
+    assert only_adds.first_difference == "none" and not only_adds.near_miss
+    result = run_gate(*(seed(n, [LOOKUP, "pending, processed, delivered", CANCEL], 0.0) for n in range(3)))
+    finding = result.findings[0]
+    assert not result.passed and finding.rule == "flawed-not-a-near-miss" and finding.seed == 0
+    assert "after 1 shared step(s) it adds a step of its own" in finding.message

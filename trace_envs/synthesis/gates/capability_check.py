@@ -7,9 +7,10 @@ per-seed evidence the sandbox brought back (``context.evidence["execution"]``) a
 - the flawed solution is declared;
 - it fails (reward below 1) on at least ``context.flawed_failure_share`` of the seeds, *as a near
   miss*: on those seeds it keeps a step of the reference or acts on the records the reference acts
-  on (a call passing one of the reference's argument values), so it attempts the task and differs
-  from the reference in the steps that exercise the capability, rather than doing nothing or calling
-  an unrelated tool.
+  on (a call passing one of the reference's argument values), so it attempts the task, and it keeps
+  the reference's steps up to the skipped capability (the first difference is a reference step left
+  out or replaced, not a step of its own added before), rather than doing nothing, calling an
+  unrelated tool or doing something else first.
 """
 
 from __future__ import annotations
@@ -24,6 +25,20 @@ FIX_NEAR_MISS = (
     "Make Task.flawed_solution follow the reference solution except for the steps that exercise the capability "
     "(e.g. skip the check and act, or pick the near-miss record), so that it fails for lack of the capability."
 )
+
+
+def _why_not(evidence: FlawedEvidence) -> str:
+    """Why one failing seed's flawed solution is not a near miss, in the words a finding uses."""
+    steps = evidence.steps
+    assert steps is not None
+    if not steps.attempts_task:
+        return "it keeps no step of the reference and acts on none of the reference's records (it does nothing)"
+    if steps.first_difference == "adds":
+        return (
+            f"after {steps.diverges_at} shared step(s) it adds a step of its own [{'; '.join(steps.flawed_only[:1])}] "
+            "before skipping anything, so it does not follow the reference up to the skipped capability"
+        )
+    return "it keeps every step of the reference and only adds steps, so it skips no capability"
 
 
 def _describe(evidence: FlawedEvidence) -> str:
@@ -86,10 +101,10 @@ def capability_gate(source: str, context: GateContext) -> GateResult:
         junk = [e for e in failing if e.steps is not None and not e.steps.near_miss]
         if junk:
             message = (
-                f"the flawed solution fails on {len(failing)} of {seeds} seeds, but on {len(junk)} of them it keeps no "
-                f"step of the reference and calls no tool: it does nothing, so its failure says nothing about the "
-                f"capability{_describe(junk[0])}; near-miss failures: {len(near_misses)} of {seeds}, "
-                f"{needed:.0%} needed."
+                f"the flawed solution fails on {len(failing)} of {seeds} seeds, but on {len(junk)} of them it is not "
+                f"a near miss of the reference: on seed {junk[0].seed} {_why_not(junk[0])}, so its failure says "
+                f"nothing about the capability{_describe(junk[0])}; near-miss failures: {len(near_misses)} of "
+                f"{seeds}, {needed:.0%} needed."
             )
             seed: int | None = junk[0].seed
         else:
