@@ -124,3 +124,37 @@ def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: P
     assert "allowed here: policy, samples" in message
     assert "train.grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
     assert "analyse: Extra inputs are not permitted (unknown key 'analyse'" in message and "analyze" in message
+
+
+def test_the_demo_trains_the_model_it_is_given_and_says_so() -> None:
+    tiny, real = demo_config(), demo_config("smollm2-135m-instruct")
+    assert tiny.train.model == "tiny" and "tiny random model" in tiny.simulated[0]
+    assert real.train.model == "smollm2-135m-instruct"
+    assert "SmolLM2-135M-Instruct" in real.simulated[0] and "tiny random model" not in real.simulated[0]
+    assert real.model_copy(update={"train": tiny.train, "simulated": tiny.simulated}) == tiny  # nothing else changes
+    with pytest.raises(ValueError, match="the demo trains one of tiny, smollm2-135m-instruct"):
+        demo_config("gpt2")
+
+
+def test_a_packaged_base_model_is_made_once_in_the_train_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trace_envs.llm import gguf_model
+    from trace_envs.pipeline.context import StageContext
+    from trace_envs.pipeline.model_stages import BASE_MODEL_DIR, base_model
+
+    made: list[tuple[str, Path]] = []
+
+    def fake_make(name: str, out: Path) -> Path:
+        made.append((name, Path(out)))
+        Path(out).mkdir(parents=True)
+        (Path(out) / "config.json").write_text("{}", encoding="utf-8")
+        return Path(out)
+
+    monkeypatch.setattr(gguf_model, "make_packaged_model", fake_make)
+    config = demo_config("smollm2-135m-instruct")
+    ctx = StageContext(name="train", config=config, root=tmp_path, folder=tmp_path / "train")
+    folder = base_model(ctx)
+    assert folder == str(tmp_path / "train" / BASE_MODEL_DIR) and (Path(folder) / "config.json").is_file()
+    assert made == [("smollm2-135m-instruct", tmp_path / "train" / f"{BASE_MODEL_DIR}.partial")]
+    assert base_model(ctx) == folder and len(made) == 1  # built once

@@ -135,3 +135,20 @@ def test_failed_rollout_episodes_are_reported_with_their_first_causes(tmp_path: 
         "2 episodes failed (trace/device-v0 seed 0 and 1 more: HostNotFound: cannot resolve host 'gpu-host'; " in line
     )
     assert "seed 5: ValueError: bad)" in line and "\n" not in line
+
+
+def test_a_packaged_model_is_checked_for_the_gguf_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    data = yaml.safe_load(DEMO_YAML)
+    data["train"]["model"] = "smollm2-135m-instruct"
+    config = tmp_path / "trace.yaml"
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    loaded = load_config(config)
+    assert loaded.train.model == "smollm2-135m-instruct"  # a name, not a path next to the config
+    checks = {c.what: c for c in preflight(loaded, tmp_path / "run")}
+    assert checks["train.model"].ok and "built by make-model" in checks["train.model"].detail
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "gguf" else real_find_spec(name))
+    missing = {c.what: c for c in preflight(loaded, tmp_path / "run")}["train.model"]
+    assert not missing.ok and "trace-envs[train]" in missing.fix

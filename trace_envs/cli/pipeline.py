@@ -216,16 +216,27 @@ def pipeline_command(
 def demo_command(
     out: Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Output folder.")] = DEMO_OUT,
     stage: StageOption = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            metavar="MODEL",
+            help="Model trained, routed and evaluated: tiny, or smollm2-135m-instruct (real, slower).",
+        ),
+    ] = "tiny",
 ) -> None:
     """Run the whole TRACE pipeline offline on CPU, on an embedded config (a few minutes).
 
     Scripted base agent with planted deficits, tau2 tasks on generated databases, the offline probes as
-    analyst, the catalogue generator through the real gates, a tiny model for a few GRPO steps, the router,
-    the evaluation and the report. Rerunning resumes (finished stages are cached).
+    analyst, the catalogue generator through the real gates, a tiny model for a few GRPO steps (or the real
+    SmolLM2 with --model), the router, the evaluation and the report. Rerunning resumes (finished stages are
+    cached).
     """
     from trace_envs.pipeline import demo_config
 
-    config = demo_config()
+    try:
+        config = demo_config(model)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model") from None
     print_outcomes(run_with_display(config, out, stage), out)
     console.print()
     for note in config.simulated:

@@ -44,6 +44,10 @@ PACKAGED_MODELS = {
     )
 }
 
+MADE_MODELS = ("tiny", *PACKAGED_MODELS)
+"""The model names ``make-model`` builds and a pipeline's ``train.model`` may give: the tiny random Qwen3 or a
+packaged pretrained model."""
+
 
 class ModelSource(BaseModel):
     """What ``trace_source.json`` records about a made model."""

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from trace_envs.core.problems import validation_problems
+from trace_envs.llm.gguf_model import MADE_MODELS
 
 
 class _Section(BaseModel):
@@ -51,7 +52,10 @@ class SynthesizeSection(_Section):
 class TrainSection(_Section):
     """One GRPO LoRA adapter per synthesised env."""
 
-    model: str = Field(description="Base model: a directory, a hub id, or 'tiny' (a tiny random model built offline).")
+    model: str = Field(
+        description="Base model: a directory, a hub id, 'tiny' (a tiny random model built offline) or a packaged "
+        "pretrained model make-model builds ('smollm2-135m-instruct')."
+    )
     max_steps: int = Field(default=40, ge=1, description="GRPO iterations per adapter (paper: 40).")
     num_generations: int | None = Field(default=None, ge=2, description="K rollouts per group (null: 16, the paper's).")
     groups_per_step: int | None = Field(default=None, ge=1, description="G groups per step (null: 8, the paper's).")
@@ -174,7 +178,7 @@ def load_config(path: str | Path) -> PipelineConfig:
     if config.tau2_data is not None and not config.tau2_data.is_absolute():
         config = config.model_copy(update={"tau2_data": file.parent / config.tau2_data})
     model = Path(config.train.model)
-    if config.train.model != "tiny" and not model.is_absolute() and (file.parent / model).exists():
+    if config.train.model not in MADE_MODELS and not model.is_absolute() and (file.parent / model).exists():
         config = config.model_copy(
             update={"train": config.train.model_copy(update={"model": str(file.parent / model)})}
         )

@@ -3,8 +3,9 @@
 Targets: the built-in device scenarios, and tau2 airline/retail tasks on generated databases. The base agent
 is scripted with three planted deficits (it stops after the first write, gives up on a blocked call, does
 date arithmetic in its head); the offline probes are the analyst; the catalogue generator reuses shipped
-envs through the real gates; a tiny random model takes a couple of GRPO steps per capability; the router,
-the evaluation and the report are the real ones.
+envs through the real gates; a tiny random model (or, with ``--model smollm2-135m-instruct``, the real
+SmolLM2 built offline by ``make-model``) takes a couple of GRPO steps per capability and is the trained agent
+the router and the evaluation use; the router, the evaluation and the report are the real ones.
 """
 
 from __future__ import annotations
@@ -57,8 +58,22 @@ simulated:
 """
 
 
-def demo_config() -> PipelineConfig:
-    """The demo's config (the embedded YAML above)."""
+MODEL_NOTES = {
+    "tiny": "a tiny random model, so its scores (and the router's choices) mean nothing",
+    "smollm2-135m-instruct": "SmolLM2-135M-Instruct (a real pretrained model, built offline by make-model), "
+    "which is also the model the router and the 'model' and 'routed' policies use; two GRPO steps teach it "
+    "little, so its scores show the plumbing on a real model, not TRACE's gain",
+}
+"""What the demo's note says about each base model it can train."""
+
+
+def demo_config(model: str = "tiny") -> PipelineConfig:
+    """The demo's config (the embedded YAML above), training ``model``: ``tiny`` or a packaged pretrained model."""
     import yaml
 
-    return parse_config(yaml.safe_load(DEMO_YAML), "the embedded demo config")
+    if model not in MODEL_NOTES:
+        raise ValueError(f"the demo trains one of {', '.join(MODEL_NOTES)}, not {model!r}")
+    data = yaml.safe_load(DEMO_YAML)
+    data["train"]["model"] = model
+    data["simulated"][0] = data["simulated"][0].replace(MODEL_NOTES["tiny"], MODEL_NOTES[model])
+    return parse_config(data, "the embedded demo config")

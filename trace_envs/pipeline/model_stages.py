@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
     from .config import PipelineConfig
 
-TINY = "tiny"
 BASE_MODEL_DIR = "base-model"
 
 
@@ -31,16 +30,24 @@ def _cpu_threads() -> None:
 
 
 def base_model(ctx: StageContext) -> str:
-    """The base model: the configured one, or for ``tiny`` a tiny random model built once in the train folder."""
-    model = ctx.config.train.model
-    if model != TINY:
-        return model
-    from trace_envs.llm.tiny_model import build_tiny_model
+    """The base model: the configured folder or hub id, or a model ``make-model`` builds (``tiny``, a packaged
+    pretrained model such as ``smollm2-135m-instruct``), built once in the train folder."""
+    from trace_envs.llm.gguf_model import MADE_MODELS
 
+    model = ctx.config.train.model
+    if model not in MADE_MODELS:
+        return model
     target = ctx.stage_dir("train") / BASE_MODEL_DIR
     if not (target / "config.json").exists():
         partial = target.with_name(BASE_MODEL_DIR + ".partial")
-        build_tiny_model(partial, seed=ctx.config.seed)
+        if model == "tiny":
+            from trace_envs.llm.tiny_model import build_tiny_model
+
+            build_tiny_model(partial, seed=ctx.config.seed)
+        else:
+            from trace_envs.llm.gguf_model import make_packaged_model
+
+            make_packaged_model(model, partial)
         partial.rename(target)
     return str(target)
 

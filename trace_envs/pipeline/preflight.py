@@ -5,11 +5,14 @@ CONFIG --check`` prints the checks; :func:`~trace_envs.pipeline.run_pipeline` ru
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from trace_envs.llm.gguf_model import PACKAGED_MODELS
 
 from .config import PipelineConfig
 
@@ -148,7 +151,11 @@ def _data_checks(config: PipelineConfig) -> Iterator[Check]:
         yield Check(f"{name} data", True, str(folder), "", data_stages)
     model = config.train.model
     looks_local = model.startswith((".", "/", "~")) or model.count("/") > 1
-    if model != "tiny" and looks_local:
+    if model in PACKAGED_MODELS:
+        found = importlib.util.find_spec("gguf") is not None
+        fix = "" if found else "pip install 'trace-envs[train]' (make-model needs the gguf package)"
+        yield Check("train.model", found, f"{model}, built by make-model in the train folder", fix, MODEL_STAGES)
+    elif model != "tiny" and looks_local:
         found = Path(model).expanduser().exists()
         fix = "" if found else "fix train.model: a model folder or a hub id"
         yield Check("train.model", found, model if found else f"no folder {model}", fix, MODEL_STAGES)
