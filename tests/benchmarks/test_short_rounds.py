@@ -38,7 +38,11 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
 }
 
 
-OWN_TESTS = {"learning.py": "test_learning.py"}
+OWN_TESTS = {
+    "learning.py": "test_learning.py",
+    "relay_endpoint.py": "test_synthesis_real_model.py",
+    "synthesis_real_model.py": "test_synthesis_real_model.py",
+}
 """Benchmarks whose short round is a test of its own (it checks their result, not only that they run)."""
 
 

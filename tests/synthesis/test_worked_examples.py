@@ -47,6 +47,7 @@ def failures(source: str, tau2_data: Path) -> list[str]:
 def test_every_env_module_in_the_prompt_passes_validate(target: str, tau2_data: Path) -> None:
     modules = env_modules(prompt_of(target))
     assert modules, f"the {target} prompt shows no env module"
+    assert any(infer_target(source) == target for source in modules), f"the {target} prompt shows no {target} env"
     shown = worked_examples(target, CAPABILITY, PromptBudget())
     assert all(example["source"] in modules for example in shown), "a worked example was not extracted"
     for source in modules:

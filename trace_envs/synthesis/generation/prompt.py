@@ -3,13 +3,14 @@
 ``SynthesisRequest`` holds what analysis found (the capability, its failure patterns and failed
 trajectory excerpts, trimmed to a budget); :func:`generation_prompt` renders
 ``templates/prompts/synthesis_generate.jinja`` with it and with the target domain's tool schemas,
-state model (JSON schema) and policy, the contract guide verbatim, one or two shipped envs of the
-same domain as worked examples, the rules and the output format. :func:`repair_prompt` renders the
+state model (JSON schema) and policy, the contract guide verbatim, one or two envs of the same domain
+as worked examples (shipped, or a plugin package's prompt-only ``examples/``), the rules and the output format. :func:`repair_prompt` renders the
 gate report of a failed attempt (``synthesis_repair.jinja``).
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
@@ -113,10 +114,42 @@ def within_kit(source: str, target: str) -> bool:
     return not check_policy(parse_module(source), source, target)
 
 
+UNREGISTERED = "(a worked example only, not registered)"
+"""The env id shown for a prompt-only example (a plugin package's ``examples/`` module)."""
+
+
+def _declared_capability(source: str) -> str | None:
+    """The ``Capability(name=...)`` a module's source declares, read from its AST (None when it names none)."""
+    from ..gates.ast_names import parse_module
+
+    for node in ast.walk(parse_module(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Capability":
+            for keyword in node.keywords:
+                if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    return None
+
+
+def prompt_only_examples() -> list[tuple[str, str]]:
+    """``(module name, source)`` of every ``examples/*.py`` of the plugin packages: env modules a package ships
+    for the generation prompt alone (read as text, never imported or registered)."""
+    import trace_envs  # noqa: F401  (loads the plugins)
+    from trace_envs.plugins import plugin_packages
+
+    found = []
+    for package in plugin_packages():
+        folder = Path(package.__file__ or "").parent / "examples"
+        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+            if not path.name.startswith("_"):
+                found.append((f"{package.__name__}.examples.{path.stem}", path.read_text(encoding="utf-8")))
+    return found
+
+
 def worked_examples(target: str, capability: str, budget: PromptBudget) -> list[dict[str, str]]:
-    """Up to ``budget.examples`` shipped envs of the target's domain, whole, among those that import only the
-    target's kit (:func:`within_kit`; the others lean on helpers a generated module may not import): the
-    one for this capability first, then the shortest; each must fit in what is left of ``budget.example_chars``."""
+    """Up to ``budget.examples`` envs of the target's domain, whole: the shipped ones and the plugin packages'
+    prompt-only examples (:func:`prompt_only_examples`), among those that import only the target's kit
+    (:func:`within_kit`; the others lean on helpers a generated module may not import): the one for this
+    capability first, then the shortest; each must fit in what is left of ``budget.example_chars``."""
     candidates = []
     for env_id, cls in shipped_envs(target):
         module = inspect.getmodule(cls)
@@ -127,6 +160,10 @@ def worked_examples(target: str, capability: str, budget: PromptBudget) -> list[
             continue
         same = cls.capability.name == capability  # type: ignore[attr-defined]
         candidates.append((not same, len(source), env_id, module.__name__, source))
+    for module_name, source in prompt_only_examples():
+        if within_kit(source, target):
+            same = _declared_capability(source) == capability
+            candidates.append((not same, len(source), UNREGISTERED, module_name, source))
     examples: list[dict[str, str]] = []
     left = budget.example_chars
     for _, size, env_id, module_name, source in sorted(candidates):
