@@ -147,6 +147,7 @@ def _policy(
 
     bad_spec = (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError)
     options: dict[str, Any] = {}
+    runner: Any
     try:
         if workers > 1:  # each worker builds its own client from the spec
             runner, spec = policy, checked_policy_spec(policy, model_options)
