@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from collections.abc import Iterator
 
 import gymnasium as gym
@@ -156,14 +157,54 @@ def test_analysis_and_rollout_repeat_no_capability_name() -> None:
         assert not [s for s in strings for name in SHIPPED if name in s], module
 
 
+SHIPPED_NAME = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, SHIPPED)) + r")(?![A-Za-z0-9_])")
+"""A shipped capability's name as a word of a string (``envs/precondition_verification.py`` too)."""
+
+
+def docstring_ids(tree: ast.AST) -> set[int]:
+    """The ``id`` of every module, class and function docstring node of ``tree``."""
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+
+
+def shipped_names_in(source: str, cli: bool) -> list[tuple[int, str]]:
+    """(line, name) of every string of ``source`` that names a shipped capability: messages, help texts and
+    field descriptions included; docstrings only in the cli, where a command's docstring is its help."""
+    tree = ast.parse(source)
+    skip = set() if cli else docstring_ids(tree)
+    return [
+        (node.lineno, match.group(1))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+        for match in SHIPPED_NAME.finditer(node.value)
+    ]
+
+
+def test_the_name_scan_reads_help_texts_and_messages_but_not_library_docstrings() -> None:
+    source = (
+        '"""Module doc: precondition_verification."""\n'
+        'def command() -> None:\n    """Example: trace-envs validate envs/precondition_verification.py"""\n'
+        'HELP = "e.g. flawed:tool_calling_precision"\nOTHER = "tool_calling_precision_v2"\n'
+    )
+    assert shipped_names_in(source, cli=False) == [(4, "tool_calling_precision")]
+    assert sorted(shipped_names_in(source, cli=True)) == [
+        (1, "precondition_verification"), (3, "precondition_verification"), (4, "tool_calling_precision"),
+    ]  # fmt: skip
+
+
 def test_no_module_of_the_library_uses_a_shipped_capability_name_as_a_value() -> None:
-    """A shipped capability is named in code only by its env (and the demo's planted deficits): no table, key or
-    comparison elsewhere holds its name (help texts may still quote one as an example)."""
+    """A shipped capability is named in code only by its env (and the demo's planted deficits): no table, key,
+    comparison, message, field description or help text elsewhere holds its name (examples use a neutral one)."""
     found = []
     for path in sorted((REPO_ROOT / "trace_envs").rglob("*.py")):
-        if path.relative_to(REPO_ROOT).as_posix() == "trace_envs/pipeline/demo.py":
+        name = path.relative_to(REPO_ROOT).as_posix()
+        if name == "trace_envs/pipeline/demo.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and node.value in SHIPPED:
-                found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.value}")
+        for line, capability in shipped_names_in(path.read_text(encoding="utf-8"), name.startswith("trace_envs/cli/")):
+            found.append(f"{name}:{line} {capability}")
     assert not found, "\n".join(found)

@@ -36,10 +36,6 @@ PACKAGE_SURFACE = {
 target registry (specs whose behaviour is named by ``"module:attribute"`` strings, so every layer may read it
 without importing a target)."""
 
-SUBLAYERS = {"trace_envs.evaluation.report": "report"}
-"""Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,
-synthesis manifest, baselines), which the rest of ``evaluation`` may not import."""
-
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
@@ -121,9 +117,6 @@ def layer(module: str) -> str | None:
         return "envs"
     if module in PACKAGE_SURFACE:
         return "package"
-    for prefix, name in SUBLAYERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            return name
     parts = module.split(".")
     if parts[0] != "trace_envs" or len(parts) < 2:
         return None
@@ -263,7 +256,7 @@ def test_the_internals_listed_are_real_env_attributes() -> None:
         ("trace_envs.core.x", "from ..domains import retail", "core may import only nothing of ours"),
         ("trace_envs.newpart.x", "", "package trace_envs.newpart has no layer"),
         ("trace_envs.evaluation.x", "from ..analysis import report", "evaluation may import only"),
-        ("trace_envs.evaluation.x", "from .report import write_report", "evaluation may import only"),
+        ("trace_envs.evaluation.x", "from ..report import write_report", "evaluation may import only"),
         ("generated_envs.x", "probe = 'trace_envs.analysis.probes:probe_x'", "the reference"),
     ],
 )

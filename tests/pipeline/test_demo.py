@@ -89,7 +89,7 @@ def test_a_stage_alone_needs_its_inputs(tmp_path: Path) -> None:
 
 
 def test_the_demo_report_renders_its_plots_in_a_headless_browser(demo_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tests.evaluation.report.test_browser import chromium, probe
+    from tests.report.test_browser import chromium, probe
 
     binary = chromium()  # skips when no Chromium is installed
     page = demo_run[0] / "report" / "report.html"

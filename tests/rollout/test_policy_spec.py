@@ -50,7 +50,7 @@ def test_every_form_round_trips(model: str, port: int, capabilities: list[str]) 
     [
         ("oracel", f"unknown policy spec 'oracel'; expected one of: {POLICY_SPEC_FORMS}"),
         ("", "unknown policy spec ''; expected one of: oracle, noop, random, flawed, flawed:"),
-        ("flawed:", "names no capability; write e.g. 'flawed:precondition_verification'"),
+        ("flawed:", "names no capability; write e.g. 'flawed:unit_conversion'"),
         ("openai:http://host/v1", "needs the endpoint and the model"),
         ("hf:path@", "nothing after '@'"),
     ],

@@ -46,6 +46,40 @@ def _require_anthropic(analyst: ChatModel) -> Any:
     return analyst
 
 
+async def _submit(
+    model: Any,
+    jobs: Sequence[tuple[int, EpisodeRecord]],
+    dictionary: CapabilityDictionary,
+    token_budget: int,
+    sampling: dict[str, Any],
+    state_path: Path,
+) -> BatchState:
+    """Send one Message Batch with a labelling request per (run, trajectory) and save its id and requests
+    to ``state_path`` first thing, so that a killed run polls the same batch instead of paying twice."""
+    requests = []
+    mapping: dict[str, tuple[int, str]] = {}
+    for run, record in jobs:
+        cid = custom_id(run, _id(record))
+        messages = label_messages(record, dictionary, run=run, token_budget=token_budget)
+        requests.append({"custom_id": cid, "params": model._params(messages, None, sampling)})
+        mapping[cid] = (run, _id(record))
+    batch = await asyncio.to_thread(model._client.messages.batches.create, requests=requests)
+    state = BatchState(batch_id=batch.id, requests=mapping)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state_path.write_text(state.model_dump_json())
+    return state
+
+
+async def _results(model: Any, batch_id: str, poll_s: float) -> list[Any]:
+    """The batch's results, once it has ended (polled every ``poll_s`` seconds)."""
+    while True:
+        batch = await asyncio.to_thread(model._client.messages.batches.retrieve, batch_id)
+        if batch.processing_status == "ended":
+            break
+        await asyncio.sleep(poll_s)
+    return await asyncio.to_thread(lambda: list(model._client.messages.batches.results(batch_id)))
+
+
 async def label_with_batches(
     analyst: ChatModel,
     records: Sequence[EpisodeRecord],
@@ -73,23 +107,8 @@ async def label_with_batches(
     params_sampling = {"max_tokens": 2048, **(sampling or {})}
     state = _load_state(state_path)
     if state is None or not set(state.requests.values()) >= set(by_episode):
-        requests = []
-        mapping: dict[str, tuple[int, str]] = {}
-        for run, record in jobs:
-            cid = custom_id(run, _id(record))
-            messages = label_messages(record, dictionary, run=run, token_budget=token_budget)
-            requests.append({"custom_id": cid, "params": model._params(messages, None, params_sampling)})
-            mapping[cid] = (run, _id(record))
-        batch = await asyncio.to_thread(model._client.messages.batches.create, requests=requests)
-        state = BatchState(batch_id=batch.id, requests=mapping)
-        state_path.parent.mkdir(parents=True, exist_ok=True)
-        state_path.write_text(state.model_dump_json())
-    while True:
-        batch = await asyncio.to_thread(model._client.messages.batches.retrieve, state.batch_id)
-        if batch.processing_status == "ended":
-            break
-        await asyncio.sleep(poll_s)
-    results = await asyncio.to_thread(lambda: list(model._client.messages.batches.results(state.batch_id)))
+        state = await _submit(model, jobs, dictionary, token_budget, params_sampling, state_path)
+    results = await _results(model, state.batch_id, poll_s)
     from trace_envs.llm.anthropic_client import from_anthropic
 
     names = dictionary.names

@@ -34,7 +34,7 @@ class CapabilityDef(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    name: str = Field(description="snake_case, e.g. precondition_verification")
+    name: str = Field(description="snake_case, e.g. unit_conversion")
     description: str = Field(min_length=1)
 
     @field_validator("name")

@@ -118,7 +118,7 @@ def env_capability(env_id: str) -> str:
     if env_id in target_env_ids() or not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
         raise ValueError(
             f"{env_id} declares no capability to seed the instructions with: name capabilities "
-            "(e.g. precondition_verification) or give a seed instruction text"
+            "(e.g. unit_conversion) or give a seed instruction text"
         )
     return cls.capability.name
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -69,7 +69,6 @@ def analyze_command(
 
     from trace_envs.analysis import AnalysisConfig, arun_analysis
     from trace_envs.analysis.parsing import AnalystOutputError
-    from trace_envs.analysis.report import keep_rule
     from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
 
@@ -82,19 +81,7 @@ def analyze_command(
         )  # fmt: skip
     except ValidationError as exc:
         raise typer.BadParameter(validation_problems(exc)) from None
-    model = None
-    if analyst != "probes":
-        from trace_envs.llm.factory import make_chat_model
-
-        overrides: dict[str, object] = {}
-        if cache_dir is not None:
-            overrides["cache_dir"] = str(cache_dir)
-        if base_url is not None:
-            overrides["base_url"] = base_url
-        try:
-            model = make_chat_model(analyst, **overrides)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--analyst") from exc
+    model = _analyst_model(analyst, cache_dir, base_url)
     import asyncio
 
     with Progress(
@@ -115,6 +102,30 @@ def analyze_command(
         except (FileNotFoundError, ValueError) as exc:  # a missing or empty store, an --out folder of another store
             print_error(str(exc))
             raise typer.Exit(2) from None
+    _print_result(result, runs, out)
+
+
+def _analyst_model(analyst: str, cache_dir: Path | None, base_url: str | None) -> Any:
+    """The analyst's chat model (None for the offline probes), with the --cache-dir and --base-url overrides."""
+    if analyst == "probes":
+        return None
+    from trace_envs.llm.factory import make_chat_model
+
+    overrides: dict[str, object] = {}
+    if cache_dir is not None:
+        overrides["cache_dir"] = str(cache_dir)
+    if base_url is not None:
+        overrides["base_url"] = base_url
+    try:
+        return make_chat_model(analyst, **overrides)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--analyst") from exc
+
+
+def _print_result(result: Any, runs: int, out: Path) -> None:
+    """The per-capability table (selection, coverage, gap, kept), the keep rule, the kept list and the files."""
+    from trace_envs.analysis.report import keep_rule
+
     title = f"{plural(result.episodes, 'episode')} ({result.failures} failed), {plural(runs, 'labelling run')}"
     table = Table(title=title)
     for column in ("capability", "selected", "coverage (median)", "gap (median)", "kept"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -78,15 +78,7 @@ def gepa_command(
     from pydantic import ValidationError
     from rich.console import Console
 
-    from trace_envs.baselines.gepa import (
-        GepaConfig,
-        check_config,
-        policy_config,
-        reflection_config,
-        run_gepa,
-        seed_candidate,
-        user_model_config,
-    )
+    from trace_envs.baselines.gepa import GepaConfig, run_gepa
     from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
 
@@ -98,11 +90,6 @@ def gepa_command(
     sampling = sampling_options(temperature, max_tokens)
     if selection not in ("pareto", "current_best"):
         raise typer.BadParameter(f"expected pareto or current_best, got {selection!r}", param_hint="--selection")
-    seed_text = None
-    if seed_instructions is not None:
-        if not seed_instructions.is_file():
-            raise typer.BadParameter(f"no file {str(seed_instructions)!r}", param_hint="--seed-instructions")
-        seed_text = seed_instructions.read_text(encoding="utf-8")
     try:
         config = GepaConfig(
             env_ids=env_ids,
@@ -113,7 +100,7 @@ def gepa_command(
             val_seeds=parse_seeds(val_seeds),
             env_kwargs=env_kwargs,
             capabilities=capability or [],
-            seed_instructions=seed_text,
+            seed_instructions=_seed_text(seed_instructions),
             minibatch_size=minibatch,
             candidate_selection=selection,  # type: ignore[arg-type]
             seed=seed,
@@ -126,6 +113,39 @@ def gepa_command(
         )
     except ValidationError as exc:
         raise typer.BadParameter(validation_problems(exc)) from None
+    _check(config)
+    console.print(
+        f"GEPA on {', '.join(env_ids)}: budget {budget} episodes, {len(config.training_jobs())} training and "
+        f"{len(config.validation_jobs())} validation episodes; log in {out / 'gepa_log.txt'}"
+    )
+    try:
+        outcome = run_gepa(config, out)
+    except LLMError as exc:  # the task model failed for good; finished episodes are in OUT/episodes/
+        print_error(str(exc), "GEPA stopped:")
+        raise typer.Exit(2) from None
+    _print_outcome(console, outcome, budget, out)
+
+
+def _seed_text(path: Path | None) -> str | None:
+    """The --seed-instructions text (None without the option); a missing file is a usage error."""
+    if path is None:
+        return None
+    if not path.is_file():
+        raise typer.BadParameter(f"no file {str(path)!r}", param_hint="--seed-instructions")
+    return path.read_text(encoding="utf-8")
+
+
+def _check(config: Any) -> None:
+    """Every check GEPA's config gets before an episode runs, each failure naming its option."""
+    from trace_envs.baselines.gepa import (
+        check_config,
+        policy_config,
+        reflection_config,
+        seed_candidate,
+        user_model_config,
+    )
+    from trace_envs.llm import LLMError
+
     checks = (
         (check_config, "--budget"),
         (seed_candidate, "--capability"),
@@ -138,15 +158,11 @@ def gepa_command(
             check(config)
         except (ValueError, LLMError) as exc:
             raise as_usage_error(exc, hint) from None
-    console.print(
-        f"GEPA on {', '.join(env_ids)}: budget {budget} episodes, {len(config.training_jobs())} training and "
-        f"{len(config.validation_jobs())} validation episodes; log in {out / 'gepa_log.txt'}"
-    )
-    try:
-        outcome = run_gepa(config, out)
-    except LLMError as exc:  # the task model failed for good; finished episodes are in OUT/episodes/
-        print_error(str(exc), "GEPA stopped:")
-        raise typer.Exit(2) from None
+
+
+def _print_outcome(console: Any, outcome: Any, budget: int, out: Path) -> None:
+    """The seed and best validation scores, the episodes used, where the best instructions are; exit 1 when
+    the reflection model failed (the best candidate so far is written)."""
     run = outcome.run
     console.print(
         f"validation score {outcome.seed_score:.3f} (seed) -> {outcome.best_score:.3f} (best of {outcome.candidates} "

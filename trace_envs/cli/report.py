@@ -30,7 +30,7 @@ def report_command(
 
     Example: trace-envs report runs/demo --out runs/demo/report
     """
-    from trace_envs.evaluation.report import ReportInputError, write_report
+    from trace_envs.report import ReportInputError, write_report
 
     target = out if out is not None else run_dir / "report"
     try:

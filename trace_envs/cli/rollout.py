@@ -86,21 +86,8 @@ def rollout_command(
     Ctrl-C, which stops the run after the episodes in flight). Exits 1 when every episode of the run failed.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from trace_envs.llm import LLMError, make_chat_model
-    from trace_envs.rollout import (
-        EpisodeRecord,
-        PolicySpec,
-        RolloutSummary,
-        TrajectoryStore,
-        checked_policy_spec,
-        load_episodes,
-        make_jobs,
-        policy_factory,
-        run_rollouts,
-    )
-    from trace_envs.rollout.workers import WorkerFailed
+    from trace_envs.rollout import PolicySpec
 
     console = Console()
     if "=" in out.name and not out.exists():
@@ -109,89 +96,105 @@ def rollout_command(
         )
     env_ids = resolve_env_ids(env, imports)
     seed_list = parse_seeds(seeds) if seeds is not None else list(range(episodes))
-    env_kwargs = parse_options(option)
-    for env_id in dict.fromkeys(env_ids):
-        check_env_options(env_id, env_kwargs)
-    sampling = sampling_options(temperature, max_tokens)
+    jobs = _jobs(env_ids, seed_list, samples, parse_options(option))
     model_options: dict[str, Any] = {
         "timeout_s": timeout,
         "cache_dir": None if no_cache else cache_dir or default_cache_dir(),
     }
+    sampling = sampling_options(temperature, max_tokens)
+    runner, options = _policy(policy, user_model, workers, model_options, sampling)
+    options.update(concurrency=concurrency, max_steps=max_steps)
+    result = _run_with_progress(console, out, jobs, runner, options)
+    if result.run is None:
+        console.print(
+            f"[yellow]interrupted:[/yellow] {result.finished.episodes} of {result.wanted} episodes are finished in "
+            f"{out}; rerun the same command to run the rest"
+        )
+        raise typer.Exit(130)
+    model_backed = PolicySpec.parse(result.spec).is_model
+    print_summary(console, result.overall(), out, result.spec, model_backed)
+    run = result.run
+    console.print(
+        f"this run: {run.episodes} episodes ({run.failed} failed, rerun on resume) in {run.wall_s:.1f}s; "
+        f"{run.skipped} finished earlier" + (f"; cost ${run.usage.cost_usd:.4f}" if model_backed else "")
+    )
+    if result.failed:
+        print_errors(console, result.failed)
+    if result.all_failed:
+        console.print(f"[red]every episode of this run failed[/red] (policy {result.spec}); see the errors above")
+        raise typer.Exit(1)
+
+
+def _jobs(env_ids: list[str], seeds: list[int], samples: int, env_kwargs: dict[str, Any]) -> list[Any]:
+    """One job per (env, seed, sample), each with the --option env options (checked against each env first)."""
+    from trace_envs.rollout import make_jobs
+
+    for env_id in dict.fromkeys(env_ids):
+        check_env_options(env_id, env_kwargs)
+    jobs = make_jobs(env_ids, seeds, samples)
+    for job in jobs:
+        job.env_kwargs = dict(env_kwargs)
+    return jobs
+
+
+def _policy(
+    policy: str, user_model: str | None, workers: int, model_options: dict[str, Any], sampling: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """What plays the episodes (a spec string for worker processes, else a factory sharing one client) and the
+    run options that go with it (its recorded spec, the user model); a bad spec is a usage error."""
+    from trace_envs.llm import LLMError, make_chat_model
+    from trace_envs.rollout import checked_policy_spec, policy_factory
+
     bad_spec = (ValueError, ModuleNotFoundError, LLMError, FileNotFoundError)
+    options: dict[str, Any] = {}
+    runner: Any
     try:
         if workers > 1:  # each worker builds its own client from the spec
-            factory, spec = None, checked_policy_spec(policy, model_options)
+            runner, spec = policy, checked_policy_spec(policy, model_options)
+            options.update(workers=workers, model_options=model_options, sampling=sampling)
         else:
-            factory, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
+            runner, spec = policy_factory(policy, model_options=model_options, sampling=sampling)
     except bad_spec as exc:
         raise as_usage_error(exc, "--policy") from None
     try:
-        user = make_chat_model(user_model, **model_options) if user_model else None
+        options["user_model"] = make_chat_model(user_model, **model_options) if user_model else None
     except bad_spec as exc:
         raise as_usage_error(exc, "--user-model") from None
-    jobs = make_jobs(env_ids, seed_list, samples)
-    for job in jobs:
-        job.env_kwargs = dict(env_kwargs)
+    options["spec"] = spec
+    return runner, options
+
+
+def _run_with_progress(console: Any, out: Path, jobs: list[Any], runner: Any, options: dict[str, Any]) -> Any:
+    """:func:`trace_envs.rollout.rollout_into_store` under a progress bar of the pending episodes; a model or
+    worker failure stops the run with exit 2 (the finished episodes are in the store, a rerun resumes)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from trace_envs.llm import LLMError
+    from trace_envs.rollout import EpisodeRecord, rollout_into_store
+    from trace_envs.rollout.workers import WorkerFailed
+
+    columns = (
+        TextColumn("[bold]rollout"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+    )  # fmt: skip
     counts = {"ok": 0, "failed": 0}
-    errored: list[EpisodeRecord] = []
-    with TrajectoryStore(out) as store:
-        finished = store.finished_keys()
-        pending = sum((j.env_id, j.seed, j.sample, spec) not in finished for j in jobs)
-        columns = (
-            TextColumn("[bold]rollout"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=console, transient=False) as progress:
-            bar = progress.add_task("episodes", total=pending, status="")
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("episodes", total=None, status="")
 
-            def on_episode(record: EpisodeRecord) -> None:
-                counts["ok" if record.success else "failed"] += 1
-                if record.error is not None:
-                    errored.append(record)
-                progress.update(bar, advance=1, status=f"pass {counts['ok']}/{counts['ok'] + counts['failed']}")
+        def on_episode(record: EpisodeRecord) -> None:
+            counts["ok" if record.success else "failed"] += 1
+            progress.update(bar, advance=1, status=f"pass {counts['ok']}/{counts['ok'] + counts['failed']}")
 
-            options: dict[str, Any] = {
-                "store": store, "concurrency": concurrency, "max_steps": max_steps, "user_model": user,
-                "on_episode": on_episode,
-            }  # fmt: skip
-            summary: RolloutSummary | None
-            try:
-                if factory is None:
-                    summary = run_rollouts(
-                        jobs, policy, workers=workers, model_options=model_options, sampling=sampling, **options
-                    )
-                else:
-                    summary = run_rollouts(jobs, factory, policy_spec=spec, **options)
-            except (LLMError, WorkerFailed) as exc:  # finished episodes are in the store; a rerun resumes
-                print_error(str(exc), "rollout stopped:")
-                raise typer.Exit(2) from None
-            except KeyboardInterrupt:  # Ctrl-C: the episodes in flight are dropped, the finished ones are kept
-                summary = None
-    wanted = {(j.env_id, j.seed, j.sample, spec) for j in jobs}
-    if summary is None:
-        done = len({r.key for r in load_episodes(out)} & wanted)
-        console.print(
-            f"[yellow]interrupted:[/yellow] {done} of {len(wanted)} episodes are finished in {out}; "
-            "rerun the same command to run the rest"
-        )
-        raise typer.Exit(130)
-    overall = RolloutSummary.of_store(out, jobs, spec)
-    for record in errored:
-        overall.add(record)
-    model_backed = PolicySpec.parse(spec).is_model
-    print_summary(console, overall, out, spec, model_backed)
-    console.print(
-        f"this run: {summary.episodes} episodes ({summary.failed} failed, rerun on resume) in {summary.wall_s:.1f}s; "
-        f"{summary.skipped} finished earlier" + (f"; cost ${summary.usage.cost_usd:.4f}" if model_backed else "")
-    )
-    if errored:
-        print_errors(console, errored)
-    if summary.episodes and summary.failed == summary.episodes:
-        console.print(f"[red]every episode of this run failed[/red] (policy {spec}); see the errors above")
-        raise typer.Exit(1)
+        def on_start(pending: int) -> None:
+            progress.update(bar, total=pending)
+
+        try:
+            return rollout_into_store(
+                out, jobs, runner, on_start=on_start, on_episode=on_episode, keep_interrupted=True, **options
+            )
+        except (LLMError, WorkerFailed) as exc:
+            print_error(str(exc), "rollout stopped:")
+            raise typer.Exit(2) from None
 
 
 def print_errors(console: Any, errored: list[Any], limit: int = 3) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +16,7 @@ from .env_args import sampling_options
 from .errors import fail as _fail
 
 if TYPE_CHECKING:
-    from trace_envs.synthesis import CalibrationSettings, GateContext, ValidationReport
+    from trace_envs.synthesis import CalibrationSettings, ValidationReport
 
 console = Console()
 TARGET_HELP = "A registered target (see trace_envs.targets.registry), e.g. retail or device."
@@ -39,24 +37,17 @@ Tau2DataOption = Annotated[
 ]
 
 
-def _check_target(target: str) -> None:
-    from trace_envs.targets.registry import target as registered
+OPTION_OF_FIELD = {"module": "MODULE", "target": "--target", "tau2_data": "--tau2-data"}
+
+
+def _check_target(target: str, tau2_data: Path | None = None, *, data: bool = True) -> None:
+    """The target is registered and (``data``) its data folder has the evaluation tasks, else exit 2."""
+    from trace_envs.synthesis.module_checks import ModuleInputError, check_target
 
     try:
-        registered(target)
-    except ValueError as exc:
-        raise _fail(f"--target: {exc}") from None
-
-
-def _check_tau2_data(target: str, tau2_data: Path | None) -> None:
-    """Targets with a data folder need its evaluation tasks (for the leakage guard) before anything is generated."""
-    from trace_envs.targets.registry import TargetDataError
-    from trace_envs.targets.registry import target as registered
-
-    try:
-        registered(target).data_folder(tau2_data)
-    except TargetDataError as exc:
-        raise _fail(f"--tau2-data: {exc}") from None
+        check_target(target, tau2_data, data=data)
+    except ModuleInputError as exc:
+        raise _fail(f"{OPTION_OF_FIELD[exc.field]}: {exc}") from None
 
 
 def _calibration(
@@ -133,28 +124,11 @@ def synthesize_command(
 
     Offline: trace-envs synthesize analysis/analysis.json -t retail -g catalogue -o envs/
     """
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    from trace_envs.analysis.runner import load_analysis
-    from trace_envs.synthesis import (
-        SynthesisError,
-        SynthesisResult,
-        SynthesisSettings,
-        make_generator,
-        synthesize_analysis,
-    )
+    from trace_envs.synthesis import SynthesisResult, SynthesisSettings, make_generator
 
     # cheapest and most basic first: the input file, the target, the capabilities, the generator (a missing
     # key fails here, through the shared handler), then the target's data
-    try:
-        result = load_analysis(analysis)
-    except (OSError, ValueError) as exc:
-        raise _fail(f"ANALYSIS: {analysis} is not a readable analysis.json: {str(exc).splitlines()[0]}") from None
-    _check_target(target)
-    names = list(capability) if capability else list(result.kept)
-    unknown = [name for name in names if result.dictionary.get(name) is None]
-    if unknown:
-        raise _fail(f"--capability: {', '.join(unknown)} not in the analysis ({', '.join(result.dictionary.names)})")
+    result, names = _analysis_and_names(analysis, target, capability)
     if not names:
         console.print("nothing to synthesise: the analysis kept no capability (pass --capability NAME to pick one)")
         return
@@ -168,42 +142,79 @@ def synthesize_command(
         gen = make_generator(generator, sampling=sampling, **overrides)
     except ValueError as exc:
         raise _fail(f"--generator: {exc}") from None
-    _check_tau2_data(target, tau2_data)
+    _check_target(target, tau2_data)
     settings = SynthesisSettings(
         rounds=rounds, seeds=seeds, fuzz_examples=fuzz_examples, flawed_failure_share=flawed_share,
         tau2_data=tau2_data, calibration=_calibration(calibrate, calibration_seeds, samples, None, None),
     )  # fmt: skip
     base = analysis.parent if analysis.is_file() else analysis
+    options = {"capabilities": names, "jobs": jobs, "settings": settings, "store": store, "base": base}
+    outcomes = _synthesize_with_progress(result, target, gen, out, options)
+    _print_outcomes(outcomes, f"synthesis for {target} with {gen.spec}")
+    if gen.spec == "catalogue":
+        console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
+    console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
+    if any(not isinstance(o, SynthesisResult) for o in outcomes):  # a stopped run, as in rollout and analyze
+        console.print("a generator failed: fix the cause (key, endpoint) and rerun the same command to resume")
+        raise typer.Exit(2)
+    if any(o.status != "passed" for o in outcomes if isinstance(o, SynthesisResult)):
+        raise typer.Exit(1)
+
+
+def _analysis_and_names(analysis: Path, target: str, capability: list[str] | None) -> tuple[Any, list[str]]:
+    """The analysis read from ANALYSIS, the target checked, and the capabilities to synthesise (--capability,
+    else every kept one), each known to the analysis."""
+    from trace_envs.analysis.runner import load_analysis
+
+    try:
+        result = load_analysis(analysis)
+    except (OSError, ValueError) as exc:
+        raise _fail(f"ANALYSIS: {analysis} is not a readable analysis.json: {str(exc).splitlines()[0]}") from None
+    _check_target(target, data=False)
+    names = list(capability) if capability else list(result.kept)
+    unknown = [name for name in names if result.dictionary.get(name) is None]
+    if unknown:
+        raise _fail(f"--capability: {', '.join(unknown)} not in the analysis ({', '.join(result.dictionary.names)})")
+    return result, names
+
+
+def _synthesize_with_progress(result: Any, target: str, gen: Any, out: Path, options: dict[str, Any]) -> list[Any]:
+    """:func:`trace_envs.synthesis.synthesize_analysis` with one spinner row per capability."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from trace_envs.synthesis import SynthesisResult, synthesize_analysis
+
     with Progress(
         SpinnerColumn(), TextColumn("[bold]{task.description}"), TextColumn("{task.fields[status]}"),
         TimeElapsedColumn(), console=console,
     ) as progress:  # fmt: skip
-        rows = {name: progress.add_task(name, total=None, status="waiting") for name in names}
+        rows = {name: progress.add_task(name, total=None, status="waiting") for name in options["capabilities"]}
 
         def on_progress(name: str, status: str) -> None:
             progress.update(rows[name], status=status)
 
         try:
-            outcomes = synthesize_analysis(
-                result, target, gen, out=out, capabilities=names, jobs=jobs, settings=settings, store=store,
-                base=base, progress=on_progress,
-            )  # fmt: skip
+            outcomes = synthesize_analysis(result, target, gen, out=out, progress=on_progress, **options)
         except ValueError as exc:  # an --out folder of another generator or prompt
             raise _fail(str(exc)) from None
         for outcome in outcomes:
             done = "passed" if isinstance(outcome, SynthesisResult) and outcome.status == "passed" else "stopped"
             progress.update(rows[outcome.capability], status=done, total=1, completed=1)
-    table = Table(title=f"synthesis for {target} with {gen.spec}")
+    return outcomes
+
+
+def _print_outcomes(outcomes: list[Any], title: str) -> None:
+    """The table of every capability's outcome (module or reason, attempts, cost), then each result's notes."""
+    from trace_envs.synthesis import SynthesisResult
+
+    table = Table(title=title)
     for column in ("capability", "status", "attempts", "module / reason", "cost"):
         table.add_column(column)
-    rejected = errors = 0
     for outcome in outcomes:
-        if isinstance(outcome, SynthesisError):
-            errors += 1
+        if not isinstance(outcome, SynthesisResult):
             table.add_row(outcome.capability, "[red]stopped[/red]", "-", escape(outcome.error), "-")
             continue
         ok = outcome.status == "passed"
-        rejected += not ok
         where = f"{outcome.module} ({outcome.env_id})" if ok else outcome.reason
         status = "[green]passed[/green]" if ok else "[red]rejected[/red]"
         table.add_row(outcome.capability, status, str(outcome.attempts), escape(where), f"${outcome.cost_usd:.4f}")
@@ -212,44 +223,6 @@ def synthesize_command(
         if isinstance(outcome, SynthesisResult):
             for note in outcome.notes:
                 console.print(f"{outcome.capability}: {note}", markup=False, highlight=False)
-    if gen.spec == "catalogue":
-        console.print("offline: the catalogue generator reused shipped envs (no model was asked)")
-    console.print(f"wrote {out / 'manifest.json'}; attempts under {out / 'attempts'}")
-    if errors:  # a stopped run, as in rollout and analyze: what finished is kept, rerunning resumes
-        console.print("a generator failed: fix the cause (key, endpoint) and rerun the same command to resume")
-        raise typer.Exit(2)
-    if rejected:
-        raise typer.Exit(1)
-
-
-def _defines_no_env(path: Path, source: str) -> str | None:
-    """Why ``source`` cannot be an env module (not Python, or no class deriving from an ``…Env`` class),
-    read from its AST without running it; None when it may be one."""
-    from trace_envs.synthesis.gates.ast_names import parse_module
-
-    try:
-        tree = parse_module(source)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None)
-        return f"{path} is not valid Python ({'line ' + str(line) + ': ' if line else ''}{getattr(exc, 'msg', exc)})"
-    for node in tree.body:
-        for base in node.bases if isinstance(node, ast.ClassDef) else []:
-            name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
-            if name.endswith("Env"):
-                return None
-    return (
-        f"{path} defines no env (no class deriving from CapabilityEnv); pass a module that defines one "
-        "(see docs/writing-an-env.md)"
-    )
-
-
-def _validate_one(path: Path, source: str, context: GateContext) -> tuple[ValidationReport, bool]:
-    """The module's report, and whether it was recorded in its folder's manifest."""
-    from trace_envs.synthesis import validate_source
-    from trace_envs.synthesis.manifest import record_validated
-
-    report = validate_source(source, context)
-    return report, report.passed and record_validated(path, report, context)
 
 
 @app.command("validate")
@@ -287,58 +260,31 @@ def validate_command(
     A module that passes and sits in a synthesis output folder is recorded in its manifest.json (so an
     edited module loads again once validated). Exit code 0: all passed; 1: some rejected; 2: bad input.
 
-    Example: trace-envs validate envs/precondition_verification.py --tau2-data ../shared/data/tau2 --json report.json
+    Example: trace-envs validate envs/unit_conversion.py --tau2-data ../shared/data/tau2 --json report.json
     """
-    from trace_envs.synthesis import GateContext
-    from trace_envs.synthesis.gates.validation import infer_target
-    from trace_envs.synthesis.generation.catalogue import module_trusted_imports
-    from trace_envs.targets.registry import targets
+    from trace_envs.synthesis.module_checks import ModuleInputError, read_module, validate_modules
 
-    sources: list[tuple[Path, str, str]] = []
-    for path in modules:
-        try:
-            source = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise _fail(f"MODULE: {path} does not exist; pass the path of a Python file") from None
-        except (UnicodeDecodeError, IsADirectoryError):
-            raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
-        module_target = target or infer_target(source)
-        if module_target is None:
-            not_an_env = _defines_no_env(path, source)
-            if not_an_env is not None:
-                raise _fail(f"MODULE: {not_an_env}")
-            raise _fail(
-                f"--target: cannot tell which target {path} is for (it imports no single target domain); "
-                f"pass --target {'|'.join(targets())}"
-            )
-        _check_target(module_target)
-        _check_tau2_data(module_target, tau2_data)
-        sources.append((path, source, module_target))
+    try:
+        sources = [read_module(path, target, tau2_data) for path in modules]
+    except ModuleInputError as exc:
+        raise _fail(f"{OPTION_OF_FIELD[exc.field]}: {exc}") from None
     calibration = _calibration(calibrate, calibration_seeds, samples, policy_base_url, temperature)
     settings: dict[str, Any] = {
         "capability": capability, "seeds": seeds, "fuzz_examples": fuzz_examples, "tau2_data": tau2_data,
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
-    contexts = [
-        GateContext(target=t, filename=path.name, trusted_imports=module_trusted_imports(path, trust), **settings)
-        for path, _, t in sources
-    ]
-    with (
-        console.status(f"validating {len(sources)} module(s), {jobs} at a time…"),
-        ThreadPoolExecutor(max_workers=jobs) as pool,
-    ):
-        done = list(pool.map(_validate_one, [p for p, _, _ in sources], [s for _, s, _ in sources], contexts))
-    reports = [report for report, _ in done]
-    for (path, _, _), (report, recorded) in zip(sources, done, strict=True):
-        console.print(report.table(), markup=False, highlight=False)
-        line = _calibration_line(report)
+    with console.status(f"validating {len(sources)} module(s), {jobs} at a time…"):
+        done = validate_modules(sources, trust=trust, jobs=jobs, **settings)
+    for checked in done:
+        console.print(checked.report.table(), markup=False, highlight=False)
+        line = _calibration_line(checked.report)
         if line:
             console.print(line, highlight=False)
-        if recorded:
-            console.print(f"recorded {path.name} in {path.parent / 'manifest.json'}", highlight=False)
+        if checked.recorded:
+            console.print(f"recorded {checked.path.name} in {checked.path.parent / 'manifest.json'}", highlight=False)
     if as_json is not None:
-        data: Any = [r.model_dump(mode="json") for r in reports]
+        data: Any = [checked.report.model_dump(mode="json") for checked in done]
         as_json.write_text(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {as_json}")
-    if not all(report.passed for report in reports):
+    if not all(checked.report.passed for checked in done):
         raise typer.Exit(1)

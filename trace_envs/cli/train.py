@@ -144,19 +144,14 @@ def train_command(
         return
     if not env:
         raise typer.BadParameter("name the env to train on (--env ENV_ID), or a --synthesis folder", param_hint="--env")
-    from trace_envs.training import finished_run, load_config, train
+    from trace_envs.training import finished_run, train
     from trace_envs.training.trainer import is_main_process, world_size
 
     from .progress import step_progress
 
     show = console if is_main_process() else Console(quiet=True)  # one banner, bar and summary per launch
 
-    env = resolve_env_ids(env, imports)
-    knobs = parse_options(option)
-    for env_id in dict.fromkeys(env):
-        checked_env(env_id, knobs, "--env")
     overrides: dict[str, Any] = {
-        "env_ids": list(env),
         "max_steps": max_steps,
         "num_generations": num_generations,
         "groups_per_step": groups,
@@ -164,14 +159,8 @@ def train_command(
         "max_completion_length": max_completion_length,
         "learning_rate": learning_rate,
         "generation": generation,
-        "env_knobs": {env_id: knobs for env_id in env} if knobs else None,
     }
-    try:
-        cfg = load_config(config, **overrides)
-        if vllm_server_url:
-            cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    cfg = _train_config(resolve_env_ids(env, imports), parse_options(option), config, vllm_server_url, overrides)
     try:
         done = finished_run(cfg, model, out) if resume else None
     except ValueError as exc:
@@ -195,7 +184,34 @@ def train_command(
     )
     with step_progress(show, cfg.max_steps) as progress:
         meta = train(cfg, model, out, resume=resume, progress=progress)
-    show.print(
+    show.print(_saved_line(meta, out))
+
+
+def _train_config(
+    env_ids: list[str],
+    knobs: dict[str, Any],
+    config: Path | None,
+    vllm_server_url: str | None,
+    overrides: dict[str, Any],
+) -> Any:
+    """The TrainConfig of --config with the command line's overrides (the envs checked first), else exit 2."""
+    from trace_envs.training import load_config
+
+    for env_id in dict.fromkeys(env_ids):
+        checked_env(env_id, knobs, "--env")
+    overrides = {"env_ids": list(env_ids), **overrides, "env_knobs": dict.fromkeys(env_ids, knobs) if knobs else None}
+    try:
+        cfg = load_config(config, **overrides)
+        if vllm_server_url:
+            cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    return cfg
+
+
+def _saved_line(meta: Any, out: Path) -> str:
+    """What a finished training run saved: steps, identical-reward groups, rollouts, the router example."""
+    return (
         f"[green]saved[/] {out} · capability {meta.capability} · {meta.steps_done} steps · "
         f"{meta.identical_reward_groups}/{meta.total_groups} groups had identical rewards · "
         f"{meta.rollouts_collected} rollouts collected"

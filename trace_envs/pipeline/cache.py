@@ -1,7 +1,7 @@
 """Stage caching: each stage's folder carries a marker with the hash of its inputs and config.
 
-A stage's key is the sha256 of its name, the package version, its config section and the output digests of
-the stages it reads. Its marker (``.stage.json``) says ``running`` while it works and ``done`` with the
+A stage's key is the sha256 (core's canonical JSON) of the cache format, its name, the package version, its
+config section and the output digests of the stages it reads. Its marker (``.stage.json``) says ``running`` while it works and ``done`` with the
 digest of everything it wrote when it finishes. A done marker whose key matches and whose folder still has
 that digest means the stage is skipped; a marker of another key means its inputs changed, and the folder is
 cleared before the stage runs again (so its own resume never mixes old and new work); a ``running`` marker of
@@ -11,13 +11,14 @@ the same key is a killed run, resumed in place.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from trace_envs.core.canonical import canonical_hash
 
 MARKER = ".stage.json"
 
@@ -32,14 +33,16 @@ class StageMarker(BaseModel):
     summary: dict[str, Any] = Field(default_factory=dict, description="What the stage produced, for the report.")
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+CACHE_FORMAT = 2
+"""Part of every stage key: raised whenever the key's bytes change, so that an older run's markers no longer
+match (their stages run again) instead of being read with another meaning. 2: the key is core's
+:func:`~trace_envs.core.canonical_hash` (UTF-8 kept, no NaN), where 1 had an ASCII-escaped JSON of its own."""
 
 
 def stage_key(stage: str, version: str, section: Any, inputs: dict[str, str]) -> str:
-    """The hash of a stage's inputs (upstream digests by stage) and config."""
-    payload = {"stage": stage, "version": version, "config": section, "inputs": inputs}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    """The hash of a stage's inputs (upstream digests by stage) and config, in this cache format."""
+    payload = {"format": CACHE_FORMAT, "stage": stage, "version": version, "config": section, "inputs": inputs}
+    return canonical_hash(payload)
 
 
 def folder_digest(folder: Path) -> str:

@@ -17,7 +17,7 @@ def store_path(rollout_dir: Path, target: str) -> Path:
 def rollout(ctx: StageContext) -> dict[str, Any]:
     """Roll the base agent out on every task of every target, into ``rollout/<target>.jsonl``."""
     from trace_envs.llm import LLMError
-    from trace_envs.rollout import RolloutSummary, TrajectoryStore, policy_factory, run_rollouts
+    from trace_envs.rollout import policy_factory, rollout_into_store
 
     section = ctx.config.rollout
     prepare_data(ctx.config, ctx.folder)
@@ -34,35 +34,26 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         user = simulated_user(ctx.config, target)
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
-        failed: list[Any] = []
 
         def on_episode(
-            record: Any,
-            target: str = target,
-            total: int = len(jobs),
-            counts: dict[str, int] = counts,
-            failed: list[Any] = failed,
+            record: Any, target: str = target, total: int = len(jobs), counts: dict[str, int] = counts
         ) -> None:
             counts["done"] += 1
-            if record.error is not None:
-                failed.append(record)
             ctx.report(f"{target}: episodes", counts["done"], total)
 
-        with TrajectoryStore(path) as store:
-            try:
-                run = run_rollouts(
-                    jobs, factory, policy_spec=spec, store=store, concurrency=section.concurrency, user_model=user,
-                    on_episode=on_episode,
-                )  # fmt: skip
-            except LLMError as exc:
-                raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
-        overall = RolloutSummary.of_store(path, jobs, spec)
-        wanted = len({(j.env_id, j.seed, j.sample) for j in jobs})
-        if overall.episodes < wanted:
-            raise ctx.fail(failure_line(path, wanted - overall.episodes, failed))
+        try:
+            result = rollout_into_store(
+                path, jobs, factory, spec=spec, concurrency=section.concurrency, user_model=user, on_episode=on_episode
+            )
+        except LLMError as exc:
+            raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
+        if result.missing:
+            raise ctx.fail(failure_line(path, result.missing, result.failed))
+        assert result.run is not None
+        done = result.finished
         summary["targets"][target] = {
-            "episodes": overall.episodes, "successes": round(overall.pass_rate * overall.episodes),
-            "pass_rate": overall.pass_rate, "skipped": run.skipped,
+            "episodes": done.episodes, "successes": round(done.pass_rate * done.episodes),
+            "pass_rate": done.pass_rate, "skipped": result.run.skipped,
         }  # fmt: skip
     return summary
 

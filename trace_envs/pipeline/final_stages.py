@@ -72,7 +72,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
 
 def report(ctx: StageContext) -> dict[str, Any]:
     """The run report (Markdown and one HTML page) of the whole output folder, into ``report/``."""
-    from trace_envs.evaluation.report import ReportInputError, write_report
+    from trace_envs.report import ReportInputError, write_report
 
     notes = list(ctx.config.simulated)
     try:

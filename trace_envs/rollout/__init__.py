@@ -25,6 +25,7 @@ from .store import (
     iter_episodes,
     load_episodes,
 )
+from .store_run import StoreRollout, rollout_into_store
 
 __all__ = [
     "FORMAT",
@@ -42,6 +43,7 @@ __all__ = [
     "RandomPolicy",
     "RolloutSummary",
     "ScriptedPolicy",
+    "StoreRollout",
     "Timings",
     "ToolCallRecord",
     "TrajectoryStore",
@@ -59,6 +61,7 @@ __all__ = [
     "make_policy",
     "play_actions",
     "policy_factory",
+    "rollout_into_store",
     "run_episode",
     "run_rollouts",
     "with_instructions",

@@ -43,7 +43,7 @@ class PolicySpec(BaseModel):
             capabilities = tuple(c.strip() for c in rest.split(",") if c.strip())
             if not capabilities:
                 raise ValueError(
-                    f"policy spec {spec!r} names no capability; write e.g. 'flawed:precondition_verification' "
+                    f"policy spec {spec!r} names no capability; write e.g. 'flawed:unit_conversion' "
                     "(or plain 'flawed' for each env's own capability)"
                 )
             return cls(kind="flawed", capabilities=capabilities)

@@ -12,6 +12,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -107,12 +108,7 @@ async def arun_episode(
     check_policy(policy)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     start = time.perf_counter()
-    policy_s = env_s = 0.0
-    messages: list[dict[str, Any]] = []
-    actions: list[str] = []
-    info: dict[str, Any] = {}
-    reward_total, terminated, truncated, ended, error = 0.0, False, False, None, None
-    reset_info: dict[str, Any] = {}
+    play = _Play()
     meter = getattr(env.unwrapped, "user_model", None)
     if isinstance(meter, MeteredModel):
         meter.reset()
@@ -121,75 +117,111 @@ async def arun_episode(
         threaded = step_in_thread if step_in_thread is not None else has_model_user(env)
         reset_kwargs: dict[str, Any] = {"seed": seed} if options is None else {"seed": seed, "options": options}
         if threaded:
-            observation, reset_info = await asyncio.to_thread(env.reset, **reset_kwargs)
+            observation, play.reset_info = await asyncio.to_thread(env.reset, **reset_kwargs)
         else:
-            observation, reset_info = env.reset(**reset_kwargs)
-        messages = list(reset_info.get("messages") or [{"role": "user", "content": observation}])
-        policy.reset(env, observation, reset_info)
+            observation, play.reset_info = env.reset(**reset_kwargs)
+        play.messages = list(play.reset_info.get("messages") or [{"role": "user", "content": observation}])
+        policy.reset(env, observation, play.reset_info)
         extra = getattr(policy, "instructions", "")
         if extra:  # the record shows the system prompt the model saw
-            messages = [dict(m) for m in with_instructions(messages, extra)]
-        info = reset_info
-        aact = getattr(policy, "aact", None)
-        while True:
-            tick = time.perf_counter()
-            action = await aact(observation, info) if aact is not None else policy.act(observation, info)
-            tock = time.perf_counter()
-            policy_s += tock - tick
-            actions.append(action)
-            if threaded:
-                observation, reward, terminated, truncated, info = await asyncio.to_thread(env.step, action)
-            else:
-                observation, reward, terminated, truncated, info = env.step(action)
-            env_s += time.perf_counter() - tock
-            reward_total += float(reward)
-            step_messages = info.get("messages")
-            if step_messages is None:
-                step_messages = [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
-            messages.extend(step_messages)
-            if terminated or truncated:
-                ended = info.get("ended") or ("terminated" if terminated else "truncated")
-                break
-            if max_steps is not None and len(actions) >= max_steps:
-                truncated, ended = True, "max_steps"
-                break
+            play.messages = [dict(m) for m in with_instructions(play.messages, extra)]
+        play.info = play.reset_info
+        await _play_turns(env, policy, observation, play, threaded, max_steps)
     except AuthenticationFailed:
         raise
     except Exception as exc:  # one broken episode must not stop a batch; it is recorded and rerun later
-        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
-        ended = "error"
+        play.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+        play.ended = "error"
     finally:
         SAMPLE_INDEX.reset(sample_token)
-    verdict = info.get("verdict") or {}
+    timings = Timings(
+        started_at=started_at, wall_s=time.perf_counter() - start, policy_s=play.policy_s, env_s=play.env_s
+    )
+    return _episode_record(env, policy, play, env_id=env_id, seed=seed, sample=sample, timings=timings)
+
+
+@dataclass
+class _Play:
+    """What an episode's turns leave behind, filled in as it is played (also when it ends in an error)."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    reset_info: dict[str, Any] = field(default_factory=dict)
+    reward_total: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    ended: str | None = None
+    error: str | None = None
+    policy_s: float = 0.0
+    env_s: float = 0.0
+
+
+async def _play_turns(
+    env: gym.Env[Any, Any], policy: Policy, observation: Any, play: _Play, threaded: bool, max_steps: int | None
+) -> None:
+    """Alternate the policy's actions and env steps until the episode ends (or ``max_steps`` turns)."""
+    aact = getattr(policy, "aact", None)
+    while True:
+        tick = time.perf_counter()
+        action = await aact(observation, play.info) if aact is not None else policy.act(observation, play.info)
+        tock = time.perf_counter()
+        play.policy_s += tock - tick
+        play.actions.append(action)
+        if threaded:
+            observation, reward, terminated, truncated, play.info = await asyncio.to_thread(env.step, action)
+        else:
+            observation, reward, terminated, truncated, play.info = env.step(action)
+        play.terminated, play.truncated = terminated, truncated
+        play.env_s += time.perf_counter() - tock
+        play.reward_total += float(reward)
+        step_messages = play.info.get("messages")
+        if step_messages is None:
+            step_messages = [{"role": "assistant", "content": action}, {"role": "user", "content": observation}]
+        play.messages.extend(step_messages)
+        if terminated or truncated:
+            play.ended = play.info.get("ended") or ("terminated" if terminated else "truncated")
+            return
+        if max_steps is not None and len(play.actions) >= max_steps:
+            play.truncated, play.ended = True, "max_steps"
+            return
+
+
+def _episode_record(
+    env: gym.Env[Any, Any], policy: Policy, play: _Play, *, env_id: str, seed: int, sample: int, timings: Timings
+) -> EpisodeRecord:
+    """The stored record of a played episode: its messages and tool calls, verdict, usage and timings."""
+    verdict = play.info.get("verdict") or {}
     user = episode_user(env)
-    usage = policy.usage
     model = policy.model
     user_model = getattr(user, "model", None)
+    meter = getattr(env.unwrapped, "user_model", None)
     user_usage = meter.usage if isinstance(meter, MeteredModel) else getattr(user, "usage", None)
+    success = play.error is None and play.terminated and play.reward_total >= 1.0
     return EpisodeRecord(
         env_id=env_id,
         seed=seed,
         sample=sample,
-        task_id=reset_info.get("task_id"),
-        capability=reset_info.get("capability"),
+        task_id=play.reset_info.get("task_id"),
+        capability=play.reset_info.get("capability"),
         policy=policy.spec,
         model=model.spec if model is not None else None,
         user_model=user_model.spec if user_model is not None else None,
-        messages=messages,
-        tool_calls=_tool_call_records(messages),
-        actions=actions,
-        reward=reward_total,
-        success=bool(verdict.get("success", error is None and terminated and reward_total >= 1.0)),
-        terminated=terminated,
-        truncated=truncated,
-        ended=ended,
-        num_steps=len(actions),
+        messages=play.messages,
+        tool_calls=_tool_call_records(play.messages),
+        actions=play.actions,
+        reward=play.reward_total,
+        success=bool(verdict.get("success", success)),
+        terminated=play.terminated,
+        truncated=play.truncated,
+        ended=play.ended,
+        num_steps=len(play.actions),
         components={k: float(v) for k, v in (verdict.get("components") or {}).items()},
         verdict=verdict,
-        usage=usage,
+        usage=policy.usage,
         user_usage=user_usage if isinstance(user_usage, Usage) else Usage(),
-        timings=Timings(started_at=started_at, wall_s=time.perf_counter() - start, policy_s=policy_s, env_s=env_s),
-        error=error,
+        timings=timings,
+        error=play.error,
     )
 
 
@@ -261,6 +293,55 @@ def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None
     return policy
 
 
+def _factory_and_spec(
+    policy: str | PolicyFactory,
+    policy_spec: str | None,
+    model_options: dict[str, Any] | None,
+    sampling: dict[str, Any] | None,
+    instructions: str,
+) -> tuple[PolicyFactory, str]:
+    """The per-episode policy factory of a run and the spec its records carry (a factory needs ``policy_spec``)."""
+    if isinstance(policy, str):
+        return policy_factory(policy, model_options=model_options, sampling=sampling, instructions=instructions)
+    if instructions:
+        raise ValueError("arun_rollouts: pass instructions to policy_factory when giving a policy factory")
+    if policy_spec is None:
+        raise ValueError("arun_rollouts: pass policy_spec (the spec recorded per episode) with a policy factory")
+    return policy, policy_spec
+
+
+class _EnvPool:
+    """Envs of a run kept for reuse between episodes, one idle list per (env id, constructor options); with a
+    ``user_model`` each new env gets its own metered client (its usage is that env's episode's)."""
+
+    def __init__(self, user_model: ChatModel | None):
+        self.user_model = user_model
+        self.idle: dict[tuple[str, str], list[gym.Env[Any, Any]]] = {}
+
+    @staticmethod
+    def key(job: EpisodeJob) -> tuple[str, str]:
+        return job.env_id, repr(sorted(job.env_kwargs.items()))
+
+    def take(self, job: EpisodeJob) -> gym.Env[Any, Any]:
+        pool = self.idle.setdefault(self.key(job), [])
+        if pool:
+            return pool.pop()
+        if self.user_model is None:
+            return gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
+        if not accepts_user_model(job.env_id):
+            raise ValueError(f"{job.env_id} takes no user_model, so a model cannot play its user; drop user_model")
+        metered = MeteredModel(self.user_model)
+        return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
+
+    def put(self, job: EpisodeJob, env: gym.Env[Any, Any]) -> None:
+        self.idle[self.key(job)].append(env)
+
+    def close(self) -> None:
+        for pool in self.idle.values():
+            for env in pool:
+                env.close()
+
+
 async def arun_rollouts(
     jobs: Sequence[EpisodeJob],
     policy: str | PolicyFactory,
@@ -283,37 +364,17 @@ async def arun_rollouts(
     a factory builds its own policies) are added to a model policy's system prompt; the store key does not
     include them, so give each instruction text its own store.
     """
+    factory, spec = _factory_and_spec(policy, policy_spec, model_options, sampling, instructions)
     owned: list[Any] = [user_model] if user_model is not None else []
-    if isinstance(policy, str):
-        factory, spec = policy_factory(
-            policy, model_options=model_options, sampling=sampling, instructions=instructions
-        )
-    else:
-        if instructions:
-            raise ValueError("arun_rollouts: pass instructions to policy_factory when giving a policy factory")
-        if policy_spec is None:
-            raise ValueError("arun_rollouts: pass policy_spec (the spec recorded per episode) with a policy factory")
-        factory, spec = policy, policy_spec
     owned.append(getattr(factory, "model", None))
     summary = RolloutSummary()
     pending = pending_jobs(jobs, spec, store)
     summary.skipped = len(jobs) - len(pending)
-    idle_envs: dict[tuple[str, str], list[gym.Env[Any, Any]]] = {}
+    envs = _EnvPool(user_model)
     queue: asyncio.Queue[EpisodeJob] = asyncio.Queue()
     for job in pending:
         queue.put_nowait(job)
     start = time.perf_counter()
-
-    def take_env(job: EpisodeJob) -> gym.Env[Any, Any]:
-        pool = idle_envs.setdefault((job.env_id, repr(sorted(job.env_kwargs.items()))), [])
-        if pool:
-            return pool.pop()
-        if user_model is None:
-            return gym.make(job.env_id, disable_env_checker=True, **job.env_kwargs)
-        if not accepts_user_model(job.env_id):
-            raise ValueError(f"{job.env_id} takes no user_model, so a model cannot play its user; drop user_model")
-        metered = MeteredModel(user_model)  # one per env instance: its usage is this env's episode's
-        return gym.make(job.env_id, disable_env_checker=True, user_model=metered, **job.env_kwargs)
 
     async def worker() -> None:
         while True:
@@ -321,7 +382,7 @@ async def arun_rollouts(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            env = take_env(job)
+            env = envs.take(job)
             record = await arun_episode(
                 env, factory(job), env_id=job.env_id, seed=job.seed, sample=job.sample, max_steps=max_steps,
                 options=job.reset_options or None,
@@ -332,7 +393,7 @@ async def arun_rollouts(
                 record.metadata["env_kwargs"] = job.env_kwargs
             if job.reset_options:
                 record.metadata["reset_options"] = job.reset_options
-            idle_envs[(job.env_id, repr(sorted(job.env_kwargs.items())))].append(env)
+            envs.put(job, env)
             if store is not None:
                 store.append(record)
             summary.add(record)
@@ -347,9 +408,7 @@ async def arun_rollouts(
     except BaseExceptionGroup as failure:  # e.g. AuthenticationFailed: stop every worker, raise the cause
         raise failure.exceptions[0] from None
     finally:
-        for pool in idle_envs.values():
-            for env in pool:
-                env.close()
+        envs.close()
         await aclose_models(*owned)  # this loop's HTTP connections die with it
     summary.wall_s = time.perf_counter() - start
     return summary

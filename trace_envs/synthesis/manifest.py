@@ -43,7 +43,7 @@ class GateSummary(BaseModel):
 class ModuleEntry(BaseModel):
     """A validated module."""
 
-    module: str = Field(description="File name in the folder, e.g. precondition_verification.py")
+    module: str = Field(description="File name in the folder, e.g. unit_conversion.py")
     env_id: str = Field(description="The id it registers as (trace/<capability with dashes>-v0).")
     capability: str
     target: str

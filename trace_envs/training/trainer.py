@@ -304,11 +304,9 @@ def build_run(
 
     ``rows`` replaces the dataset (default: ``num_seeds`` rows, a uniform round robin over ``env_ids``);
     each row ``{"prompt", "seed", "environment"}`` is one group of K rollouts (see :func:`build_rows`)."""
-    import torch
     from datasets import Dataset
     from transformers import AutoTokenizer, PrinterCallback
     from transformers.trainer_utils import get_last_checkpoint
-    from trl.trainer.grpo_config import GRPOConfig
 
     from .grpo import TraceGRPOTrainer
 
@@ -318,43 +316,22 @@ def build_run(
     out.mkdir(parents=True, exist_ok=True)
     classes = {env_id: trl_environment(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
     probes = {env_id: make_conversation_env(env_id, **config.env_knobs.get(env_id, {})) for env_id in config.env_ids}
-    capabilities = [env_capability(e, probes[e]) for e in config.env_ids]
-    single = len(config.env_ids) == 1
     if config.hinted_per_group:
         check_hints(probes)
     if rows is None:
         seeds = range(config.first_seed, config.first_seed + config.num_seeds)
         rows = build_rows(config.env_ids, seeds, config.env_knobs)
 
-    use_cpu = not torch.cuda.is_available()
-    max_turns = max(type(p).max_turns for p in probes.values())
-    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, use_cpu, world_size()))
-    if args.world_size != world_size():
-        raise RuntimeError(f"WORLD_SIZE says {world_size()} processes but accelerate runs {args.world_size}")
+    args = _grpo_args(config, out, max(type(p).max_turns for p in probes.values()))
     lora = config.lora.peft_config()
     checkpoint: str | None = None
     if resume and (out / "checkpoints").is_dir():
         checkpoint = get_last_checkpoint(str(out / "checkpoints"))  # type: ignore[no-untyped-call, unused-ignore]
-    metadata = AdapterMetadata(
-        capability=capabilities[0].name if single else "multi_capability",
-        description=capabilities[0].description
-        if single
-        else "Uniform mixture of: " + "; ".join(f"{c.name}: {c.description}" for c in capabilities),
-        env_ids=list(config.env_ids),
-        base_model=str(model),
-        config=config.model_dump(mode="json"),
-        versions=_versions(),
-        rollout_budget=config.rollout_budget,
-        world_size=args.world_size,
-    )
-    if checkpoint is not None:
-        _resume_metadata(metadata, out, checkpoint_step(checkpoint), config.num_generations)
-    if is_main_process():
-        save_metadata(out, metadata)
-
+    capabilities = [env_capability(e, probes[e]) for e in config.env_ids]
+    metadata = _run_metadata(config, model, out, capabilities, args.world_size, checkpoint)
     tracker = GroupTracker(config.num_generations, config.max_completion_length)
     step_groups = [g.model_copy(deep=True) for g in metadata.step_groups]
-    factory: Any = classes[config.env_ids[0]] if single else dict(classes)
+    factory: Any = classes[config.env_ids[0]] if len(classes) == 1 else dict(classes)
 
     def fresh_row(env_id: str, seed: int) -> dict[str, Any]:
         return {"prompt": prompt_for_seed(classes[env_id], seed), "seed": seed, "environment": env_id}
@@ -383,6 +360,43 @@ def build_run(
     if progress is not None or not is_main_process():
         trainer.remove_callback(PrinterCallback)
     return TrainingRun(trainer, tracker, metadata, out, checkpoint, classes, config, step_groups)
+
+
+def _grpo_args(config: TrainConfig, out: Path, max_turns: int) -> Any:
+    """TRL's GRPOConfig of the run (checkpoints under ``out``, CPU when there is no GPU), checked against the
+    number of processes the launcher started."""
+    import torch
+    from trl.trainer.grpo_config import GRPOConfig
+
+    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, not torch.cuda.is_available(), world_size()))
+    if args.world_size != world_size():
+        raise RuntimeError(f"WORLD_SIZE says {world_size()} processes but accelerate runs {args.world_size}")
+    return args
+
+
+def _run_metadata(
+    config: TrainConfig, model: str, out: Path, capabilities: list[Any], processes: int, checkpoint: str | None
+) -> AdapterMetadata:
+    """The adapter's metadata for this run (one capability's, or a mixture's), carried over from the
+    checkpoint it resumes, and saved by the main process before training starts."""
+    single = len(capabilities) == 1
+    metadata = AdapterMetadata(
+        capability=capabilities[0].name if single else "multi_capability",
+        description=capabilities[0].description
+        if single
+        else "Uniform mixture of: " + "; ".join(f"{c.name}: {c.description}" for c in capabilities),
+        env_ids=list(config.env_ids),
+        base_model=str(model),
+        config=config.model_dump(mode="json"),
+        versions=_versions(),
+        rollout_budget=config.rollout_budget,
+        world_size=processes,
+    )
+    if checkpoint is not None:
+        _resume_metadata(metadata, out, checkpoint_step(checkpoint), config.num_generations)
+    if is_main_process():
+        save_metadata(out, metadata)
+    return metadata
 
 
 def _resume_metadata(metadata: AdapterMetadata, out: Path, step: int, num_generations: int) -> None:

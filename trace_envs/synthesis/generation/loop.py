@@ -29,7 +29,7 @@ from .generators import CATALOGUE, Generator
 from .prompt import PromptBudget, SynthesisRequest, generation_prompt, prompt_hash, repair_prompt
 
 Progress = Callable[[str, str], None]
-"""Called with (capability, what is happening), e.g. ``("precondition_verification", "round 2: validating")``."""
+"""Called with (capability, what is happening), e.g. ``("unit_conversion", "round 2: validating")``."""
 
 
 class SynthesisSettings(BaseModel):

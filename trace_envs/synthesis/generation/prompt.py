@@ -41,7 +41,7 @@ class PromptBudget(BaseModel):
 class SynthesisRequest(BaseModel):
     """One env to write: the capability, the target domain and what analysis saw of the failures."""
 
-    capability: str = Field(description="snake_case name, e.g. precondition_verification")
+    capability: str = Field(description="snake_case name, e.g. unit_conversion")
     description: str = Field(min_length=1)
     target: str
     failure_patterns: list[str] = Field(default_factory=list, description="Why failures lacked it, in words.")
@@ -50,7 +50,7 @@ class SynthesisRequest(BaseModel):
 
     def model_post_init(self, context: Any) -> None:
         if not SNAKE_CASE.match(self.capability):
-            raise ValueError(f"capability: {self.capability!r} is not snake_case (e.g. precondition_verification)")
+            raise ValueError(f"capability: {self.capability!r} is not snake_case (e.g. unit_conversion)")
         from trace_envs.targets.registry import target
 
         try:

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from trace_envs.evaluation.report import write_report
-from trace_envs.evaluation.report.figures import COLORS
+from trace_envs.report import write_report
+from trace_envs.report.figures import COLORS
 
 from .multi_target import make_multi_target_run
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from trace_envs.evaluation.report import collect_inputs, write_report
-from trace_envs.evaluation.report.scaling import points, scaling_figure
-from trace_envs.evaluation.report.score_plots import pass_rate_figure
-from trace_envs.evaluation.report.scores import tasks_text
-from trace_envs.evaluation.report.training import curves_figure
+from trace_envs.report import collect_inputs, write_report
+from trace_envs.report.scaling import points, scaling_figure
+from trace_envs.report.score_plots import pass_rate_figure
+from trace_envs.report.scores import tasks_text
+from trace_envs.report.training import curves_figure
 
 from .multi_target import make_multi_target_run
 

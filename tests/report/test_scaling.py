@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from trace_envs.evaluation.report import collect_inputs, write_report
-from trace_envs.evaluation.report.scaling import placement, points
+from trace_envs.report import collect_inputs, write_report
+from trace_envs.report.scaling import placement, points
 
 
 def test_methods_are_placed_at_the_rollouts_they_spent(run_dir: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.evaluation.report import ReportInputError, collect_inputs, write_report
-from trace_envs.evaluation.report.scores import gains
+from trace_envs.report import ReportInputError, collect_inputs, write_report
+from trace_envs.report.scores import gains
 from trace_envs.training.metadata import save_metadata
 
 from .conftest import adapter_metadata, analysis

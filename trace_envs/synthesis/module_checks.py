@@ -1,0 +1,131 @@
+"""Validating env modules written by anyone, as ``trace-envs validate`` does: read each file, tell which target it
+is for (from the kit it imports, read from its AST without running it), check that target and its data, run
+every gate on the modules a few at a time, and record the passing ones in their folder's manifest (a catalogue
+module gets the packages it was synthesised with as trusted imports)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .gates.context import GateContext
+from .gates.reports import ValidationReport
+
+
+class ModuleInputError(ValueError):
+    """Bad input to a module check: ``field`` names what is wrong (``module``, ``target`` or ``tau2_data``)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """An env module to validate: where it is, its source and the target it is for."""
+
+    path: Path
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class ModuleValidation:
+    """A module's gate report and whether it was recorded in its folder's manifest."""
+
+    path: Path
+    report: ValidationReport
+    recorded: bool
+
+
+def check_target(target: str, tau2_data: Path | None = None, *, data: bool = True) -> None:
+    """Refuse an unregistered target, and (``data``) a target whose data folder lacks its evaluation tasks
+    (the leakage guard needs them before anything is generated or validated)."""
+    from trace_envs.targets.registry import TargetDataError
+    from trace_envs.targets.registry import target as registered
+
+    try:
+        spec = registered(target)
+    except ValueError as exc:
+        raise ModuleInputError("target", str(exc)) from None
+    if data:
+        try:
+            spec.data_folder(tau2_data)
+        except TargetDataError as exc:
+            raise ModuleInputError("tau2_data", str(exc)) from None
+
+
+def defines_no_env(path: Path, source: str) -> str | None:
+    """Why ``source`` cannot be an env module (not Python, or no class deriving from an ``…Env`` class),
+    read from its AST without running it; None when it may be one."""
+    from .gates.ast_names import parse_module
+
+    try:
+        tree = parse_module(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        return f"{path} is not valid Python ({'line ' + str(line) + ': ' if line else ''}{getattr(exc, 'msg', exc)})"
+    for node in tree.body:
+        for base in node.bases if isinstance(node, ast.ClassDef) else []:
+            name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+            if name.endswith("Env"):
+                return None
+    return (
+        f"{path} defines no env (no class deriving from CapabilityEnv); pass a module that defines one "
+        "(see docs/writing-an-env.md)"
+    )
+
+
+def read_module(path: Path, target: str | None = None, tau2_data: Path | None = None) -> ModuleSource:
+    """Read an env module and settle its target (``target``, else the one target kit it imports), checked."""
+    from trace_envs.targets.registry import targets
+
+    from .gates.validation import infer_target
+
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModuleInputError("module", f"{path} does not exist; pass the path of a Python file") from None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise ModuleInputError("module", f"{path} is not a UTF-8 Python source file") from None
+    module_target = target or infer_target(source)
+    if module_target is None:
+        not_an_env = defines_no_env(path, source)
+        if not_an_env is not None:
+            raise ModuleInputError("module", not_an_env)
+        raise ModuleInputError(
+            "target",
+            f"cannot tell which target {path} is for (it imports no single target domain); "
+            f"pass --target {'|'.join(targets())}",
+        )
+    check_target(module_target, tau2_data)
+    return ModuleSource(path, source, module_target)
+
+
+def validate_modules(
+    modules: Sequence[ModuleSource], *, trust: Sequence[str] | None = None, jobs: int = 2, **settings: Any
+) -> list[ModuleValidation]:
+    """Every gate on each module, ``jobs`` at a time (the gates wait on sandbox processes, so threads suffice);
+    ``settings`` are :class:`GateContext` fields (capability, seeds, calibration...), ``trust`` extra packages."""
+    from .generation.catalogue import module_trusted_imports
+
+    contexts = [
+        GateContext(
+            target=m.target, filename=m.path.name, trusted_imports=module_trusted_imports(m.path, trust), **settings
+        )
+        for m in modules
+    ]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_validate_one, modules, contexts))
+
+
+def _validate_one(module: ModuleSource, context: GateContext) -> ModuleValidation:
+    from .gates.validation import validate_source
+    from .manifest import record_validated
+
+    report = validate_source(module.source, context)
+    return ModuleValidation(module.path, report, report.passed and record_validated(module.path, report, context))
