@@ -300,7 +300,12 @@ def validate_command(
             source = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise _fail(f"MODULE: {path} does not exist; pass the path of a Python file") from None
-        except (UnicodeDecodeError, IsADirectoryError):
+        except UnicodeDecodeError as exc:
+            bad_line = exc.object[: exc.start].count(b"\n") + 1
+            raise _fail(
+                f"MODULE: {path} is not UTF-8: line {bad_line} holds byte 0x{exc.object[exc.start]:02x}; save it as UTF-8"
+            ) from None
+        except IsADirectoryError:
             raise _fail(f"MODULE: {path} is not a UTF-8 Python source file") from None
         module_target = target or infer_target(source)
         if module_target is None:
