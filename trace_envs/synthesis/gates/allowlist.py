@@ -52,7 +52,7 @@ STDLIB_NAMES: dict[str, frozenset[str]] = {
         "datetime": "MAXYEAR MINYEAR UTC date datetime time timedelta timezone",
         "math": _MATH,
         "re": _RE,
-        "itertools": "accumulate batched chain combinations combinations_with_replacement compress count cycle"
+        "itertools": "accumulate chain combinations combinations_with_replacement compress count cycle"
         " dropwhile filterfalse groupby islice pairwise permutations product repeat starmap takewhile tee"
         " zip_longest",
         "functools": "cache cached_property cmp_to_key lru_cache partial reduce total_ordering",

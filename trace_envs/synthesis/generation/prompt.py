@@ -149,7 +149,8 @@ def generation_prompt(
     from trace_envs.targets.registry import target as target_spec
 
     from ..gates.contract import domain_attribute
-    from ..gates.static_policy import ALLOWED_STDLIB, kit_modules
+    from ..gates.allowlist import ALLOWED_DUNDER_METHODS, stdlib_summary
+    from ..gates.static_policy import kit_modules
 
     budget = budget or PromptBudget()
     domain = get_domain(request.target)
@@ -168,7 +169,8 @@ def generation_prompt(
         domain_object=domain_attribute(request.target),
         kit=kit_modules(request.target),
         helpers=helper_docs(target_spec(request.target).helpers),
-        stdlib=sorted(ALLOWED_STDLIB),
+        stdlib=stdlib_summary(),
+        dunder_methods=sorted(ALLOWED_DUNDER_METHODS),
         failure_share=f"{flawed_failure_share:.0%}",
     )
 
