@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -108,12 +109,11 @@ def describe(
             knobs.add_row(knob.name, json.dumps(knob.default), knob.description)
         console.print(knobs)
     example = description.example
-    console.print(
-        Panel(f"[bold]user:[/] {example.opening}\n[bold]goal:[/] {example.goal}", title=f"example (seed {seed})")
-    )
+    opening, goal = escape(example.opening), escape(example.goal)  # the env's text: no markup of its own
+    console.print(Panel(f"[bold]user:[/] {opening}\n[bold]goal:[/] {goal}", title=f"example (seed {seed})"))
     for step in example.solution:
-        console.print(f"  • {step}")
-    console.print(f"required facts: {example.required_facts}")
+        console.print(f"  • {escape(step)}")
+    console.print(f"required facts: {escape(str(example.required_facts))}")
 
 
 @app.command()

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, field_validator
+
+from trace_envs.safe_text import clean_text
 
 GateStatus = Literal["passed", "failed", "skipped"]
 
@@ -22,6 +24,13 @@ class Finding(BaseModel):
     line: int | None = Field(default=None, description="1-based line in the module, where known.")
     subject: str = Field(default="", description="The offending construct: source text, event or property.")
     seed: int | None = Field(default=None, description="The seed that shows the problem, where one does.")
+
+    @field_validator("rule", "message", "fix", "subject")
+    @classmethod
+    def _clean(cls, text: str) -> str:
+        """Findings quote the module (its source, its exception messages): no control characters reach a
+        terminal, a report file or a repair prompt."""
+        return clean_text(text)
 
     def render(self) -> str:
         """``line 12: random.choice: <message> Fix: <fix>`` (the parts that are known)."""
@@ -51,7 +60,7 @@ class GateResult(BaseModel):
     def summary(self) -> str:
         """The first finding (or how many), for one line of the gate table."""
         if not self.findings:
-            return str(self.details.get("note", ""))
+            return clean_text(str(self.details.get("note", "")))
         first = self.findings[0].render()
         more = len(self.findings) - 1
         return first + (f" (+{more} more)" if more else "")
@@ -98,4 +107,4 @@ class ValidationReport(BaseModel):
         ]
         verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
         lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
-        return "\n".join(lines)
+        return clean_text("\n".join(lines))
