@@ -70,3 +70,19 @@ def test_the_described_example_task_is_clean() -> None:
     )
     assert (task.task_id, task.goal, task.opening) == ("t", "goal", "hiPASSED")
     assert task.solution == ["say hi"] and task.required_facts == ["fact"]
+
+
+def test_envs_play_prints_the_envs_messages_without_their_control_sequences(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from trace_envs.cli import envs
+
+    out = io.StringIO()
+    monkeypatch.setattr(envs, "console", Console(file=out, force_terminal=True, width=200))
+    envs._print_message({"role": "user", "content": "hi\x1b]52;c;ZWNobw==\x07\x1b[1A\x1b[2K [green]passed"})
+    envs._print_message({"role": "assistant", "tool_calls": [{"name": "x\x1b[2J", "arguments": {"a": "\x1b]0;t\x07"}}]})
+    printed = out.getvalue()
+    assert "]52;" not in printed and "[1A" not in printed and "[2K" not in printed and "[2J" not in printed
+    assert "]0;" not in printed and "[green]passed" in printed  # the env's text is shown, not interpreted

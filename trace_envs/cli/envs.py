@@ -12,6 +12,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from trace_envs.safe_text import clean_text
+
 from .app import app
 from .env_args import (
     EnvOptionOption,
@@ -188,9 +190,10 @@ def _print_message(message: dict[str, Any]) -> None:
     role = message["role"]
     if message.get("tool_calls"):
         for call in message["tool_calls"]:
-            console.print(f"[cyan]assistant →[/] {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})")
+            arguments = clean_text(json.dumps(call["arguments"], ensure_ascii=False))
+            console.print(f"[cyan]assistant →[/] {escape(clean_text(call['name']))}({escape(arguments)})")
         return
     style = "red" if message.get("error") else _STYLES.get(role, "white")
     label = f"{role} ({message['name']})" if role == "tool" else role
     console.print(f"[{style}]{label}:[/] ", end="")
-    console.print(message.get("content") or "", markup=False, highlight=False)
+    console.print(clean_text(message.get("content") or ""), markup=False, highlight=False)  # the env's text
