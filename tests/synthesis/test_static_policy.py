@@ -94,7 +94,7 @@ REFUSED = {
     "pydantic ImportString": ("import pydantic\nx = pydantic.ImportString\n", "name-not-allowed"),
     "pydantic.v1": ("import pydantic.v1\n", "forbidden-import"),
     "private attribute": ("x = obj._secret\n", "private-attribute"),
-    "private getattr": ("x = getattr(obj, '_secret')\n", "dunder-attribute"),
+    "private getattr": ("x = getattr(obj, '_secret')\n", "private-attribute"),
     "dunder method": ("class A:\n    def __getattr__(self, name):\n        return 1\n", "dunder-method"),
     "format attribute field": ("s = '{0.name}'\n", "format-reach"),
     "format index field": ("s = '{0[key]}'\n", "format-reach"),

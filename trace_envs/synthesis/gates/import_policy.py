@@ -88,6 +88,8 @@ class ImportPolicy:
             self._rebound(node, node.id)
             return
         module = self.modules[node.id]
+        if not (is_allowed_module(module, self.roots) or self._on_the_way(module)):
+            return  # a forbidden import: the forbidden-import rule reports it once, at the import
         current: ast.AST = node
         parent = parents.get(id(current))
         while isinstance(parent, ast.Attribute) and parent.value is current:

@@ -363,8 +363,15 @@ class _PolicyVisitor(ast.NodeVisitor):
             )
             return
         attr = node.args[1].value
-        if attr.startswith("_") or attr in FRAME_ATTRIBUTES:
+        if DUNDER.match(attr) or attr in FRAME_ATTRIBUTES:
             self.add(node, "dunder-attribute", f"{name}(..., {attr!r}) reaches interpreter internals.", NO_DUNDER_FIX)
+        elif attr.startswith("_") and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")):
+            self.add(
+                node,
+                "private-attribute",
+                f"{name}(..., {attr!r}) reaches a private attribute of an object the module does not own.",
+                "Use the object's public API; private attributes are only for self and cls.",
+            )
         else:
             base = qualified_name(node.args[0], self.aliases)
             if base is not None:
