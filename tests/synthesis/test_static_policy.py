@@ -36,6 +36,7 @@ ALLOWED = {
     "own private attribute": "class A:\n    def f(self):\n        return self._cache\n",
     "allowed dunder methods": "class A:\n    def __repr__(self):\n        return 'A'\n",
     "literal annotation": "from typing import Literal\nx: Literal['a', 'b'] = 'a'\n",
+    "dict lookups by string": "table = {'a': 1}\nx = table['a']\n",
 }
 
 
@@ -102,6 +103,11 @@ REFUSED = {
     "format_map": ("s = '{a}'.format_map(m)\n", "format-reach"),
     "quoted annotation": ("x: 'pydantic.ImportString' = 1\n", "quoted-annotation"),
     "quoted annotation inside a subscript": ("def f(x: list['Any']) -> None: ...\n", "quoted-annotation"),
+    "forward reference in a generic": (
+        "from pydantic import RootModel\nM = RootModel['pydantic.ImportString']\n",
+        "quoted-annotation",
+    ),
+    "pydantic TypeAdapter": ("from pydantic import TypeAdapter\n", "name-not-allowed"),
     "global statement": ("count = 0\ndef bump():\n    global count\n    count += 1\n", "global-state"),
 }
 

@@ -39,7 +39,7 @@ _ABC = (
     " MutableMapping MutableSequence MutableSet Sequence Set Sized ValuesView"
 )
 _PYDANTIC = (
-    "BaseModel ConfigDict Field PrivateAttr RootModel TypeAdapter ValidationError field_validator"
+    "BaseModel ConfigDict Field PrivateAttr RootModel ValidationError field_validator"
     " model_validator computed_field NonNegativeInt NonNegativeFloat PositiveInt PositiveFloat"
     " StrictBool StrictInt StrictFloat StrictStr conint confloat constr conlist"
 )

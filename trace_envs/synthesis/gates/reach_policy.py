@@ -1,7 +1,7 @@
 """Static-gate rules against reaching code or data by the side door: dunder methods that run when the env
 does not choose (``__del__``, ``__getattr__``), private attributes of objects that are not the module's
 own, format strings whose fields walk attributes or indexes (``"{0.sys}".format(m)``), ``format_map``,
-and quoted annotations (pydantic evaluates them as code).
+and quoted annotations or forward references (pydantic evaluates them as code by name).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 import string
 from collections.abc import Iterator
 
-from .allowlist import ALLOWED_DUNDER_METHODS
+from .allowlist import ALLOWED_DUNDER_METHODS, STDLIB_NAMES
 from .ast_names import snippet
 from .reports import Finding
 
@@ -19,6 +19,10 @@ DUNDER = re.compile(r"^__\w+__$")
 OWN = ("self", "cls")
 UNQUOTED = ("Literal",)
 """Subscripts whose string arguments are values, not annotations pydantic would evaluate."""
+GENERICS = frozenset(
+    STDLIB_NAMES["typing"] | STDLIB_NAMES["collections.abc"] | {"RootModel", "list", "dict", "set", "frozenset"}
+) | {"tuple", "type"}
+"""Type constructors whose string arguments are forward references, evaluated by name (``RootModel["..."]``)."""
 
 
 def reach_findings(tree: ast.AST, source: str) -> list[Finding]:
@@ -31,6 +35,8 @@ def reach_findings(tree: ast.AST, source: str) -> list[Finding]:
             found += _annotations([*_arguments(node.args), node.returns], source)
         elif isinstance(node, ast.AnnAssign):
             found += _annotations([node.annotation], source)
+        elif isinstance(node, ast.Subscript) and _head(node) in GENERICS:
+            found += _annotations([node], source)
         elif isinstance(node, ast.Attribute):
             found += _attribute(node, source)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
@@ -144,7 +150,7 @@ def _quoted(node: ast.expr | None) -> Iterator[ast.Constant]:
             yield node
         return
     if isinstance(node, ast.Subscript):
-        head = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        head = _head(node)
         if head in UNQUOTED:
             return
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -157,3 +163,9 @@ def _quoted(node: ast.expr | None) -> Iterator[ast.Constant]:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.expr):
             yield from _quoted(child)
+
+
+def _head(node: ast.Subscript) -> str:
+    """The name a subscript is taken of (``Literal`` of ``typing.Literal[...]``)."""
+    value = node.value
+    return value.attr if isinstance(value, ast.Attribute) else getattr(value, "id", "")
