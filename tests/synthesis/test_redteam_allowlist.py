@@ -12,7 +12,7 @@ import pytest
 from trace_envs.synthesis import GateContext, validate_file, validate_source
 from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
 
-from .conftest import REDTEAM
+from .conftest import REDTEAM, TAU2_DATA
 
 ALLOWLIST = REDTEAM / "allowlist"
 CONTEXT = GateContext(target="retail")
@@ -116,3 +116,24 @@ def test_a_byte_that_is_not_utf8_is_refused_by_line_and_the_report_keeps_the_fil
     import hashlib
 
     assert report.source_sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_validate_names_the_line_of_a_byte_that_is_not_utf8_and_refuses_a_cookie(tmp_path: Path) -> None:
+    pytest.importorskip("typer")
+    if not TAU2_DATA.is_dir():
+        pytest.skip(f"validate --target retail needs the tau2 data at {TAU2_DATA}")
+    from typer.testing import CliRunner
+
+    from trace_envs.cli import build_app
+
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes(b"x = 1\n# caf\xe9\n")
+    result = CliRunner().invoke(build_app(), ["validate", str(latin1), "--target", "retail"])
+    assert result.exit_code == 2
+    assert "is not UTF-8: line 2 holds byte 0xe9" in " ".join(result.output.split())
+    cookie = tmp_path / "cookie.py"
+    cookie.write_bytes(UTF7 + CLEAN.encode("utf-8"))
+    data = ["--tau2-data", str(TAU2_DATA)]
+    result = CliRunner().invoke(build_app(), ["validate", str(cookie), "--target", "retail", *data])
+    assert result.exit_code == 1, result.output
+    assert "rejected by parse" in result.output and "coding declaration" in " ".join(result.output.split())
