@@ -137,3 +137,9 @@ def test_validate_names_the_line_of_a_byte_that_is_not_utf8_and_refuses_a_cookie
     result = CliRunner().invoke(build_app(), ["validate", str(cookie), "--target", "retail", *data])
     assert result.exit_code == 1, result.output
     assert "rejected by parse" in result.output and "coding declaration" in " ".join(result.output.split())
+
+
+def test_a_lone_surrogate_in_a_generated_text_is_refused_not_a_gate_error() -> None:
+    report = validate_source("x = 1\ny = '\ud800'\n", GateContext(target="retail"))
+    assert report.stopped_by == "parse", report.table()
+    assert [(f.rule, f.line, f.subject) for f in report.result("parse").findings] == [("not-utf8", 2, "U+D800")]

@@ -20,8 +20,9 @@ from .reports import Finding
 BOM = "\ufeff"
 COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 """A coding declaration as Python's tokenizer looks for it (PEP 263), whatever encoding it names."""
-ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-"""A byte that was not UTF-8, as ``errors="surrogateescape"`` keeps it."""
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A byte that was not UTF-8, as ``errors="surrogateescape"`` keeps it (U+DC80..U+DCFF), or another lone
+surrogate, which no UTF-8 file can hold."""
 
 
 def read_module(path: str | Path) -> str:
@@ -31,8 +32,12 @@ def read_module(path: str | Path) -> str:
 
 
 def module_bytes(source: str) -> bytes:
-    """The bytes of ``source`` as a file holds them (the inverse of :func:`read_module`)."""
-    return source.encode("utf-8", errors="surrogateescape")
+    """The bytes of ``source`` as a file holds them (the inverse of :func:`read_module`; other lone
+    surrogates, which the parse gate refuses, are kept as their code points)."""
+    try:
+        return source.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return source.encode("utf-8", errors="surrogatepass")
 
 
 def source_text_findings(source: str) -> list[Finding]:
@@ -77,14 +82,15 @@ def _invalid_bytes(source: str) -> list[Finding]:
     """One finding per line that holds bytes which are not UTF-8 (the first three lines named)."""
     findings = []
     for number, line in enumerate(source.splitlines(), start=1):
-        found = ESCAPED_BYTE.search(line)
+        found = SURROGATE.search(line)
         if found is None:
             continue
+        code = ord(found.group())
         findings.append(
             Finding(
                 rule="not-utf8",
                 line=number,
-                subject=f"byte 0x{ord(found.group()) - 0xDC00:02x}",
+                subject=f"byte 0x{code - 0xDC00:02x}" if code >= 0xDC80 else f"U+{code:04X}",
                 message="the line holds a byte that is not UTF-8, which Python refuses or decodes otherwise.",
                 fix="Save the module as UTF-8 text.",
             )
