@@ -12,7 +12,15 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .allowlist import CONTRACT, NAME_REASONS, allowed_names, is_allowed_module, is_allowed_submodule, under
+from .allowlist import (
+    ALLOWED_STDLIB,
+    CONTRACT,
+    NAME_REASONS,
+    allowed_names,
+    is_allowed_module,
+    is_allowed_submodule,
+    under,
+)
 from .ast_names import snippet
 from .reports import Finding
 
@@ -79,7 +87,8 @@ class ImportPolicy:
             fix = f"Use the kit's public names; {name} is not one of {module}'s."
         else:
             shown = ", ".join(sorted(allowed_names(module, self.roots))) or "none"
-            fix = f"Use only the allowed names of {module}: {shown}."
+            why_allowed = f" ({ALLOWED_STDLIB[module]})" if module in ALLOWED_STDLIB else ""
+            fix = f"Use only the allowed names of {module}{why_allowed}: {shown}."
         self.add(node, "name-not-allowed", f"{module}.{name}", f"{module}.{name} {why}.", fix)
 
     # ----- module names -----------------------------------------------------------------------

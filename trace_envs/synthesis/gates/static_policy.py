@@ -1,8 +1,11 @@
-"""Gates 1 and 2: the module parses, and its AST keeps to the import allow-list and avoids forbidden names.
+"""Gates 1 and 2: the module is plain UTF-8 Python that parses, and its AST keeps to the allow-list of
+names and avoids forbidden constructs.
 
-Cheap (milliseconds) and run before anything executes. They catch what a generator writes by habit
-(``import os``, ``random.choice``, ``datetime.now()``, ``open``) and the usual routes around a name
-check (``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
+Cheap (milliseconds) and run before anything executes. The allow-list is of names, not modules
+(:mod:`.allowlist`, checked by :mod:`.import_policy`); :mod:`.reach_policy` refuses the side doors (dunder
+methods, private attributes, format fields that walk attributes, quoted annotations); this module keeps
+the rules for what a generator writes by habit (``import os``, ``random.choice``, ``datetime.now()``,
+``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
 code does at run time: that is the sandbox's job.
 """
 
@@ -11,15 +14,13 @@ from __future__ import annotations
 import ast
 import re
 
-from .allowlist import ALLOWED_STDLIB, STDLIB_NAMES, is_allowed_module
+from .allowlist import STDLIB_NAMES, is_allowed_module
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
 from .import_policy import ImportPolicy
 from .reach_policy import reach_findings
 from .reports import Finding, GateResult
 from .source_text import source_text_findings
-
-__all__ = ["ALLOWED_STDLIB", "allowed_module", "check_policy", "kit_modules", "parse_gate", "static_policy_gate"]
 
 MAX_SOURCE_CHARS = 300_000
 
