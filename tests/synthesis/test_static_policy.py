@@ -37,6 +37,7 @@ ALLOWED = {
     "allowed dunder methods": "class A:\n    def __repr__(self):\n        return 'A'\n",
     "literal annotation": "from typing import Literal\nx: Literal['a', 'b'] = 'a'\n",
     "dict lookups by string": "table = {'a': 1}\nx = table['a']\n",
+    "assigning own objects": "class A:\n    def f(self):\n        self.x = 1\n        d = {}\n        d['k'] = self\n",
 }
 
 
@@ -108,6 +109,19 @@ REFUSED = {
         "quoted-annotation",
     ),
     "pydantic TypeAdapter": ("from pydantic import TypeAdapter\n", "name-not-allowed"),
+    "patching an imported class": (
+        "from trace_envs.core import CapabilityEnv\nCapabilityEnv.verify = lambda self: 1.0\n",
+        "patches-import",
+    ),
+    "patching a kit table": (
+        "from trace_envs.domains.retail import RETAIL_TOOLS\nRETAIL_TOOLS['x'] = 1\n",
+        "patches-import",
+    ),
+    "patching a standard module": ("import json\njson.loads = len\n", "patches-import"),
+    "setattr on an import": (
+        "from trace_envs.domains.retail import RETAIL\nsetattr(RETAIL, 'policy', '')\n",
+        "patches-import",
+    ),
     "global statement": ("count = 0\ndef bump():\n    global count\n    count += 1\n", "global-state"),
 }
 

@@ -1,6 +1,7 @@
 """Static-gate rules against reaching code or data by the side door: dunder methods that run when the env
 does not choose (``__del__``, ``__getattr__``), private attributes of objects that are not the module's
-own, format strings whose fields walk attributes or indexes (``"{0.sys}".format(m)``), ``format_map``,
+own, assignments into imported objects (``CapabilityEnv.verify = ...``), format strings whose fields walk
+attributes or indexes (``"{0.sys}".format(m)``), ``format_map``,
 and quoted annotations or forward references (pydantic evaluates them as code by name).
 """
 
@@ -12,7 +13,7 @@ import string
 from collections.abc import Iterator
 
 from .allowlist import ALLOWED_DUNDER_METHODS, STDLIB_NAMES
-from .ast_names import snippet
+from .ast_names import import_aliases, snippet
 from .reports import Finding
 
 DUNDER = re.compile(r"^__\w+__$")
@@ -41,7 +42,39 @@ def reach_findings(tree: ast.AST, source: str) -> list[Finding]:
             found += _attribute(node, source)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in statements:
             found += _format_fields(node, node.value, source)
+    return found + _patches(tree, source)
+
+
+def _patches(tree: ast.AST, source: str) -> list[Finding]:
+    """Assignments into what the module imported (``CapabilityEnv.verify = ...``, ``TABLE["x"] = ...``,
+    ``setattr(RETAIL, "policy", ...)``): they change the library for every env in the process."""
+    imported = set(import_aliases(tree))
+    found = []
+    for node in ast.walk(tree):
+        target: ast.expr | None = None
+        if isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            target = node
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            target = node.args[0] if node.func.id in ("setattr", "delattr") else None
+        root = _root(target) if target is not None else None
+        if root is not None and root in imported:
+            found.append(
+                Finding(
+                    rule="patches-import",
+                    line=getattr(node, "lineno", None),
+                    subject=snippet(source, node),
+                    message=f"this changes {root}, which the module imported: every env in the process would see it.",
+                    fix="Subclass or copy what you need and change your own object; never assign into an import.",
+                )
+            )
     return found
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name at the root of ``a.b[c].d`` (``a``)."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _dunder_method(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Finding]:
