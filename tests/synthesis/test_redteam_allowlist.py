@@ -33,6 +33,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "attrgetter_computed.py": ("name-not-allowed", "operator.attrgetter reaches attributes by computed names"),
     "format_attribute.py": ("format-reach", "{0.modules} walks attributes"),
     "del_finalizer.py": ("dunder-method", "__del__ runs when the interpreter chooses"),
+    "patch_verify.py": ("patches-import", "this changes CapabilityEnv, which the module imported"),
 }
 
 
