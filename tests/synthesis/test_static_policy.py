@@ -229,3 +229,16 @@ def test_the_shipped_envs_the_prompt_shows_and_the_catalogues_modules_pass(targe
         source = catalogue_source(capability, target)
         for gate in (parse_gate, static_policy_gate):
             assert gate(source, context).passed, (capability, [f.render() for f in gate(source, context).findings])
+
+
+def test_a_kit_modules_import_by_string_helper_and_module_objects_are_refused() -> None:
+    """The device kit's ``extras`` imports by string (``require``) and holds ``importlib``: neither is a name a
+    generated module may take, by name or through the submodule."""
+    context = GateContext(target="device")
+    for source in (
+        "from trace_envs.domains.device.extras import require\n",
+        "from trace_envs.domains.device import extras\nx = extras.importlib\n",
+        "from trace_envs.domains.device import extras\nx = extras.require\n",
+    ):
+        assert {f.rule for f in static_policy_gate(source, context).findings} == {"name-not-allowed"}, source
+    assert static_policy_gate("from trace_envs.domains.device.extras import MissingExtraError\n", context).passed

@@ -82,7 +82,7 @@ class ImportPolicy:
     def _not_allowed(self, node: ast.AST, module: str, name: str) -> None:
         why = NAME_REASONS.get(name, "is not on the allow-list")
         if module == CONTRACT:
-            fix = f"Use only the contract's names (trace_envs.core.__all__); {name} is not one of them."
+            fix = "Use only the contract's names: trace_envs.core.__all__, less the helpers that import by string."
         elif is_allowed_module(module, self.roots) and module.startswith("trace_envs"):
             fix = f"Use the kit's public names; {name} is not one of {module}'s."
         else:
