@@ -102,3 +102,26 @@ def test_generated_texts_with_evaluation_ids_task_ids_or_instructions_are_found(
 def test_texts_of_its_own_pass(tau2_data: Path) -> None:
     index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
     assert scan_generated_texts([("seed 0: opening", "Please cancel order #W0000001 for Ada.")], index) == []
+
+
+def test_the_texts_an_env_generates_on_reset_are_gathered_and_scanned(retail_order_id: str, tau2_data: Path) -> None:
+    import gymnasium as gym
+
+    from trace_envs.synthesis.gates.leakage import reset_texts
+
+    index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
+    env = gym.make("trace/retail-order-cancel-v0")
+    try:
+        texts = reset_texts(env, range(3))
+    finally:
+        env.close()
+    assert [where for where, _ in texts] == [f"seed {s}: {part}" for s in range(3) for part in ("opening", "task_id")]
+    assert scan_generated_texts(texts, index) == []  # a shipped env copies nothing
+
+    class Leaky(gym.Env[str, str]):
+        def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[str, dict]:
+            return f"Cancel {retail_order_id[:4]}" + retail_order_id[4:] + " please", {"task_id": "5"}
+
+    findings = scan_generated_texts(reset_texts(Leaky(), [7]), index)
+    assert [f.subject.split(":")[0] for f in findings] == ["seed 7", "seed 7"]
+    assert retail_order_id in findings[0].subject and "task id '5'" in findings[1].message

@@ -203,13 +203,25 @@ def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
     return sorted(findings.values(), key=lambda f: f.line or 0)
 
 
+def reset_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
+    """``(where, text)`` for what ``env`` generates on each seed's reset, through the Gymnasium API only (so
+    a boxed env's proxy serves as well): the user's opening (the observation) and ``info["task_id"]``."""
+    texts = []
+    for seed in seeds:
+        observation, info = env.reset(seed=seed)
+        texts.append((f"seed {seed}: opening", str(observation)))
+        if info.get("task_id"):
+            texts.append((f"seed {seed}: task_id", str(info["task_id"])))
+    return texts
+
+
 def scan_generated_texts(texts: Iterable[tuple[str, str]], index: EvaluationIndex) -> list[Finding]:
     """Findings for the task texts an env generated (``(where, text)`` pairs such as ``("seed 3: opening",
     "...")``: each reset's user opening, goal, instructions and task id) that hold an evaluation task's id,
     task id or instruction text: what the source check cannot see, because the module builds it at run time.
 
-    Pure: the caller gathers the texts from the env (inside the box) and passes them here, on the trusted
-    side. One finding per text, naming where it came from.
+    Pure: the caller gathers the texts from the env (:func:`reset_texts` on the box's proxy) and passes them
+    here, on the trusted side. One finding per text, naming where it came from.
     """
     findings = []
     for where, text in texts:
