@@ -86,3 +86,13 @@ def test_envs_play_prints_the_envs_messages_without_their_control_sequences(monk
     printed = out.getvalue()
     assert "]52;" not in printed and "[1A" not in printed and "[2K" not in printed and "[2J" not in printed
     assert "]0;" not in printed and "[green]passed" in printed  # the env's text is shown, not interpreted
+
+
+def test_gate_evidence_is_cleaned_too() -> None:
+    from trace_envs.synthesis.gates.reports import GateResult
+
+    result = GateResult(
+        gate="execution", status="passed", details={"seconds": {"oracle\x1b[2K": 1.0}, "note": ["a\x1b]52;c;eA==\x07"]}
+    )
+    assert result.details == {"seconds": {"oracle": 1.0}, "note": ["a"]}
+    assert "\x1b" not in result.model_dump_json()

@@ -53,6 +53,13 @@ class GateResult(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict, description="Measurements and evidence (gate-specific).")
 
+    @field_validator("details")
+    @classmethod
+    def _clean_details(cls, details: dict[str, Any]) -> dict[str, Any]:
+        """Evidence can come from the module's process too: its text is cleaned like a finding's."""
+        cleaned: dict[str, Any] = _cleaned(details)
+        return cleaned
+
     @property
     def passed(self) -> bool:
         return self.status == "passed"
@@ -108,3 +115,14 @@ class ValidationReport(BaseModel):
         verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
         lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
         return clean_text("\n".join(lines))
+
+
+def _cleaned(value: Any) -> Any:
+    """``value`` with every string in it (keys included) passed through :func:`clean_text`."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {_cleaned(key): _cleaned(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_cleaned(item) for item in value)
+    return value
