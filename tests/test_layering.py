@@ -30,6 +30,7 @@ PACKAGE_SURFACE = {
     "trace_envs.capabilities",
     "trace_envs.extras",
     "trace_envs.targets.registry",
+    "trace_envs.safe_text",
 }
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
 (which one installs a module), the capability registry (read from the registered envs' declarations) and the

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from .core import CapabilityEnv
+from .safe_text import clean_text
 
 
 class KnobDescription(BaseModel):
@@ -17,12 +18,19 @@ class KnobDescription(BaseModel):
 
 
 class ExampleTask(BaseModel):
+    """A task the env generated: its text comes from the env module, so control characters are removed."""
+
     seed: int
     task_id: str
     goal: str
     opening: str
     solution: list[str]
     required_facts: list[str]
+
+    @field_validator("task_id", "goal", "opening", "solution", "required_facts")
+    @classmethod
+    def _clean(cls, value: str | list[str]) -> str | list[str]:
+        return clean_text(value) if isinstance(value, str) else [clean_text(item) for item in value]
 
 
 class EnvDescription(BaseModel):

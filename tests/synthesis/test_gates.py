@@ -104,9 +104,10 @@ def test_bad_module_paths_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="does not exist"):
         validate_file(tmp_path / "absent.py", GateContext(target="retail"))
     binary = tmp_path / "binary.py"
-    binary.write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(ValueError, match="is not UTF-8"):
-        validate_file(binary, GateContext(target="retail"))
+    binary.write_bytes(b"x = 1\n\xff\xfe\x00")
+    report = validate_file(binary, GateContext(target="retail"))  # the parse gate names the line, not a crash
+    assert report.stopped_by == "parse"
+    assert [(f.rule, f.line) for f in report.result("parse").findings] == [("not-utf8", 2)]
 
 
 def test_the_report_round_trips_as_json() -> None:

@@ -28,6 +28,16 @@ ALLOWED = {
     "local hash variable": "hash = 'abc'\nprint(hash)\n",
     "main guard": "if __name__ == '__main__':\n    pass\n",
     "f-string": "name = 'x'\ntext = f'hello {name}'\n",
+    "allowed module attributes": "import math\nimport datetime as dt\nx = math.sqrt(2) + dt.timedelta(days=1).days\n",
+    "submodule chain": "import collections.abc\nT = collections.abc.Sequence\n",
+    "contract by module path": "import trace_envs.core\nplan = trace_envs.core.Plan\n",
+    "kit submodule as a module": "from trace_envs.domains.retail import records\nR = records.RetailRecords\n",
+    "plain format fields": "text = 'Order {order} of {0}'.format(0, order='x')\n",
+    "own private attribute": "class A:\n    def f(self):\n        return self._cache\n",
+    "allowed dunder methods": "class A:\n    def __repr__(self):\n        return 'A'\n",
+    "literal annotation": "from typing import Literal\nx: Literal['a', 'b'] = 'a'\n",
+    "dict lookups by string": "table = {'a': 1}\nx = table['a']\n",
+    "assigning own objects": "class A:\n    def f(self):\n        self.x = 1\n        d = {}\n        d['k'] = self\n",
 }
 
 
@@ -72,6 +82,46 @@ REFUSED = {
     "frame walk": ("def g():\n    yield 1\nf = g().gi_frame.f_globals\n", "frame-attribute"),
     "dunder string key": ("x = table['__builtins__']\n", "dunder-string"),
     "format-string attribute walk": ("s = '{0.__class__}'.format(obj)\n", "dunder-string"),
+    "typing.sys": ("import typing\nm = typing.sys\n", "name-not-allowed"),
+    "from-import of a name not listed": ("from random import SystemRandom\n", "global-rng"),
+    "attrgetter": ("import operator\nf = operator.attrgetter('x')\n", "name-not-allowed"),
+    "methodcaller": ("from operator import methodcaller\n", "name-not-allowed"),
+    "module as argument": ("import json\nprint(json)\n", "module-as-value"),
+    "module alias rebound": ("import json\njson = 3\n", "module-rebound"),
+    "module name as parameter": ("import json\ndef f(json):\n    return json.sys\n", "module-rebound"),
+    "submodule as value": ("import collections.abc\nm = collections.abc\n", "module-as-value"),
+    "contract submodule": ("from trace_envs.core.domain import get_domain\n", "forbidden-import"),
+    "contract name not exported": ("from trace_envs.core import templates\n", "name-not-allowed"),
+    "kit module object": ("from trace_envs.domains.retail.records import random\n", "name-not-allowed"),
+    "pydantic ImportString": ("import pydantic\nx = pydantic.ImportString\n", "name-not-allowed"),
+    "pydantic.v1": ("import pydantic.v1\n", "forbidden-import"),
+    "private attribute": ("x = obj._secret\n", "private-attribute"),
+    "private getattr": ("x = getattr(obj, '_secret')\n", "private-attribute"),
+    "dunder method": ("class A:\n    def __getattr__(self, name):\n        return 1\n", "dunder-method"),
+    "format attribute field": ("s = '{0.name}'\n", "format-reach"),
+    "format index field": ("s = '{0[key]}'\n", "format-reach"),
+    "nested format field": ("s = '{0:{1.width}}'\n", "format-reach"),
+    "format_map": ("s = '{a}'.format_map(m)\n", "format-reach"),
+    "quoted annotation": ("x: 'pydantic.ImportString' = 1\n", "quoted-annotation"),
+    "quoted annotation inside a subscript": ("def f(x: list['Any']) -> None: ...\n", "quoted-annotation"),
+    "forward reference in a generic": (
+        "from pydantic import RootModel\nM = RootModel['pydantic.ImportString']\n",
+        "quoted-annotation",
+    ),
+    "pydantic TypeAdapter": ("from pydantic import TypeAdapter\n", "name-not-allowed"),
+    "patching an imported class": (
+        "from trace_envs.core import CapabilityEnv\nCapabilityEnv.verify = lambda self: 1.0\n",
+        "patches-import",
+    ),
+    "patching a kit table": (
+        "from trace_envs.domains.retail import RETAIL_TOOLS\nRETAIL_TOOLS['x'] = 1\n",
+        "patches-import",
+    ),
+    "patching a standard module": ("import json\njson.loads = len\n", "patches-import"),
+    "setattr on an import": (
+        "from trace_envs.domains.retail import RETAIL\nsetattr(RETAIL, 'policy', '')\n",
+        "patches-import",
+    ),
     "global statement": ("count = 0\ndef bump():\n    global count\n    count += 1\n", "global-state"),
 }
 
@@ -151,3 +201,44 @@ def test_the_allow_list_and_the_prompt_come_from_the_targets_kit(monkeypatch: py
     monkeypatch.setitem(registry._REGISTRY, "retail", narrower)
     finding = static_policy_gate("from trace_envs.domains.retail import RETAIL\n", CONTEXT).findings[0]
     assert "kit (trace_envs.core)" in finding.message
+
+
+@pytest.mark.parametrize("target", ["airline", "retail", "device"])
+def test_the_shipped_envs_the_prompt_shows_and_the_catalogues_modules_pass(target: str) -> None:
+    """The allow-list fits what we ship: the envs that import only their target's kit stay within it (the
+    prompt's worked examples), and every catalogue module passes with the installed env packages trusted."""
+    import inspect
+    from pathlib import Path
+
+    from trace_envs.synthesis.generation.catalogue import CatalogueGenerator, catalogue_source
+    from trace_envs.synthesis.generation.prompt import shipped_envs, within_kit
+
+    within = {
+        "retail": {"trace/retail-order-cancel-v0"},
+        "device": {"trace/datetime-v0", "trace/permission-recovery-v0"},
+    }
+    shown = set()
+    for env_id, cls in shipped_envs(target):
+        module = inspect.getmodule(cls)
+        assert module is not None and module.__file__ is not None
+        if within_kit(Path(module.__file__).read_text(encoding="utf-8"), target):
+            shown.add(env_id)
+    assert shown >= within.get(target, set())
+    context = GateContext(target=target, trusted_imports=CatalogueGenerator().trusted_imports)
+    for capability in sorted({cls.capability.name for _, cls in shipped_envs(target)}):  # type: ignore[attr-defined]
+        source = catalogue_source(capability, target)
+        for gate in (parse_gate, static_policy_gate):
+            assert gate(source, context).passed, (capability, [f.render() for f in gate(source, context).findings])
+
+
+def test_a_kit_modules_import_by_string_helper_and_module_objects_are_refused() -> None:
+    """The device kit's ``extras`` imports by string (``require``) and holds ``importlib``: neither is a name a
+    generated module may take, by name or through the submodule."""
+    context = GateContext(target="device")
+    for source in (
+        "from trace_envs.domains.device.extras import require\n",
+        "from trace_envs.domains.device import extras\nx = extras.importlib\n",
+        "from trace_envs.domains.device import extras\nx = extras.require\n",
+    ):
+        assert {f.rule for f in static_policy_gate(source, context).findings} == {"name-not-allowed"}, source
+    assert static_policy_gate("from trace_envs.domains.device.extras import MissingExtraError\n", context).passed

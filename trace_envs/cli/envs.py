@@ -8,8 +8,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+
+from trace_envs.safe_text import clean_text
 
 from .app import app
 from .env_args import (
@@ -108,12 +111,11 @@ def describe(
             knobs.add_row(knob.name, json.dumps(knob.default), knob.description)
         console.print(knobs)
     example = description.example
-    console.print(
-        Panel(f"[bold]user:[/] {example.opening}\n[bold]goal:[/] {example.goal}", title=f"example (seed {seed})")
-    )
+    opening, goal = escape(example.opening), escape(example.goal)  # the env's text: no markup of its own
+    console.print(Panel(f"[bold]user:[/] {opening}\n[bold]goal:[/] {goal}", title=f"example (seed {seed})"))
     for step in example.solution:
-        console.print(f"  • {step}")
-    console.print(f"required facts: {example.required_facts}")
+        console.print(f"  • {escape(step)}")
+    console.print(f"required facts: {escape(str(example.required_facts))}")
 
 
 @app.command()
@@ -188,9 +190,10 @@ def _print_message(message: dict[str, Any]) -> None:
     role = message["role"]
     if message.get("tool_calls"):
         for call in message["tool_calls"]:
-            console.print(f"[cyan]assistant →[/] {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)})")
+            arguments = clean_text(json.dumps(call["arguments"], ensure_ascii=False))
+            console.print(f"[cyan]assistant →[/] {escape(clean_text(call['name']))}({escape(arguments)})")
         return
     style = "red" if message.get("error") else _STYLES.get(role, "white")
     label = f"{role} ({message['name']})" if role == "tool" else role
     console.print(f"[{style}]{label}:[/] ", end="")
-    console.print(message.get("content") or "", markup=False, highlight=False)
+    console.print(clean_text(message.get("content") or ""), markup=False, highlight=False)  # the env's text

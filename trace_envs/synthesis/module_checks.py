@@ -90,7 +90,12 @@ def read_module(path: Path, target: str | None = None, tau2_data: Path | None = 
         source = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ModuleInputError("module", f"{path} does not exist; pass the path of a Python file") from None
-    except (UnicodeDecodeError, IsADirectoryError):
+    except UnicodeDecodeError as exc:
+        bad_line = exc.object[: exc.start].count(b"\n") + 1
+        raise ModuleInputError(
+            "module", f"{path} is not UTF-8: line {bad_line} holds byte 0x{exc.object[exc.start]:02x}; save it as UTF-8"
+        ) from None
+    except IsADirectoryError:
         raise ModuleInputError("module", f"{path} is not a UTF-8 Python source file") from None
     module_target = target or infer_target(source)
     if module_target is None:

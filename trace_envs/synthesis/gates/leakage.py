@@ -2,7 +2,9 @@
 evaluation tasks (training on them would inflate the evaluation it is judged by).
 
 It indexes the evaluation tasks once (tau2: the user's ``tasks.json``; device: the built-in
-scenarios of the ``test`` split) and looks for them in the module's string and number literals:
+scenarios of the ``test`` split) and looks for them in the module's string and number literals, and in
+what its string expressions fold to (concatenations, f-strings, joins: :mod:`.constant_text`); and
+:func:`scan_generated_texts` looks for them in the task texts an env generates:
 
 - ids (order, user, reservation, product, payment-method ids) as whole tokens;
 - task ids given as ``task_id=`` literals;
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 from trace_envs.targets.registry import LeakageRecords, TargetDataError, target
 
 from .ast_names import parse_module, string_literals
+from .constant_text import folded_texts
 from .context import GateContext, named_gate
 from .reports import Finding, GateResult
 
@@ -144,15 +147,39 @@ def leakage_gate(source: str, context: GateContext) -> GateResult:
 
 
 def _literals(tree: ast.AST) -> Iterator[tuple[ast.expr, str]]:
-    """String literals (f-strings whole) and integer literals, as text."""
+    """String literals (f-strings whole), integer literals as text, and what string expressions fold to
+    (:func:`~.constant_text.folded_texts`: an id split across literals is seen whole)."""
     yield from string_literals(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
             yield node, str(node.value)
+    yield from folded_texts(tree)
+
+
+def leak_in_text(text: str, index: EvaluationIndex) -> tuple[str, str, str] | None:
+    """The first evaluation id, instruction sentence or ten-word run in ``text``, as (what, shown, where)."""
+    leaked = next((token for token in TOKEN.findall(text) if token in index.ids), None)
+    if leaked is not None:
+        return f"the id {leaked!r} is copied", leaked, index.ids[leaked]
+    normal = normalize(text)
+    if len(normal.split()) < SENTENCE_WORDS:
+        return None
+    padded = f" {normal} "
+    sentence = next((s for s in index.sentences if f" {s} " in padded), None)
+    if sentence is not None:
+        return f"the sentence {sentence!r} is copied", sentence, index.sentences[sentence]
+    words = normal.split()
+    for start in range(len(words) - SHINGLE_WORDS + 1):
+        shingle = tuple(words[start : start + SHINGLE_WORDS])
+        if shingle in index.shingles:
+            text_run = " ".join(shingle)
+            return f"the words {text_run!r} are copied", text_run, index.shingles[shingle]
+    return None
 
 
 def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
-    """One finding per literal that holds evaluation ids or text (the first match in it)."""
+    """One finding per literal (or folded string expression) that holds evaluation ids or text (the first
+    match in it)."""
     findings: dict[tuple[int | None, str], Finding] = {}
 
     def report(node: ast.AST, what: str, shown: str, where: str) -> None:
@@ -160,11 +187,7 @@ def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
         findings.setdefault(
             (line, shown),
             Finding(
-                rule="leaked-evaluation-data",
-                line=line,
-                subject=shown[:60],
-                message=f"{what} from {where}.",
-                fix=FIX,
+                rule="leaked-evaluation-data", line=line, subject=shown[:60], message=f"{what} from {where}.", fix=FIX
             ),
         )
 
@@ -174,23 +197,47 @@ def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
             if value in index.task_ids:
                 report(node.value, f"task_id {value!r} is the id of a task", value, index.task_ids[value])
     for node, text in _literals(tree):
-        leaked = next((token for token in TOKEN.findall(text) if token in index.ids), None)
-        if leaked is not None:
-            report(node, f"the id {leaked!r} is copied", leaked, index.ids[leaked])
-            continue
-        normal = normalize(text)
-        if len(normal.split()) < SENTENCE_WORDS:
-            continue
-        padded = f" {normal} "
-        sentence = next((s for s in index.sentences if f" {s} " in padded), None)
-        if sentence is not None:
-            report(node, f"the sentence {sentence!r} is copied", sentence, index.sentences[sentence])
-            continue
-        words = normal.split()
-        for start in range(len(words) - SHINGLE_WORDS + 1):
-            shingle = tuple(words[start : start + SHINGLE_WORDS])
-            if shingle in index.shingles:
-                text_run = " ".join(shingle)
-                report(node, f"the words {text_run!r} are copied", text_run, index.shingles[shingle])
-                break
+        leak = leak_in_text(text, index)
+        if leak is not None:
+            report(node, *leak)
     return sorted(findings.values(), key=lambda f: f.line or 0)
+
+
+def reset_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
+    """``(where, text)`` for what ``env`` generates on each seed's reset, through the Gymnasium API only (so
+    a boxed env's proxy serves as well): the user's opening (the observation) and ``info["task_id"]``."""
+    texts = []
+    for seed in seeds:
+        observation, info = env.reset(seed=seed)
+        texts.append((f"seed {seed}: opening", str(observation)))
+        if info.get("task_id"):
+            texts.append((f"seed {seed}: task_id", str(info["task_id"])))
+    return texts
+
+
+def scan_generated_texts(texts: Iterable[tuple[str, str]], index: EvaluationIndex) -> list[Finding]:
+    """Findings for the task texts an env generated (``(where, text)`` pairs such as ``("seed 3: opening",
+    "...")``: each reset's user opening, goal, instructions and task id) that hold an evaluation task's id,
+    task id or instruction text: what the source check cannot see, because the module builds it at run time.
+
+    Pure: the caller gathers the texts from the env (:func:`reset_texts` on the box's proxy) and passes them
+    here, on the trusted side. One finding per text, naming where it came from.
+    """
+    findings = []
+    for where, text in texts:
+        text = text or ""
+        if text in index.task_ids:
+            leak: tuple[str, str, str] | None = (f"the task id {text!r} is copied", text, index.task_ids[text])
+        else:
+            leak = leak_in_text(text, index)
+        if leak is not None:
+            what, shown, source = leak
+            findings.append(
+                Finding(
+                    rule="leaked-evaluation-data",
+                    subject=f"{where}: {shown}"[:60],
+                    message=f"the generated text at {where}: {what} from {source}.",
+                    fix=FIX,
+                )
+            )
+    return findings

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, field_validator
+
+from trace_envs.safe_text import clean_text
 
 GateStatus = Literal["passed", "failed", "skipped"]
 
@@ -22,6 +24,13 @@ class Finding(BaseModel):
     line: int | None = Field(default=None, description="1-based line in the module, where known.")
     subject: str = Field(default="", description="The offending construct: source text, event or property.")
     seed: int | None = Field(default=None, description="The seed that shows the problem, where one does.")
+
+    @field_validator("rule", "message", "fix", "subject")
+    @classmethod
+    def _clean(cls, text: str) -> str:
+        """Findings quote the module (its source, its exception messages): no control characters reach a
+        terminal, a report file or a repair prompt."""
+        return clean_text(text)
 
     def render(self) -> str:
         """``line 12: random.choice: <message> Fix: <fix>`` (the parts that are known)."""
@@ -44,6 +53,13 @@ class GateResult(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict, description="Measurements and evidence (gate-specific).")
 
+    @field_validator("details")
+    @classmethod
+    def _clean_details(cls, details: dict[str, Any]) -> dict[str, Any]:
+        """Evidence can come from the module's process too: its text is cleaned like a finding's."""
+        cleaned: dict[str, Any] = _cleaned(details)
+        return cleaned
+
     @property
     def passed(self) -> bool:
         return self.status == "passed"
@@ -51,7 +67,7 @@ class GateResult(BaseModel):
     def summary(self) -> str:
         """The first finding (or how many), for one line of the gate table."""
         if not self.findings:
-            return str(self.details.get("note", ""))
+            return clean_text(str(self.details.get("note", "")))
         first = self.findings[0].render()
         more = len(self.findings) - 1
         return first + (f" (+{more} more)" if more else "")
@@ -98,4 +114,15 @@ class ValidationReport(BaseModel):
         ]
         verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
         lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
-        return "\n".join(lines)
+        return clean_text("\n".join(lines))
+
+
+def _cleaned(value: Any) -> Any:
+    """``value`` with every string in it (keys included) passed through :func:`clean_text`."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {_cleaned(key): _cleaned(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_cleaned(item) for item in value)
+    return value

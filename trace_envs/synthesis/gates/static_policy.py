@@ -1,8 +1,11 @@
-"""Gates 1 and 2: the module parses, and its AST keeps to the import allow-list and avoids forbidden names.
+"""Gates 1 and 2: the module is plain UTF-8 Python that parses, and its AST keeps to the allow-list of
+names and avoids forbidden constructs.
 
-Cheap (milliseconds) and run before anything executes. They catch what a generator writes by habit
-(``import os``, ``random.choice``, ``datetime.now()``, ``open``) and the usual routes around a name
-check (``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
+Cheap (milliseconds) and run before anything executes. The allow-list is of names, not modules
+(:mod:`.allowlist`, checked by :mod:`.import_policy`); :mod:`.reach_policy` refuses the side doors (dunder
+methods, private attributes, format fields that walk attributes, quoted annotations); this module keeps
+the rules for what a generator writes by habit (``import os``, ``random.choice``, ``datetime.now()``,
+``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
 code does at run time: that is the sandbox's job.
 """
 
@@ -11,40 +14,19 @@ from __future__ import annotations
 import ast
 import re
 
+from .allowlist import STDLIB_NAMES, is_allowed_module
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
+from .import_policy import ImportPolicy
+from .reach_policy import reach_findings
 from .reports import Finding, GateResult
+from .source_text import source_text_findings
 
 MAX_SOURCE_CHARS = 300_000
 
-ALLOWED_STDLIB: dict[str, str] = {
-    "__future__": "compiler switches only (annotations)",
-    "random": "only random.Random, seeded from the rng generate() receives",
-    "datetime": "date arithmetic on fixed dates; the clock reads (now, today, utcnow) are refused",
-    "math": "pure functions",
-    "re": "pure text matching",
-    "itertools": "pure iteration helpers",
-    "functools": "pure helpers (partial, reduce, lru_cache on pure functions)",
-    "collections": "containers (Counter, OrderedDict, defaultdict, abc)",
-    "dataclasses": "plain records",
-    "typing": "annotations",
-    "enum": "constants",
-    "string": "character constants and templates",
-    "json": "serialising data in memory (files cannot be opened: open is refused)",
-    "copy": "copying state objects",
-    "operator": "pure functions",
-    "bisect": "sorted-list search",
-    "heapq": "priority queues",
-    "textwrap": "formatting messages",
-    "decimal": "exact money arithmetic",
-    "fractions": "exact arithmetic",
-    "statistics": "pure functions",
-    "calendar": "weekday and month tables (it has no clock)",
-    "pydantic": "state and task models, as the contract uses",
-}
-"""The stdlib subset a capability env may import, and why each is safe: no I/O, clock, process or network."""
-
 MODULE_REASONS: dict[str, str] = {
+    "pydantic.v1": "has BaseSettings, which fills fields from the environment and secrets files",
+    "pydantic_settings": "fills fields from the environment and secrets files",
     "os": "gives file, process and environment access",
     "sys": "reaches interpreter internals",
     "subprocess": "starts processes",
@@ -118,25 +100,22 @@ def kit_modules(target: str) -> tuple[str, ...]:
 
 def allowed_module(name: str, target: str, trusted: tuple[str, ...] = ()) -> bool:
     """Whether ``import name`` is on the allow-list for a module that targets ``target``: the standard modules
-    above, the target's kit (:func:`kit_modules`) and ``trusted`` (packages the caller allows besides, such
+    of :data:`~.allowlist.STDLIB_NAMES` (exactly), the target's kit (:func:`kit_modules`) and ``trusted`` (packages the caller allows besides, such
     as the catalogue's ``generated_envs``)."""
-    top = name.split(".")[0]
-    if top in ALLOWED_STDLIB:
-        return True
-    roots = (*kit_modules(target), *trusted)
-    return any(name == root or name.startswith(root + ".") for root in roots)
+    return is_allowed_module(name, (*kit_modules(target), *trusted))
 
 
 def allowed_summary(target: str, trusted: tuple[str, ...] = ()) -> str:
     """The allow-list in words, as findings and the gate's note state it."""
-    return ", ".join([*kit_modules(target), *trusted, *sorted(ALLOWED_STDLIB)])
+    return ", ".join([*kit_modules(target), *trusted, *sorted(STDLIB_NAMES)])
 
 
 @named_gate("parse")
 def parse_gate(source: str, context: GateContext) -> GateResult:
-    """Gate 1: the source is a Python module that compiles (nothing is executed)."""
-    findings = []
-    if len(source) > MAX_SOURCE_CHARS:
+    """Gate 1: the source is plain UTF-8 Python that compiles (nothing is executed), read exactly as Python
+    would import it (no coding cookie, BOM or non-UTF-8 byte: :mod:`.source_text`)."""
+    findings = source_text_findings(source)
+    if not findings and len(source) > MAX_SOURCE_CHARS:
         findings.append(
             Finding(
                 rule="too-large",
@@ -144,7 +123,7 @@ def parse_gate(source: str, context: GateContext) -> GateResult:
                 fix="Write one small env module; move nothing but the env into it.",
             )
         )
-    else:
+    elif not findings:
         try:
             parse_module(source, context.filename)
             compile(source, context.filename, "exec", dont_inherit=True)  # errors only bytecode compilation finds
@@ -179,7 +158,8 @@ def check_policy(tree: ast.AST, source: str, target: str, trusted: tuple[str, ..
     """Every policy finding in ``tree``, one per (line, subject, rule), in line order."""
     visitor = _PolicyVisitor(source, target, import_aliases(tree), _defined_names(tree), trusted)
     visitor.visit(tree)
-    unique = {(f.line, f.rule, f.subject): f for f in visitor.findings}
+    found = visitor.findings + ImportPolicy(source, (*kit_modules(target), *trusted)).check(tree)
+    unique = {(f.line, f.rule, f.subject): f for f in found + reach_findings(tree, source)}
     return sorted(unique.values(), key=lambda f: (f.line or 0, f.rule))
 
 
@@ -227,7 +207,7 @@ class _PolicyVisitor(ast.NodeVisitor):
         if top == "trace_envs" or top == "generated_envs":
             why = f"is not in the {self.target} target's kit ({', '.join(kit_modules(self.target))})"
         else:
-            why = MODULE_REASONS.get(top, "is not on the allow-list")
+            why = MODULE_REASONS.get(name, MODULE_REASONS.get(top, "is not on the allow-list"))
         self.add(
             node,
             "forbidden-import",
@@ -386,6 +366,13 @@ class _PolicyVisitor(ast.NodeVisitor):
         attr = node.args[1].value
         if DUNDER.match(attr) or attr in FRAME_ATTRIBUTES:
             self.add(node, "dunder-attribute", f"{name}(..., {attr!r}) reaches interpreter internals.", NO_DUNDER_FIX)
+        elif attr.startswith("_") and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")):
+            self.add(
+                node,
+                "private-attribute",
+                f"{name}(..., {attr!r}) reaches a private attribute of an object the module does not own.",
+                "Use the object's public API; private attributes are only for self and cls.",
+            )
         else:
             base = qualified_name(node.args[0], self.aliases)
             if base is not None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .context import Gate, GateContext
 from .reports import Finding, GateResult, ValidationReport
+from .source_text import module_bytes, read_module
 
 
 def default_gates(calibrate: bool = False) -> list[Gate]:
@@ -60,7 +61,7 @@ def validate_source(source: str, context: GateContext, gates: Sequence[Gate] | N
             stopped = gate.gate_name
     return ValidationReport(
         module=context.filename,
-        source_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        source_sha256=hashlib.sha256(module_bytes(source)).hexdigest(),
         target=context.target,
         capability=context.capability,
         results=results,
@@ -72,11 +73,9 @@ def validate_file(path: str | Path, context: GateContext, gates: Sequence[Gate] 
     """:func:`validate_source` on a file's text (its name goes into the report)."""
     path = Path(path)
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_module(path)  # bytes that are not UTF-8 stay visible: the parse gate names their line
     except FileNotFoundError:
         raise FileNotFoundError(f"module: {path} does not exist; pass the path of a Python file") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"module: {path} is not UTF-8 text ({exc.reason}); pass a Python source file") from None
     context.filename = path.name
     return validate_source(source, context, gates)
 

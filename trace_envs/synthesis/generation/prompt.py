@@ -185,8 +185,9 @@ def generation_prompt(
     from trace_envs.guide import helper_docs
     from trace_envs.targets.registry import target as target_spec
 
+    from ..gates.allowlist import ALLOWED_DUNDER_METHODS, stdlib_summary
     from ..gates.contract import domain_attribute
-    from ..gates.static_policy import ALLOWED_STDLIB, kit_modules
+    from ..gates.static_policy import kit_modules
 
     budget = budget or PromptBudget()
     domain = get_domain(request.target)
@@ -205,14 +206,21 @@ def generation_prompt(
         domain_object=domain_attribute(request.target),
         kit=kit_modules(request.target),
         helpers=helper_docs(target_spec(request.target).helpers),
-        stdlib=sorted(ALLOWED_STDLIB),
+        stdlib=stdlib_summary(),
+        dunder_methods=sorted(ALLOWED_DUNDER_METHODS),
         failure_share=f"{flawed_failure_share:.0%}",
     )
 
 
 def repair_prompt(new: list[str], repeated: list[str], stopped_by: str) -> str:
-    """The follow-up after a failed attempt: the new findings in full, the ones reported before in brief."""
-    return render_template("prompts/synthesis_repair.jinja", new=new, repeated=repeated, stopped_by=stopped_by)
+    """The follow-up after a failed attempt: the new findings in full, the ones reported before in brief
+    (without control characters: findings quote the module)."""
+    from trace_envs.safe_text import clean_text
+
+    new, repeated = [clean_text(text) for text in new], [clean_text(text) for text in repeated]
+    return render_template(
+        "prompts/synthesis_repair.jinja", new=new, repeated=repeated, stopped_by=clean_text(stopped_by)
+    )
 
 
 def prompt_hash(text: str) -> str:
