@@ -151,3 +151,31 @@ def test_an_edited_module_loads_again_once_validated(analysis_file: Path, tmp_pa
 
     manifest = read_manifest(out)
     assert manifest is not None and manifest.modules["hand_written.py"].generator == "hand-written"
+
+
+def test_synthesize_passes_its_timeout_to_the_generators_client(
+    analysis_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relay or a slow endpoint needs more than the 120 s default: --timeout reaches ModelConfig.timeout_s."""
+    import trace_envs.synthesis as synthesis
+
+    seen: list[dict[str, object]] = []
+
+    def spy(spec: str, **options: object) -> None:
+        seen.append(options)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(synthesis, "make_generator", spy)
+    base = [
+        "synthesize",
+        str(analysis_file),
+        "-t",
+        "device",
+        "-g",
+        "openai:http://127.0.0.1:9/v1#m",
+        "-o",
+        str(tmp_path),
+    ]
+    invoke(*base)
+    invoke(*base, "--timeout", "2400")
+    assert [s["timeout_s"] for s in seen] == [120.0, 2400.0]

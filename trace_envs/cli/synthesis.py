@@ -112,6 +112,12 @@ def synthesize_command(
     cache_dir: Annotated[Path | None, typer.Option(help="On-disk response cache of the generator.")] = None,
     temperature: Annotated[float | None, typer.Option(help="Generator sampling temperature.")] = None,
     max_tokens: Annotated[int, typer.Option(min=256, help="Token cap of one generator reply.")] = 16_000,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            min=1, metavar="SECONDS", help="Seconds before a generator request times out (raise it for a relay)."
+        ),
+    ] = 120.0,
 ) -> None:
     """Write one capability env per kept capability of an analysis, each through every gate.
 
@@ -132,7 +138,7 @@ def synthesize_command(
     if not names:
         console.print("nothing to synthesise: the analysis kept no capability (pass --capability NAME to pick one)")
         return
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = {"timeout_s": timeout}
     if base_url is not None:
         overrides["base_url"] = base_url
     if cache_dir is not None:
