@@ -11,6 +11,7 @@ import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_envs import register_domain, register_env
 from trace_envs.core import (
     Capability,
     CapabilityEnv,
@@ -20,8 +21,6 @@ from trace_envs.core import (
     ToolError,
     Toolset,
     UserScript,
-    register_domain,
-    register_env,
     tool,
 )
 

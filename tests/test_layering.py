@@ -25,16 +25,20 @@ from .conftest import REPO_ROOT
 PACKAGE_SURFACE = {
     "trace_envs",
     "trace_envs.registration",
+    "trace_envs.registry",
     "trace_envs.plugins",
     "trace_envs.description",
     "trace_envs.capabilities",
     "trace_envs.extras",
     "trace_envs.targets.registry",
+    "trace_envs.problems",
+    "trace_envs.vector",
 }
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
-(which one installs a module), the capability registry (read from the registered envs' declarations) and the
-target registry (specs whose behaviour is named by ``"module:attribute"`` strings, so every layer may read it
-without importing a target)."""
+(which one installs a module), the registries of env ids and domains (they import by string, so they are not
+core), the config-error formatter, the vector-env support of core's text space, the capability registry
+(read from the registered envs' declarations) and the target registry (specs whose behaviour is named by
+``"module:attribute"`` strings, so every layer may read it without importing a target)."""
 
 SUBLAYERS = {"trace_envs.evaluation.report": "report"}
 """Subpackages that are a layer of their own: the evaluation report reads every stage's output (analysis,
@@ -43,11 +47,11 @@ synthesis manifest, baselines), which the rest of ``evaluation`` may not import.
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
-    "envs": {"core", "domains"},
+    "envs": {"core", "domains", "package"},
     "targets": {"core", "domains", "llm", "package"},
     "llm": set(),
     "rollout": {"core", "llm", "package"},
-    "analysis": {"core", "llm", "rollout", "package"},
+    "analysis": {"core", "domains", "llm", "rollout", "package"},
     "training": {"core", "llm", "package"},
     "routing": {"core", "llm", "training"},
     "testing": {"core", "rollout", "package"},

@@ -87,8 +87,8 @@ def gepa_command(
         seed_candidate,
         user_model_config,
     )
-    from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
+    from trace_envs.problems import validation_problems
 
     console = Console()
     env_ids = resolve_env_ids(env, imports)

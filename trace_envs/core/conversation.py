@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, SupportsFloat
 
-import gymnasium as gym
+from gymnasium import Env
 
 from .actions import STOP_TOKEN, format_tool_call, parse_action
 from .messages import Message
@@ -34,7 +34,7 @@ def tool_result_message(result: ToolResult) -> Message:
     return {"role": "tool", "id": result.call_id, "name": result.name, "content": result.content, "error": result.error}
 
 
-class ConversationEnv(gym.Env[str, str]):
+class ConversationEnv(Env[str, str]):
     """Turns, messages, tool calls, the user, endings and rendering; scoring is the subclass's."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)

@@ -7,11 +7,11 @@ user, running the domain's tools on the env's own state, and the hash-based veri
 
 from __future__ import annotations
 
-import random
-import re
+import re as _re
 from abc import abstractmethod
 from collections import OrderedDict
 from functools import lru_cache
+from random import Random
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -49,31 +49,24 @@ class NoKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-HOOKS: tuple[str, ...] = (
-    "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
-    "choose_domain", "policy_text", "make_user",
-)  # fmt: skip
-"""What a capability env sets or overrides, in the order the writing-an-env guide lists them; the base
-class does everything else (seeding, the conversation, the scripted user, the tools, the verifier)."""
-
 KnobsT = TypeVar("KnobsT", bound=BaseModel)
 """The knobs model of a capability env: ``class MyEnv(CapabilityEnv[MyKnobs])`` types ``self.knobs``."""
 
 
 def normalize_fact_text(text: str) -> str:
     """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
-    return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
+    return _re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
 
 
 @lru_cache(maxsize=4096)
-def fact_pattern(fact: str) -> re.Pattern[str]:
+def fact_pattern(fact: str) -> _re.Pattern[str]:
     """tau2's substring match on normalised text, except that numbers match only whole numbers: a fact
     that starts with a digit may not follow a digit, point or minus sign, and one that ends with a
     digit may not precede a digit (so "23 days" is not told by "-823 days", nor "85" by "850")."""
     text = normalize_fact_text(fact)
     left = r"(?<![0-9.\-])" if text[:1].isdigit() else ""
     right = r"(?![0-9])" if text[-1:].isdigit() else ""
-    return re.compile(left + re.escape(text) + right)
+    return _re.compile(left + _re.escape(text) + right)
 
 
 @lru_cache(maxsize=256)
@@ -141,7 +134,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
 
     # ----- what subclasses implement -------------------------------------------------------
     @abstractmethod
-    def generate(self, rng: random.Random) -> Task:
+    def generate(self, rng: Random) -> Task:
         """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
 
     def choose_domain(self) -> Domain[Any]:
@@ -164,7 +157,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         self._pending_seed = None
         super().reset(seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        task = self.generate(random.Random(task_seed))
+        task = self.generate(Random(task_seed))
         problem = check_replies(task)
         if problem is not None:
             raise RuntimeError(f"{type(self).__name__}: seed {task_seed}: {problem}")

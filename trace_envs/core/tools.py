@@ -17,12 +17,13 @@ and the descriptions from the Google-style docstring, so it never drifts from th
 
 from __future__ import annotations
 
-import inspect
-import json
-import re
+import inspect as _inspect
+import json as _json
+import re as _re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints, overload
+from typing import Any, Literal, overload
+from typing import get_type_hints as _get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -61,9 +62,9 @@ class Docstring:
     args: dict[str, str]
 
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Example|Examples|Note|Notes):\s*$")
+_SECTION = _re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Example|Examples|Note|Notes):\s*$")
 _ARG_SECTIONS = ("Args", "Arguments", "Parameters")
-_ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_ARG_LINE = _re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
 def parse_docstring(doc: str | None) -> Docstring:
@@ -77,7 +78,7 @@ def parse_docstring(doc: str | None) -> Docstring:
     section: str | None = None
     arg_indent: int | None = None
     current: str | None = None
-    for line in inspect.cleandoc(doc or "").splitlines():
+    for line in _inspect.cleandoc(doc or "").splitlines():
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if indent == 0 and _SECTION.match(stripped):
@@ -154,8 +155,8 @@ def tool(
 
     def build(function: Callable[..., Any]) -> Tool:
         doc = parse_docstring(function.__doc__)
-        hints = get_type_hints(function, include_extras=True)
-        params = list(inspect.signature(function).parameters.values())
+        hints = _get_type_hints(function, include_extras=True)
+        params = list(_inspect.signature(function).parameters.values())
         if not params:
             raise TypeError(f"tool {function.__name__!r} must take the domain state as its first parameter")
         fields: dict[str, Any] = {}
@@ -246,7 +247,7 @@ class Toolset(Mapping[str, Tool]):
         """Text of a successful result: strings as they are, everything else as JSON."""
         if isinstance(value, str):
             return value
-        return json.dumps(jsonable(value), ensure_ascii=False)
+        return _json.dumps(jsonable(value), ensure_ascii=False)
 
     def format_error(self, item_name: str, exc: BaseException) -> str:
         return f"Error: {exc}"

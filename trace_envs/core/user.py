@@ -7,7 +7,7 @@ and :func:`check_replies` holds the reference to it, so no reference works by lu
 
 from __future__ import annotations
 
-import re
+import re as _re
 from typing import Literal, Protocol, runtime_checkable
 
 from .actions import STOP_TOKEN
@@ -26,11 +26,11 @@ CONFIRM_CUES: tuple[str, ...] = (
 
 
 def _cues(cues: tuple[str, ...]) -> str:
-    return r"\b(" + "|".join(re.escape(cue) for cue in cues) + r")\b"
+    return r"\b(" + "|".join(_re.escape(cue) for cue in cues) + r")\b"
 
 
-_REQUEST = re.compile(r"\?|" + _cues(REQUEST_CUES), re.IGNORECASE)
-_CONFIRM = re.compile(_cues(CONFIRM_CUES), re.IGNORECASE)
+_REQUEST = _re.compile(r"\?|" + _cues(REQUEST_CUES), _re.IGNORECASE)
+_CONFIRM = _re.compile(_cues(CONFIRM_CUES), _re.IGNORECASE)
 
 Reading = Literal["answer", "confirm", "unknown", "close", "empty"]
 """How the scripted user reads a message: a question it answers from its facts, a request for confirmation,

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trace_envs.core.problems import validation_problems
+from trace_envs.problems import validation_problems
 
 
 class _Section(BaseModel):

@@ -15,7 +15,8 @@ import importlib
 import re
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, Domain, get_domain
+from trace_envs.core import CapabilityEnv, Domain
+from trace_envs.registry import get_domain
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
