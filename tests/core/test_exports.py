@@ -1,9 +1,10 @@
-"""The contract package hands an env module nothing that reaches modules or imports by string.
+"""The contract package hands an env module nothing that reaches modules, imports by string or opens files.
 
 An env module (LLM-written ones included) imports from ``trace_envs.core``, and the synthesis static gate
 allows exactly ``trace_envs.core.__all__``. So no public attribute of ``trace_envs.core`` or of any of its
-modules may be a module object (``importlib``, ``jinja2``, ``numpy`` …) or a callable that imports by string,
-``__all__`` lists exactly the package's public names, and core's source never imports by string.
+modules may be a module object (``importlib``, ``jinja2``, ``numpy`` …), a callable that imports by string or
+a way to files (``open``, ``Path``); ``__all__`` lists exactly the package's public names, and core's source
+never imports by string.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import ast
 import builtins
 import importlib
 import importlib.util
+import io
+import os
+import pathlib
 import pkgutil
 import typing
 from collections.abc import Iterator
@@ -43,6 +47,8 @@ IMPORTS_BY_STRING: tuple[Any, ...] = (
     pydantic.ImportString,
 )
 """Callables that import (or evaluate) a name given as a string."""
+FILE_ACCESS: tuple[Any, ...] = (builtins.open, io.open, pathlib.Path, pathlib.PurePath, os.open)
+"""Callables that reach the file system (an env module has no business there)."""
 
 STRING_IMPORT_NAMES = {
     "importlib", "__import__", "import_module", "resolve_name", "ImportString", "load_env_creator",
@@ -67,7 +73,8 @@ def public_attributes(module: ModuleType) -> Iterator[tuple[str, Any]]:
 
 
 def holes(modules: list[ModuleType]) -> list[str]:
-    """Every public attribute that is a module (other than core's own) or a callable importing by string."""
+    """Every public attribute that is a module (other than core's own), a callable importing by string, or a
+    way to the file system."""
     own = {module.__name__ for module in core_modules()}
     found = []
     for module in modules:
@@ -76,6 +83,8 @@ def holes(modules: list[ModuleType]) -> list[str]:
                 found.append(f"{where} is the module {value.__name__}")
             elif any(value is importer for importer in IMPORTS_BY_STRING):
                 found.append(f"{where} imports by string ({getattr(value, '__name__', value)!r})")
+            elif any(value is opener for opener in FILE_ACCESS):
+                found.append(f"{where} reaches files ({getattr(value, '__name__', value)!r})")
     return found
 
 
@@ -117,8 +126,9 @@ def test_all_lists_exactly_the_contract() -> None:
 def test_the_checks_catch_a_hole(tmp_path: Path) -> None:
     leaky = ModuleType("leaky")
     leaky.importlib, leaky.jinja2, leaky.load = importlib, typing, importlib.import_module  # type: ignore[attr-defined]
-    leaky.make = gymnasium.make  # type: ignore[attr-defined]
+    leaky.make, leaky.Path = gymnasium.make, pathlib.Path  # type: ignore[attr-defined]
     assert holes([leaky]) == [
+        "leaky.Path reaches files ('Path')",
         "leaky.importlib is the module importlib",
         "leaky.jinja2 is the module typing",
         "leaky.load imports by string ('import_module')",

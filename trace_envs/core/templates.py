@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
+from pathlib import Path as _Path
 from typing import Any
 
 import jinja2 as _jinja2
 
 
 @cache
-def templates_dir() -> Path:
+def templates_dir() -> _Path:
     """Where the templates are: inside the installed package, else the repository's ``templates/``."""
-    for found in (Path(__file__).resolve().parents[1] / "templates", Path(__file__).resolve().parents[2] / "templates"):
+    for found in (
+        _Path(__file__).resolve().parents[1] / "templates",
+        _Path(__file__).resolve().parents[2] / "templates",
+    ):
         if found.is_dir():
             return found
     raise FileNotFoundError(
