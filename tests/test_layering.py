@@ -33,10 +33,12 @@ PACKAGE_SURFACE = {
     "trace_envs.targets.registry",
     "trace_envs.problems",
     "trace_envs.vector",
+    "trace_envs.llm_user",
 }
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
 (which one installs a module), the registries of env ids and domains (they import by string, so they are not
-core), the config-error formatter, the vector-env support of core's text space, the capability registry
+core), the config-error formatter, the vector-env support of core's text space, the model-played user ``gym.make(...,
+user_model=)`` plays (registered with core as its user factory), the capability registry
 (read from the registered envs' declarations) and the target registry (specs whose behaviour is named by
 ``"module:attribute"`` strings, so every layer may read it without importing a target)."""
 

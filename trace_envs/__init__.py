@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import llm_user as _llm_user  # noqa: F401 - registers the model-played user of user_model=
 from . import vector as _vector  # noqa: F401 - registers UnicodeText's shared-memory layout
 from .registration import list_envs, load_envs, register_domain, register_env, register_envs
 

@@ -20,7 +20,6 @@ from .env import (
     normalize_fact_text,
     render_system_prompt,
 )
-from .llm_user import AGENT_GREETING, LLMUser, UserModel, scenario_from_task
 from .messages import Message, Role, ToolCallEntry
 from .plan import Plan
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
@@ -29,7 +28,6 @@ from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstri
 from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies, read_message
 
 __all__ = [
-    "AGENT_GREETING",
     "AGENT_INSTRUCTION",
     "CONFIRM_CUES",
     "MAX_TEXT_LENGTH",
@@ -39,7 +37,6 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
-    "LLMUser",
     "Message",
     "NoKnobs",
     "ParsedAction",
@@ -57,7 +54,6 @@ __all__ = [
     "UnicodeText",
     "User",
     "UserFact",
-    "UserModel",
     "UserScript",
     "Verdict",
     "canonical_hash",
@@ -72,6 +68,5 @@ __all__ = [
     "read_message",
     "render_system_prompt",
     "render_transcript",
-    "scenario_from_task",
     "tool",
 ]

@@ -19,12 +19,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .actions import format_tool_call
 from .conversation import ConversationEnv
 from .domain import Domain
-from .llm_user import LLMUser, UserModel
 from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
 from .tools import ToolCall, Toolset
-from .user import ScriptedUser, User, check_replies
+from .user import ScriptedUser, User, check_replies, model_user
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"
@@ -111,12 +110,11 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
             if declared is not None:
                 cls.Knobs = declared
 
-    def __init__(
-        self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
-    ):
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
         super().__init__(render_mode=render_mode)
         self.user_model = user_model
-        """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
+        """A chat model that plays the user when given (through the registered user factory, by default
+        :class:`trace_envs.llm_user.LLMUser`); ``None``: the task's scripted user."""
         try:
             self.knobs = cast(KnobsT, self.Knobs(**knobs))
         except ValidationError as exc:
@@ -147,7 +145,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         """The simulated user of a task: played by ``user_model`` if the env was given one, else scripted
         and deterministic."""
         if self.user_model is not None:
-            return LLMUser.from_task(self.user_model, task)
+            return model_user(self.user_model, task)
         return ScriptedUser(task.user)
 
     # ----- the Gymnasium API -----------------------------------------------------------------
