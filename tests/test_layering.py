@@ -113,7 +113,7 @@ ALLOWED: dict[str, set[str]] = {
 ENV_INTERNALS = {
     "state", "task", "task_seed", "domain", "user", "user_model", "messages", "ended", "turn", "knobs",
     "tool_schemas", "gold_hash", "facts_told", "verify", "finish", "system_prompt", "policy_text", "make_user",
-    "invoke_tool", "start_conversation", "after_step", "choose_domain", "generate", "current_task",
+    "start_conversation", "after_step", "choose_domain", "generate", "current_task",
     "run_tool_calls", "talk", "replay_reference", "_gold_hash", "_pending_seed", "_cache_key",
 }  # fmt: skip
 """What training and routing may not read off an env. ``toolset`` is not listed: TRL needs a method for

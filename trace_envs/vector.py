@@ -21,15 +21,20 @@ from .core.spaces import UnicodeText
 _HEADER_BYTES = 4
 
 
+def _slot_bytes(space: UnicodeText) -> int:
+    """Bytes one value takes in shared memory: its length header, then up to four UTF-8 bytes per character."""
+    return _HEADER_BYTES + 4 * space.max_length
+
+
 @create_shared_memory.register(UnicodeText)
 def _create_unicode_shared_memory(space: UnicodeText, n: int = 1, ctx: ModuleType = mp) -> Any:
-    return ctx.Array("B", n * (_HEADER_BYTES + space.max_bytes))
+    return ctx.Array("B", n * _slot_bytes(space))
 
 
 @write_to_shared_memory.register(UnicodeText)
 def _write_unicode_to_shared_memory(space: UnicodeText, index: int, value: str, shared_memory: Any) -> None:
     data = value.encode("utf-8")
-    slot = _HEADER_BYTES + space.max_bytes
+    slot = _slot_bytes(space)
     buffer = np.frombuffer(shared_memory.get_obj(), dtype=np.uint8)
     start = index * slot
     buffer[start : start + _HEADER_BYTES] = np.frombuffer(len(data).to_bytes(_HEADER_BYTES, "little"), np.uint8)
@@ -60,7 +65,7 @@ class LiveTextBatch(Sequence[str]):
             return tuple(self[i] for i in range(*index.indices(self._n)))
         if not -self._n <= index < self._n:
             raise IndexError(index)
-        slot = _HEADER_BYTES + self._space.max_bytes
+        slot = _slot_bytes(self._space)
         buffer = np.frombuffer(self._memory.get_obj(), dtype=np.uint8)
         start = (index % self._n) * slot
         size = int.from_bytes(buffer[start : start + _HEADER_BYTES].tobytes(), "little")

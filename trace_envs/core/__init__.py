@@ -12,7 +12,6 @@ from .capability import Capability
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain
 from .env import (
-    AGENT_INSTRUCTION,
     CapabilityEnv,
     NoKnobs,
     fact_pattern,
@@ -28,7 +27,6 @@ from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstri
 from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies, read_message
 
 __all__ = [
-    "AGENT_INSTRUCTION",
     "CONFIRM_CUES",
     "MAX_TEXT_LENGTH",
     "REQUEST_CUES",

@@ -105,10 +105,6 @@ class ConversationEnv(Env[str, str]):
             self.render()
         return clip_text(observation), reward, terminated, truncated, info
 
-    def invoke_tool(self, call: ToolCall) -> ToolResult:
-        """Run one tool call on the env's state."""
-        return self.toolset.invoke(self.state, call)
-
     def run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
         """Run an agent turn's tool calls (ids assigned), record them and their results; the observation text."""
         calls = [
@@ -116,7 +112,7 @@ class ConversationEnv(Env[str, str]):
             for i, c in enumerate(calls)
         ]
         self.messages.append(tool_calls_message(calls, content))
-        results = [self.invoke_tool(call) for call in calls]
+        results = [self.toolset.invoke(self.state, call) for call in calls]
         self.messages.extend(tool_result_message(result) for result in results)
         if len(results) == 1:
             return results[0].content

@@ -25,17 +25,6 @@ from .templates import render_template
 from .tools import ToolCall, Toolset
 from .user import ScriptedUser, User, check_replies, model_user
 
-AGENT_INSTRUCTION = (
-    "You are a customer service agent that helps the user according to the <policy> provided below.\n"
-    "In each turn you can either:\n"
-    "- Send a message to the user.\n"
-    "- Make a tool call.\n"
-    "You cannot do both at the same time.\n"
-    "\n"
-    "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
-)
-"""The agent instruction of tau2-bench's LLM agent, used so that prompts look like the target's."""
-
 _GOLD_CACHE: OrderedDict[tuple[str, str, int], str] = OrderedDict()
 """Gold hashes by (env class, knobs, task seed): a task is a pure function of these (the determinism
 contract the property suite checks), and GRPO replays each seed K times."""
@@ -69,8 +58,11 @@ def fact_pattern(fact: str) -> _re.Pattern[str]:
 
 
 @lru_cache(maxsize=256)
-def render_system_prompt(instructions: str, policy: str) -> str:
-    """The agent's system message (instructions + policy), rendered once per distinct pair."""
+def render_system_prompt(instructions: str | None, policy: str) -> str:
+    """The agent's system message (instructions + policy), rendered once per distinct pair; ``None``
+    instructions are tau2-bench's agent's (``templates/prompts/tau2_agent_instruction.jinja``)."""
+    if instructions is None:
+        instructions = render_template("prompts/tau2_agent_instruction.jinja")
     return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
@@ -95,8 +87,9 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """Tools of the domain offered to the agent, in the domain's order (``None``: all of them)."""
     policy: ClassVar[str | None] = None
     """Policy text shown to the agent (``None``: the domain's)."""
-    instructions: ClassVar[str] = AGENT_INSTRUCTION
-    """The agent instruction before the policy in the system message (tau2's by default)."""
+    instructions: ClassVar[str | None] = None
+    """The agent instruction before the policy in the system message (``None``: tau2-bench's agent's, so that
+    prompts look like the target's)."""
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden); set from the class's
     type argument, ``CapabilityEnv[MyKnobs]``."""

@@ -46,11 +46,6 @@ class UnicodeText(Text):
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.min_length, self.max_length))
 
-    @property
-    def max_bytes(self) -> int:
-        """Bytes one value may need in UTF-8 (four per character at most)."""
-        return 4 * self.max_length
-
 
 def clip_text(text: str, max_length: int = MAX_TEXT_LENGTH) -> str:
     """Truncate text to fit the space, saying so at the end."""
