@@ -21,8 +21,8 @@ from trace_envs.core import (
     ToolError,
     Toolset,
     UserScript,
-    tool,
 )
+from trace_envs.domains.tools import tool
 
 
 class Book(BaseModel):

@@ -23,7 +23,7 @@ from .messages import Message, Role, ToolCallEntry
 from .plan import Plan
 from .spaces import MAX_TEXT_LENGTH, UnicodeText
 from .task import Reply, Task, UserFact, UserScript, Verdict
-from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset, parse_docstring, tool
+from .tools import Tool, ToolCall, ToolError, ToolResult, Toolset
 from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies, read_message
 
 __all__ = [
@@ -62,9 +62,7 @@ __all__ = [
     "format_tool_call",
     "normalize_fact_text",
     "parse_action",
-    "parse_docstring",
     "read_message",
     "render_system_prompt",
     "render_transcript",
-    "tool",
 ]

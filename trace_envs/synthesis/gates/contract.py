@@ -23,7 +23,10 @@ from .context import GateContext, named_gate
 from .reports import Finding, GateResult
 from .static_policy import kit_modules
 
-CORE_PREFIXES = ("trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.")
+CORE_PREFIXES = (
+    "trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.", "trace_envs.domains.tools.",
+)  # fmt: skip
+"""Where the contract's names and the ``@tool`` decorator (a domain builder, outside core) are defined."""
 BASE_CLASS = "CapabilityEnv"
 TOOL_BUILDERS = frozenset({"Domain", "Toolset", "Tool", "tool", "register_domain"})
 SCHEMA_ATTRIBUTES = frozenset({"toolset", "tool_schemas"})
