@@ -11,6 +11,7 @@ import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from trace_envs import register_domain, register_env
 from trace_envs.core import (
     Capability,
     CapabilityEnv,
@@ -20,10 +21,8 @@ from trace_envs.core import (
     ToolError,
     Toolset,
     UserScript,
-    register_domain,
-    register_env,
-    tool,
 )
+from trace_envs.domains.tools import tool
 
 
 class Book(BaseModel):

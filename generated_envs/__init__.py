@@ -22,7 +22,7 @@ SHIPPED_DOMAINS: dict[str, str] = {}
 
 def register() -> None:
     """The ``trace_envs.envs`` entry point: register the shipped domains and envs (idempotent)."""
-    from trace_envs.core import register_domain, register_env  # here: ``import trace_envs`` calls this
+    from trace_envs.registry import register_domain, register_env  # here: ``import trace_envs`` calls this
 
     for name, factory in SHIPPED_DOMAINS.items():
         register_domain(name, factory)

@@ -10,8 +10,7 @@ import pytest
 from generated_envs import SHIPPED_ENVS
 from tests.conftest import REPO_ROOT
 from trace_envs.core import CapabilityEnv
-from trace_envs.core.env import HOOKS
-from trace_envs.guide import attribute_docs, env_guide, hook_lines
+from trace_envs.guide import HOOKS, attribute_docs, env_guide, hook_lines
 from trace_envs.registration import env_class
 
 DOC = REPO_ROOT / "docs" / "writing-an-env.md"

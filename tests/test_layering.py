@@ -25,26 +25,32 @@ from .conftest import REPO_ROOT
 PACKAGE_SURFACE = {
     "trace_envs",
     "trace_envs.registration",
+    "trace_envs.registry",
     "trace_envs.plugins",
     "trace_envs.description",
     "trace_envs.capabilities",
     "trace_envs.extras",
     "trace_envs.targets.registry",
     "trace_envs.safe_text",
+    "trace_envs.problems",
+    "trace_envs.vector",
+    "trace_envs.llm_user",
 }
 """The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
-(which one installs a module), the capability registry (read from the registered envs' declarations) and the
-target registry (specs whose behaviour is named by ``"module:attribute"`` strings, so every layer may read it
-without importing a target)."""
+(which one installs a module), the registries of env ids and domains (they import by string, so they are not
+core), the config-error formatter, the vector-env support of core's text space, the model-played user ``gym.make(...,
+user_model=)`` plays (registered with core as its user factory), the capability registry
+(read from the registered envs' declarations) and the target registry (specs whose behaviour is named by
+``"module:attribute"`` strings, so every layer may read it without importing a target)."""
 
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "domains": {"core"},
-    "envs": {"core", "domains"},
+    "envs": {"core", "domains", "package"},
     "targets": {"core", "domains", "llm", "package"},
     "llm": set(),
     "rollout": {"core", "llm", "package"},
-    "analysis": {"core", "llm", "rollout", "package"},
+    "analysis": {"core", "domains", "llm", "rollout", "package"},
     "training": {"core", "llm", "package"},
     "routing": {"core", "llm", "training"},
     "testing": {"core", "rollout", "package"},
@@ -104,7 +110,7 @@ ALLOWED: dict[str, set[str]] = {
 ENV_INTERNALS = {
     "state", "task", "task_seed", "domain", "user", "user_model", "messages", "ended", "turn", "knobs",
     "tool_schemas", "gold_hash", "facts_told", "verify", "finish", "system_prompt", "policy_text", "make_user",
-    "invoke_tool", "start_conversation", "after_step", "choose_domain", "generate", "current_task",
+    "start_conversation", "after_step", "choose_domain", "generate", "current_task",
     "run_tool_calls", "talk", "replay_reference", "_gold_hash", "_pending_seed", "_cache_key",
 }  # fmt: skip
 """What training and routing may not read off an env. ``toolset`` is not listed: TRL needs a method for

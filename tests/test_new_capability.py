@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import random
 
-from trace_envs.core import Capability, CapabilityEnv, Episode, Plan, ProbeLabel, Task, UserScript
+from trace_envs.core import Capability, CapabilityEnv, Plan, Task, UserScript
+from trace_envs.domains.probing import Episode, ProbeLabel
 from trace_envs.domains.toy_shop import TOY_SHOP, Order, ShopState
 
 ENV_ID = "trace/order-status-v0"

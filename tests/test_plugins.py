@@ -64,7 +64,7 @@ def test_the_shipped_envs_are_a_plugin() -> None:
 
 def test_a_third_party_package_registers_through_the_entry_point_group(tmp_path: Path) -> None:
     (tmp_path / "thirdparty_envs.py").write_text(
-        "from trace_envs.core import register_env\n\n"
+        "from trace_envs import register_env\n\n"
         "def register():\n"
         "    register_env('trace/third-party-v0', 'generated_envs.order_cancel:OrderCancelEnv')\n",
         encoding="utf-8",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .registration import list_envs, load_envs, register_env, register_envs
+from . import llm_user as _llm_user  # noqa: F401 - registers the model-played user of user_model=
+from . import vector as _vector  # noqa: F401 - registers UnicodeText's shared-memory layout
+from .registration import list_envs, load_envs, register_domain, register_env, register_envs
 
 if TYPE_CHECKING:
     from .description import EnvDescription
@@ -26,4 +28,4 @@ def describe(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
     return describe_env(env_id, seed=seed, **knobs)
 
 
-__all__ = ["__version__", "describe", "list_envs", "load_envs", "register_env", "register_envs"]
+__all__ = ["__version__", "describe", "list_envs", "load_envs", "register_domain", "register_env", "register_envs"]

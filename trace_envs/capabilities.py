@@ -16,9 +16,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from .core.capability import Capability, Probe
-from .core.registry import NAMESPACE
+from .core.capability import Capability
 from .registration import env_class
+from .registry import NAMESPACE, resolve
 from .targets.registry import target_env_ids
 
 
@@ -41,13 +41,13 @@ def get_capability(name: str) -> Capability:
     return found[name]
 
 
-def probes() -> dict[str, Probe]:
-    """The probe of every capability that declares one, by name."""
-    table: dict[str, Probe] = {}
+def probes() -> dict[str, Callable[..., Any]]:
+    """The probe (a :class:`trace_envs.domains.probing.Probe`) of every capability that declares one, by name;
+    a ``"module:function"`` reference is imported here."""
+    table: dict[str, Callable[..., Any]] = {}
     for name, capability in capabilities().items():
-        probe = capability.get_probe()
-        if probe is not None:
-            table[name] = probe
+        if capability.probe is not None:
+            table[name] = _resolved(capability.probe)
     return table
 
 
@@ -55,10 +55,16 @@ def flaw_rules(kind: str) -> dict[str, Callable[..., Any]]:
     """The flaw rule for target kind ``kind`` (``tau2``, ``device``) of every capability declaring one, by name."""
     table: dict[str, Callable[..., Any]] = {}
     for name, capability in capabilities().items():
-        rule = capability.get_flaw(kind)
+        rule = capability.flaws.get(kind)
         if rule is not None:
-            table[name] = rule
+            table[name] = _resolved(rule)
     return table
+
+
+def _resolved(declared: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A declared probe or flaw rule, imported if it is a ``"module:function"`` reference."""
+    found: Callable[..., Any] = resolve(declared) if isinstance(declared, str) else declared
+    return found
 
 
 def _registry_key() -> tuple[tuple[str, str], ...]:

@@ -1,7 +1,7 @@
 """The writing-an-env guide, rendered from the code it describes so that it never drifts.
 
 ``env_guide()`` fills ``templates/guide/writing_an_env.md.jinja`` with the smallest shipped env (whole, read
-from its module), one line per :data:`~trace_envs.core.env.HOOKS` entry, the fields of ``Task``,
+from its module), one line per :data:`HOOKS` entry, the fields of ``Task``,
 ``UserScript`` and ``Capability``, the methods of ``Plan`` and the scripted user's cue words, each from its
 docstring or field description. The same text is what an env-generation prompt embeds;
 ``docs/writing-an-env.md`` is it verbatim (``python -m trace_envs.guide --write docs/writing-an-env.md``).
@@ -21,6 +21,14 @@ from pydantic import BaseModel
 
 EXAMPLE_ENV = "trace/retail-order-cancel-v0"
 """The env the guide shows whole: the starter, on the retail target, importing only its kit."""
+
+
+HOOKS: tuple[str, ...] = (
+    "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
+    "choose_domain", "policy_text", "make_user",
+)  # fmt: skip
+"""What a capability env sets or overrides, in the order the writing-an-env guide lists them; the base
+class does everything else (seeding, the conversation, the scripted user, the tools, the verifier)."""
 
 
 def _one_line(doc: str | None) -> str:
@@ -64,8 +72,6 @@ def attribute_docs(cls: type) -> dict[str, tuple[str, str]]:
 
 def hook_lines(cls: type) -> list[dict[str, str]]:
     """One entry per hook of ``cls``: its name, signature or type, and one line of documentation."""
-    from trace_envs.core.env import HOOKS
-
     attributes = attribute_docs(cls)
     lines = []
     for name in HOOKS:
@@ -113,7 +119,7 @@ def method_lines(cls: type, names: tuple[str, ...]) -> list[dict[str, str]]:
 def helper_docs(references: tuple[str, ...]) -> list[dict[str, Any]]:
     """One entry per ``"module:attribute"`` helper: its import line, signature and whole docstring; a class
     also lists its public methods the same way (what the generation prompt shows of a target's helpers)."""
-    from trace_envs.core.capability import resolve
+    from trace_envs.registry import resolve
 
     entries = []
     for reference in references:

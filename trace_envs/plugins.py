@@ -2,7 +2,7 @@
 
 - A package registers its envs through the ``trace_envs.envs`` entry-point group. Each entry point
   names a zero-argument callable that registers envs and domains (with
-  :func:`trace_envs.core.register_env` / :func:`~trace_envs.core.register_domain`), or a module that
+  :func:`trace_envs.register_env` / :func:`~trace_envs.register_domain`), or a module that
   does so when imported. ``generated_envs`` (the shipped envs) is one such package.
 - :func:`load_envs` imports every module of a folder and registers each ``CapabilityEnv`` it defines.
 - ``$TRACE_ENVS_PATH`` (folders separated by ``os.pathsep``) is loaded by ``import trace_envs``, so
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .core.env import CapabilityEnv
-from .core.registry import NAMESPACE, register_env
+from .registry import NAMESPACE, register_env
 
 ENTRY_POINT_GROUP = "trace_envs.envs"
 PATH_VARIABLE = "TRACE_ENVS_PATH"

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-from .core.domain import register_domain
-from .core.registry import NAMESPACE, list_envs, register_env
 from .plugins import load_env_path, load_envs, load_plugins
+from .registry import NAMESPACE, list_envs, register_domain, register_env
 from .targets.registry import registered_domains, target_env_ids
 
 BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
@@ -53,6 +52,7 @@ __all__ = [
     "list_capability_envs",
     "list_envs",
     "load_envs",
+    "register_domain",
     "register_env",
     "register_envs",
     "target_env_ids",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from trace_envs.core.capability import ProbeLabel
-from trace_envs.core.episode import Episode
+from trace_envs.domains.probing import Episode, ProbeLabel
 
 from .kit import DATE_PARTS, NUMBER, leaves, numbers
 

@@ -23,7 +23,7 @@ DATE_PARTS = ("year", "month", "day")
 def tool_kinds() -> dict[str, str]:
     """``read`` / ``write`` / ``generic`` of every tool of the registered domains, by name (read once the
     domains are registered: ``import trace_envs`` registers them before any probe runs)."""
-    from trace_envs.core.domain import get_domain, registered_domains
+    from trace_envs.registry import get_domain, registered_domains
 
     kinds: dict[str, str] = {}
     for name in registered_domains():

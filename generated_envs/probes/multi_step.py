@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from trace_envs.core.capability import ProbeLabel
-from trace_envs.core.episode import Episode
+from trace_envs.domains.probing import Episode, ProbeLabel
 
 _ID_TOKEN = re.compile(r"#?[A-Za-z0-9_]*\d[A-Za-z0-9_]*")
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from trace_envs.core.capability import ProbeLabel
-from trace_envs.core.episode import Episode
+from trace_envs.domains.probing import Episode, ProbeLabel
 
 _PERMISSION = re.compile(
     r"permission|not enabled|is disabled|low battery mode|is turned off|airplane mode", re.IGNORECASE

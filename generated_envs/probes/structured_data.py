@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trace_envs.core.capability import ProbeLabel
-from trace_envs.core.episode import Episode
+from trace_envs.domains.probing import Episode, ProbeLabel
 
 from .kit import as_number, dicts, is_write, leaves, record_and_siblings, string_values
 

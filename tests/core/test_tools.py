@@ -7,7 +7,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from trace_envs.core import ToolCall, ToolError, Toolset, parse_docstring, tool
+from trace_envs.core import ToolCall, ToolError, Toolset
+from trace_envs.domains.tools import parse_docstring, tool
 
 
 class Counter(BaseModel):

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from trace_envs.core import get_domain
 from trace_envs.domains.airline import AIRLINE, FlightDB, load_db
 from trace_envs.domains.airline.data_model import Certificate, GiftCard, Reservation
 from trace_envs.domains.tau2_common import file_db_dump
+from trace_envs.registry import get_domain
 
 
 @pytest.fixture(scope="module")

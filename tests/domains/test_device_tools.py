@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from trace_envs.core import ToolCall, get_domain
+from trace_envs.core import ToolCall
 from trace_envs.domains.device import (
     BASE_NOW,
     FULL_TOOLSET,
@@ -17,6 +17,7 @@ from trace_envs.domains.device import (
     load_world,
     run_tool_calls,
 )
+from trace_envs.registry import get_domain
 
 LOW_BATTERY = "base_low_battery_mode_on_wifi_off_location_service_off_cellular_off"
 

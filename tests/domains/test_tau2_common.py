@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from trace_envs.core import ToolCall, tool
+from trace_envs.core import ToolCall
 from trace_envs.domains.retail import RETAIL, generate_retail_db
 from trace_envs.domains.tau2_common import (
     Tau2DB,
@@ -25,6 +25,7 @@ from trace_envs.domains.tau2_common import (
     transfer_to_human_agents,
     upstream_db_hash,
 )
+from trace_envs.domains.tools import tool
 
 TOOLS = Tau2Toolset([calculate, transfer_to_human_agents], owner="AirlineTools")
 

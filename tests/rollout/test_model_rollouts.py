@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import trace_envs  # noqa: F401
-from trace_envs.core import LLMUser
 from trace_envs.llm import make_chat_model
 from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest, order_cancel_agent
+from trace_envs.llm_user import LLMUser
 from trace_envs.rollout import (
     ChatPolicy,
     TrajectoryStore,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.analysis.runner import load_analysis
-from trace_envs.core import get_domain
+from trace_envs.registry import get_domain
 from trace_envs.synthesis import PromptBudget, SynthesisRequest, generation_prompt
 from trace_envs.synthesis.generation.evidence import request_from_analysis
 from trace_envs.synthesis.generation.extract import extract_module
@@ -111,8 +111,8 @@ def test_the_prompt_documents_the_kits_helpers_from_their_code(target_name: str)
     """Each helper the target declares is in its kit and shown with its signature and whole docstring."""
     import inspect
 
-    from trace_envs.core.capability import resolve
     from trace_envs.guide import helper_docs
+    from trace_envs.registry import resolve
     from trace_envs.synthesis.gates.static_policy import allowed_module
     from trace_envs.targets.registry import target
 

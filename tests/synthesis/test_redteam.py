@@ -29,7 +29,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "ctypes_system.py": ("static_policy", "forbidden-import", "import of ctypes"),
     "getattr_builtins.py": ("static_policy", "dynamic-attribute", "computed attribute name"),
     "dunder_escape.py": ("static_policy", "dunder-attribute", "__subclasses__"),
-    "schema_mismatch.py": ("contract", "schema-mismatch", "parameters (order_number)"),
+    "schema_mismatch.py": ("static_policy", "forbidden-import", "import of trace_envs.domains.tools"),
     "tool_not_in_domain.py": ("contract", "tool-not-in-domain", "'refund_everything' is not a tool of the retail"),
     "wrong_capability.py": ("contract", "wrong-capability", "'datetime_reasoning'"),
     "no_env_class.py": ("contract", "no-env-class", "no subclass of CapabilityEnv"),
@@ -72,3 +72,13 @@ def test_each_module_is_stopped_by_the_right_gate(name: str, leaked: dict[str, s
     # every finding says how to fix it, and the gates after the one that stopped it did not run
     assert all(f.fix for f in failed.findings)
     assert all(r.status == "skipped" for r in report.results[report.results.index(failed) + 1 :])
+
+
+def test_a_redefined_tool_is_explained_by_the_contract_gate_where_its_import_is_trusted() -> None:
+    """``@tool`` is outside every target's kit, so the static gate stops ``schema_mismatch.py``; a caller that
+    trusts the decorator's module still gets the contract gate's account of the redefined tool."""
+    context = make_context("schema_mismatch.py", trusted_imports=("trace_envs.domains.tools",))
+    report = validate_source(redteam_source("schema_mismatch.py"), context)
+    assert report.stopped_by == "contract", report.table()
+    failed = report.result("contract")
+    assert any(f.rule == "schema-mismatch" and "parameters (order_number)" in f.render() for f in failed.findings)

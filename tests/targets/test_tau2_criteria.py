@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from trace_envs.core import ToolCall, tool
+from trace_envs.core import ToolCall
 from trace_envs.domains.tau2_common import Tau2Domain, Tau2Toolset
+from trace_envs.domains.tools import tool
 from trace_envs.targets.tau2 import Tau2DomainData, Tau2Evaluator, Tau2Task, gold_trajectory, load_domain_data
 from trace_envs.targets.tau2.env import tau2_domain
 from trace_envs.targets.tau2.evaluator import action_matches

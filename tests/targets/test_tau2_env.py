@@ -11,7 +11,6 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import trace_envs  # noqa: F401 - registers the env ids
-from trace_envs.core import AGENT_INSTRUCTION
 from trace_envs.targets.tau2 import DATA_ENV_VAR, GREETING, Tau2DataError, load_domain_data
 from trace_envs.targets.tau2.env import Tau2RetailEnv, agent_system_prompt
 
@@ -61,11 +60,23 @@ def test_wrong_episode_scores_zero(tau2_dir: Path) -> None:
     assert reward == 0.0 and info["verdict"]["components"]["DB"] == 0.0
 
 
+TAU2_AGENT_INSTRUCTION = (
+    "You are a customer service agent that helps the user according to the <policy> provided below.\n"
+    "In each turn you can either:\n"
+    "- Send a message to the user.\n"
+    "- Make a tool call.\n"
+    "You cannot do both at the same time.\n"
+    "\n"
+    "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
+)
+"""tau2-bench's LLM agent instruction, word for word (``templates/prompts/tau2_agent_instruction.jinja``)."""
+
+
 def test_prompts_are_tau2s(tau2_dir: Path) -> None:
     env = make(tau2_dir, task_id="5")
     _, info = env.reset(seed=0)
     policy = (tau2_dir / "retail" / "policy.md").read_text(encoding="utf-8")
-    expected = f"<instructions>\n{AGENT_INSTRUCTION}\n</instructions>\n<policy>\n{policy}\n</policy>"
+    expected = f"<instructions>\n{TAU2_AGENT_INSTRUCTION}\n</instructions>\n<policy>\n{policy}\n</policy>"
     assert info["messages"][0]["content"] == agent_system_prompt(policy) == expected
     assert agent_system_prompt(policy).endswith("\n\n</policy>")  # retail policy.md ends with a newline
     user_model: ScriptedUserModel = env.user_model  # type: ignore[assignment]

@@ -8,7 +8,8 @@ from typing import ClassVar
 import gymnasium as gym
 
 from generated_envs.order_cancel import OrderCancelEnv
-from trace_envs.core import Domain, Task, Toolset, tool
+from trace_envs.core import Domain, Task, Toolset
+from trace_envs.domains.tools import tool
 from trace_envs.domains.toy_shop import TOY_SHOP, cancel_order, get_order_details
 
 

@@ -10,15 +10,14 @@ a model (analyst ``probes``) and let an analyst's labels be checked against them
 
 from __future__ import annotations
 
-from trace_envs.core.capability import LabelLike, Probe
-from trace_envs.core.episode import Episode, read_messages
+from trace_envs.domains.probing import Episode, LabelLike, Probe, read_messages
 from trace_envs.rollout.store import EpisodeRecord
 
 from .models import CapabilityLabel, Label
 
 
 def read_episode(record: EpisodeRecord) -> Episode:
-    """The probes' view of a stored episode (core's :func:`~trace_envs.core.episode.read_messages`)."""
+    """The probes' view of a stored episode (:func:`~trace_envs.domains.probing.read_messages`)."""
     return read_messages(record.messages)
 
 
@@ -37,7 +36,7 @@ def probe_labels(record: EpisodeRecord) -> dict[str, CapabilityLabel]:
 
 
 def as_label(name: str, result: LabelLike) -> CapabilityLabel:
-    """A probe's answer (core's ``ProbeLabel``, a ``CapabilityLabel``, …) as the capability's label."""
+    """A probe's answer (a ``ProbeLabel``, a ``CapabilityLabel``, …) as the capability's label."""
     if isinstance(result, CapabilityLabel) and result.capability == name:
         return result
     return CapabilityLabel(capability=name, label=Label(str(result.label)), rationale=result.rationale)

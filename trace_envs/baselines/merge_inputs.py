@@ -58,7 +58,7 @@ def adapter_rollouts(path: Path, meta: AdapterMetadata) -> int:
     try:
         config = TrainConfig.model_validate(meta.config)
     except ValidationError as exc:
-        from trace_envs.core.problems import validation_problems
+        from trace_envs.problems import validation_problems
 
         raise MergeInputError(
             f"--adapter {path}: {METADATA_FILE} config is not a training config ({validation_problems(exc)}), "

@@ -40,6 +40,6 @@ def load_baseline_run(out_dir: str | Path) -> BaselineRun:
     try:
         return BaselineRun.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        from trace_envs.core.problems import validation_problems
+        from trace_envs.problems import validation_problems
 
         raise ValueError(f"{path}: not a baseline record ({validation_problems(exc, BaselineRun)})") from None

@@ -69,8 +69,8 @@ def analyze_command(
 
     from trace_envs.analysis import AnalysisConfig, arun_analysis
     from trace_envs.analysis.parsing import AnalystOutputError
-    from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
+    from trace_envs.problems import validation_problems
 
     sampling = {"temperature": temperature} if temperature is not None else {}
     try:

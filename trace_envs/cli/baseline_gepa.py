@@ -79,8 +79,8 @@ def gepa_command(
     from rich.console import Console
 
     from trace_envs.baselines.gepa import GepaConfig, run_gepa
-    from trace_envs.core.problems import validation_problems
     from trace_envs.llm import LLMError
+    from trace_envs.problems import validation_problems
 
     console = Console()
     env_ids = resolve_env_ids(env, imports)

@@ -48,7 +48,7 @@ def sft_synthetic_command(
     from pydantic import ValidationError
 
     from trace_envs.baselines.sft_synthetic import SFTSettings, sft_synthetic
-    from trace_envs.core.problems import validation_problems
+    from trace_envs.problems import validation_problems
     from trace_envs.rollout import checked_policy_spec
 
     from .train import _cpu_threads

@@ -16,7 +16,7 @@ def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
     from pydantic import ValidationError
 
     from trace_envs.core import CapabilityEnv
-    from trace_envs.core.problems import validation_problems
+    from trace_envs.problems import validation_problems
     from trace_envs.registration import env_class, list_capability_envs
     from trace_envs.training import make_capability_env
 

@@ -117,7 +117,7 @@ def check_knobs(env_id: str, options: dict[str, Any]) -> None:
     except ValidationError as exc:
         fields = cls.Knobs.model_fields
         valid = ", ".join(f"{name} (default {json.dumps(f.default)})" for name, f in fields.items()) or "none"
-        from trace_envs.core.problems import validation_problems
+        from trace_envs.problems import validation_problems
 
         problems = validation_problems(exc, show_input=True)
         raise typer.BadParameter(f"{env_id}: {problems}. Its knobs: {valid}", param_hint="--option") from None

@@ -173,7 +173,7 @@ def tau2_evaluate(
     from trace_envs.targets.tau2.cases import load_cases
 
     data, evaluator, basis = _setup(domain_dir, domain, reward_basis, judge)
-    from trace_envs.core.problems import validation_problems
+    from trace_envs.problems import validation_problems
 
     try:
         parsed = load_cases(cases)

@@ -8,8 +8,8 @@ a :class:`ToolCall`, or a list of those. Anything else is a message to the user.
 
 from __future__ import annotations
 
-import json
-import re
+import json as _json
+import re as _re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,8 @@ from .tools import ToolCall
 STOP_TOKEN = "###STOP###"
 """Said by the user (or the agent) to end the conversation, as in tau2-bench."""
 
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_TOOL_CALL_BLOCK = _re.compile(r"<tool_call>(.*?)</tool_call>", _re.DOTALL)
+_FENCE = _re.compile(r"^```(?:json)?\s*(.*?)\s*```$", _re.DOTALL)
 _EXPECTED = 'expected {"name": "<tool name>", "arguments": {...}} or <tool_call>{...}</tool_call>'
 
 
@@ -41,7 +41,7 @@ class ParsedAction:
 
 def format_tool_call(call: ToolCall) -> str:
     """The canonical action string for a tool call (what ``oracle_actions()`` returns)."""
-    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+    return _json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
 
 
 def parse_action(action: Any) -> ParsedAction:
@@ -73,8 +73,8 @@ def _parse_text(text: str) -> ParsedAction:
     candidate = fenced.group(1) if fenced else stripped
     if candidate.startswith(("{", "[")):
         try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError as exc:
+            data = _json.loads(candidate)
+        except _json.JSONDecodeError as exc:
             if '"name"' in candidate:
                 return ParsedAction(text=text, errors=[f"tool call is not valid JSON ({exc}); {_EXPECTED}"])
             return ParsedAction(text=text)
@@ -91,8 +91,8 @@ def _looks_like_calls(data: Any) -> bool:
 
 def _add_json_calls(parsed: ParsedAction, body: str) -> None:
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
+        data = _json.loads(body)
+    except _json.JSONDecodeError as exc:
         parsed.errors.append(f"tool call is not valid JSON ({exc}); {_EXPECTED}")
         return
     for item in data if isinstance(data, list) else [data]:
@@ -125,8 +125,8 @@ def _add_call(parsed: ParsedAction, item: Any) -> None:
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
+            arguments = _json.loads(arguments) if arguments.strip() else {}
+        except _json.JSONDecodeError as exc:
             parsed.errors.append(f"arguments of tool call '{name}' are not valid JSON ({exc})")
             return
     if arguments is None:
@@ -140,6 +140,6 @@ def _add_call(parsed: ParsedAction, item: Any) -> None:
 
 def _safe_dumps(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
+        return _json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         return repr(value)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
+import hashlib as _hashlib
+import json as _json
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,7 +18,7 @@ def to_json_data(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact separators, no NaN/inf, UTF-8 kept (``ensure_ascii=False``)."""
-    return json.dumps(
+    return _json.dumps(
         to_json_data(value),
         sort_keys=True,
         separators=(",", ":"),
@@ -29,4 +29,4 @@ def canonical_json(value: Any) -> str:
 
 def canonical_hash(value: Any) -> str:
     """sha256 hex digest of :func:`canonical_json` of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return _hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()

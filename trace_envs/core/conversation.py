@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any, SupportsFloat
 
-import gymnasium as gym
+from gymnasium import Env
 
 from .actions import STOP_TOKEN, format_tool_call, parse_action
 from .messages import Message
@@ -34,7 +34,7 @@ def tool_result_message(result: ToolResult) -> Message:
     return {"role": "tool", "id": result.call_id, "name": result.name, "content": result.content, "error": result.error}
 
 
-class ConversationEnv(gym.Env[str, str]):
+class ConversationEnv(Env[str, str]):
     """Turns, messages, tool calls, the user, endings and rendering; scoring is the subclass's."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
@@ -105,10 +105,6 @@ class ConversationEnv(gym.Env[str, str]):
             self.render()
         return clip_text(observation), reward, terminated, truncated, info
 
-    def invoke_tool(self, call: ToolCall) -> ToolResult:
-        """Run one tool call on the env's state."""
-        return self.toolset.invoke(self.state, call)
-
     def run_tool_calls(self, calls: list[ToolCall], content: str | None) -> str:
         """Run an agent turn's tool calls (ids assigned), record them and their results; the observation text."""
         calls = [
@@ -116,7 +112,7 @@ class ConversationEnv(gym.Env[str, str]):
             for i, c in enumerate(calls)
         ]
         self.messages.append(tool_calls_message(calls, content))
-        results = [self.invoke_tool(call) for call in calls]
+        results = [self.toolset.invoke(self.state, call) for call in calls]
         self.messages.extend(tool_result_message(result) for result in results)
         if len(results) == 1:
             return results[0].content

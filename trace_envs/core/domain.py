@@ -1,8 +1,9 @@
-"""A target domain: its state model, its tools and its policy, kept exactly as the benchmark has them."""
+"""A target domain: its state model, its tools and its policy, kept exactly as the benchmark has them.
+
+Domains are registered by name in :mod:`trace_envs.registry` (``trace_envs.register_domain``), outside the contract."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -38,31 +39,3 @@ class Domain(Generic[StateT]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, tools={len(self.toolset)})"
-
-
-_DOMAIN_FACTORIES: dict[str, str] = {}
-_DOMAINS: dict[str, Domain[Any]] = {}
-
-
-def register_domain(name: str, factory: str) -> None:
-    """Register ``"package.module:attribute"`` (a Domain or a zero-argument callable returning one)."""
-    _DOMAIN_FACTORIES[name] = factory
-    _DOMAINS.pop(name, None)
-
-
-def get_domain(name: str) -> Domain[Any]:
-    """The registered domain called ``name``, imported on first use."""
-    if name not in _DOMAINS:
-        if name not in _DOMAIN_FACTORIES:
-            raise KeyError(f"unknown domain {name!r}; registered domains: {sorted(_DOMAIN_FACTORIES)}")
-        module_name, _, attribute = _DOMAIN_FACTORIES[name].partition(":")
-        target = getattr(importlib.import_module(module_name), attribute)
-        domain = target if isinstance(target, Domain) else target()
-        if domain.name != name:
-            raise ValueError(f"domain registered as {name!r} calls itself {domain.name!r}")
-        _DOMAINS[name] = domain
-    return _DOMAINS[name]
-
-
-def registered_domains() -> list[str]:
-    return sorted(_DOMAIN_FACTORIES)

@@ -7,11 +7,11 @@ user, running the domain's tools on the env's own state, and the hash-based veri
 
 from __future__ import annotations
 
-import random
-import re
+import re as _re
 from abc import abstractmethod
 from collections import OrderedDict
 from functools import lru_cache
+from random import Random
 from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -19,23 +19,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .actions import format_tool_call
 from .conversation import ConversationEnv
 from .domain import Domain
-from .llm_user import LLMUser, UserModel
 from .spaces import clip_text
 from .task import Capability, Task, Verdict
 from .templates import render_template
 from .tools import ToolCall, Toolset
-from .user import ScriptedUser, User, check_replies
-
-AGENT_INSTRUCTION = (
-    "You are a customer service agent that helps the user according to the <policy> provided below.\n"
-    "In each turn you can either:\n"
-    "- Send a message to the user.\n"
-    "- Make a tool call.\n"
-    "You cannot do both at the same time.\n"
-    "\n"
-    "Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."
-)
-"""The agent instruction of tau2-bench's LLM agent, used so that prompts look like the target's."""
+from .user import ScriptedUser, User, check_replies, model_user
 
 _GOLD_CACHE: OrderedDict[tuple[str, str, int], str] = OrderedDict()
 """Gold hashes by (env class, knobs, task seed): a task is a pure function of these (the determinism
@@ -49,36 +37,32 @@ class NoKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-HOOKS: tuple[str, ...] = (
-    "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
-    "choose_domain", "policy_text", "make_user",
-)  # fmt: skip
-"""What a capability env sets or overrides, in the order the writing-an-env guide lists them; the base
-class does everything else (seeding, the conversation, the scripted user, the tools, the verifier)."""
-
 KnobsT = TypeVar("KnobsT", bound=BaseModel)
 """The knobs model of a capability env: ``class MyEnv(CapabilityEnv[MyKnobs])`` types ``self.knobs``."""
 
 
 def normalize_fact_text(text: str) -> str:
     """What fact matching compares: lower case, commas dropped, whitespace collapsed (as tau2 does)."""
-    return re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
+    return _re.sub(r"\s+", " ", text.lower().replace(",", "")).strip()
 
 
 @lru_cache(maxsize=4096)
-def fact_pattern(fact: str) -> re.Pattern[str]:
+def fact_pattern(fact: str) -> _re.Pattern[str]:
     """tau2's substring match on normalised text, except that numbers match only whole numbers: a fact
     that starts with a digit may not follow a digit, point or minus sign, and one that ends with a
     digit may not precede a digit (so "23 days" is not told by "-823 days", nor "85" by "850")."""
     text = normalize_fact_text(fact)
     left = r"(?<![0-9.\-])" if text[:1].isdigit() else ""
     right = r"(?![0-9])" if text[-1:].isdigit() else ""
-    return re.compile(left + re.escape(text) + right)
+    return _re.compile(left + _re.escape(text) + right)
 
 
 @lru_cache(maxsize=256)
-def render_system_prompt(instructions: str, policy: str) -> str:
-    """The agent's system message (instructions + policy), rendered once per distinct pair."""
+def render_system_prompt(instructions: str | None, policy: str) -> str:
+    """The agent's system message (instructions + policy), rendered once per distinct pair; ``None``
+    instructions are tau2-bench's agent's (``templates/prompts/tau2_agent_instruction.jinja``)."""
+    if instructions is None:
+        instructions = render_template("prompts/tau2_agent_instruction.jinja")
     return render_template("prompts/agent_system.jinja", instructions=instructions, policy=policy)
 
 
@@ -103,8 +87,9 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     """Tools of the domain offered to the agent, in the domain's order (``None``: all of them)."""
     policy: ClassVar[str | None] = None
     """Policy text shown to the agent (``None``: the domain's)."""
-    instructions: ClassVar[str] = AGENT_INSTRUCTION
-    """The agent instruction before the policy in the system message (tau2's by default)."""
+    instructions: ClassVar[str | None] = None
+    """The agent instruction before the policy in the system message (``None``: tau2-bench's agent's, so that
+    prompts look like the target's)."""
     Knobs: ClassVar[type[BaseModel]] = NoKnobs
     """Pydantic model of the constructor's difficulty knobs (extra keys forbidden); set from the class's
     type argument, ``CapabilityEnv[MyKnobs]``."""
@@ -118,12 +103,11 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
             if declared is not None:
                 cls.Knobs = declared
 
-    def __init__(
-        self, seed: int | None = None, render_mode: str | None = None, user_model: UserModel | None = None, **knobs: Any
-    ):
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
         super().__init__(render_mode=render_mode)
         self.user_model = user_model
-        """Plays the user when given (an :class:`LLMUser`); ``None``: the task's scripted user."""
+        """A chat model that plays the user when given (through the registered user factory, by default
+        :class:`trace_envs.llm_user.LLMUser`); ``None``: the task's scripted user."""
         try:
             self.knobs = cast(KnobsT, self.Knobs(**knobs))
         except ValidationError as exc:
@@ -141,7 +125,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
 
     # ----- what subclasses implement -------------------------------------------------------
     @abstractmethod
-    def generate(self, rng: random.Random) -> Task:
+    def generate(self, rng: Random) -> Task:
         """Build one task using only ``rng`` (never global RNGs, ``hash()``, set order or time)."""
 
     def choose_domain(self) -> Domain[Any]:
@@ -154,7 +138,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         """The simulated user of a task: played by ``user_model`` if the env was given one, else scripted
         and deterministic."""
         if self.user_model is not None:
-            return LLMUser.from_task(self.user_model, task)
+            return model_user(self.user_model, task)
         return ScriptedUser(task.user)
 
     # ----- the Gymnasium API -----------------------------------------------------------------
@@ -164,7 +148,7 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         self._pending_seed = None
         super().reset(seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        task = self.generate(random.Random(task_seed))
+        task = self.generate(Random(task_seed))
         problem = check_replies(task)
         if problem is not None:
             raise RuntimeError(f"{type(self).__name__}: seed {task_seed}: {problem}")

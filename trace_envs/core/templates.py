@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
-from pathlib import Path
+from pathlib import Path as _Path
 from typing import Any
 
-import jinja2
+import jinja2 as _jinja2
 
 
 @cache
-def templates_dir() -> Path:
+def templates_dir() -> _Path:
     """Where the templates are: inside the installed package, else the repository's ``templates/``."""
-    packaged = resources.files("trace_envs").joinpath("templates")
-    if packaged.is_dir():
-        return Path(str(packaged))
-    checkout = Path(__file__).resolve().parents[2] / "templates"
-    if checkout.is_dir():
-        return checkout
+    for found in (
+        _Path(__file__).resolve().parents[1] / "templates",
+        _Path(__file__).resolve().parents[2] / "templates",
+    ):
+        if found.is_dir():
+            return found
     raise FileNotFoundError(
         "trace-envs templates not found: reinstall the package (`pip install trace-envs`) so that "
         "trace_envs/templates is present"
@@ -26,10 +25,10 @@ def templates_dir() -> Path:
 
 
 @cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        undefined=jinja2.StrictUndefined,
+def _environment() -> _jinja2.Environment:
+    return _jinja2.Environment(
+        loader=_jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=_jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,
     )

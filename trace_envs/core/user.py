@@ -1,5 +1,9 @@
 """Simulated users. ``ScriptedUser`` is deterministic: the same agent text gets the same reply.
 
+A user played by a model (``gym.make(env_id, user_model=model)``) is built by the factory registered with
+:func:`set_user_factory` (``import trace_envs`` registers :class:`trace_envs.llm_user.LLMUser`), so the
+contract holds no model-played user of its own.
+
 How it reads an agent message is stated here as data (:data:`REQUEST_CUES`, :data:`CONFIRM_CUES`) and
 by :func:`read_message`; a task states the reply each reference message needs in ``UserScript.replies``
 and :func:`check_replies` holds the reference to it, so no reference works by luck of wording.
@@ -7,8 +11,8 @@ and :func:`check_replies` holds the reference to it, so no reference works by lu
 
 from __future__ import annotations
 
-import re
-from typing import Literal, Protocol, runtime_checkable
+import re as _re
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from .actions import STOP_TOKEN
 from .task import Task, UserScript
@@ -26,11 +30,11 @@ CONFIRM_CUES: tuple[str, ...] = (
 
 
 def _cues(cues: tuple[str, ...]) -> str:
-    return r"\b(" + "|".join(re.escape(cue) for cue in cues) + r")\b"
+    return r"\b(" + "|".join(_re.escape(cue) for cue in cues) + r")\b"
 
 
-_REQUEST = re.compile(r"\?|" + _cues(REQUEST_CUES), re.IGNORECASE)
-_CONFIRM = re.compile(_cues(CONFIRM_CUES), re.IGNORECASE)
+_REQUEST = _re.compile(r"\?|" + _cues(REQUEST_CUES), _re.IGNORECASE)
+_CONFIRM = _re.compile(_cues(CONFIRM_CUES), _re.IGNORECASE)
 
 Reading = Literal["answer", "confirm", "unknown", "close", "empty"]
 """How the scripted user reads a message: a question it answers from its facts, a request for confirmation,
@@ -92,6 +96,31 @@ class User(Protocol):
     def start(self) -> str: ...
 
     def reply(self, agent_message: str) -> str: ...
+
+
+class UserFactory(Protocol):
+    """Builds the user of ``task`` played by ``model`` (the ``user_model`` an env was made with)."""
+
+    def __call__(self, model: Any, task: Task, /) -> User: ...
+
+
+_USER_FACTORY: list[UserFactory] = []
+"""The registered factory, if any (a list, so registering needs no ``global``)."""
+
+
+def set_user_factory(factory: UserFactory) -> None:
+    """Register what :func:`model_user` builds users with (``import trace_envs`` registers ``LLMUser.from_task``)."""
+    _USER_FACTORY[:] = [factory]
+
+
+def model_user(model: Any, task: Task) -> User:
+    """The user of ``task`` played by ``model``, from the registered factory (a clear error if none is)."""
+    if not _USER_FACTORY:
+        raise RuntimeError(
+            "user_model= needs a model-played user and no user factory is registered: `import trace_envs` "
+            "registers trace_envs.llm_user.LLMUser.from_task, or call trace_envs.core.user.set_user_factory(...)"
+        )
+    return _USER_FACTORY[0](model, task)
 
 
 class ScriptedUser:

@@ -45,7 +45,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from trace_envs.core import Domain, Tool, ToolCall, ToolResult, Toolset, canonical_hash, tool
+from trace_envs.core import Domain, Tool, ToolCall, ToolResult, Toolset, canonical_hash
+
+from .tools import tool
 
 __all__ = [
     "UPSTREAM_PYDANTIC_VERSION",

@@ -10,7 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import Domain, ToolError, Toolset, tool
+from trace_envs.core import Domain, ToolError, Toolset
+
+from .tools import tool
 
 OrderStatus = Literal["pending", "processed", "delivered", "cancelled"]
 

@@ -233,7 +233,7 @@ def load_results(path: str | Path) -> EvaluationResults:
     try:
         return EvaluationResults.model_validate_json(file.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        from trace_envs.core.problems import validation_problems
+        from trace_envs.problems import validation_problems
 
         problems = validation_problems(exc, EvaluationResults)
         raise ValueError(f"{file}: not a trace-envs evaluation results file ({problems})") from None

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trace_envs.core.problems import validation_problems
 from trace_envs.llm.gguf_model import MADE_MODELS
+from trace_envs.problems import validation_problems
 
 
 class _Section(BaseModel):

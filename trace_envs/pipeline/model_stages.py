@@ -73,7 +73,7 @@ def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
     bad field (also checked before the run starts, by the preflight)."""
     from pydantic import ValidationError
 
-    from trace_envs.core.problems import validation_problems
+    from trace_envs.problems import validation_problems
     from trace_envs.training import TrainConfig
 
     from .config import TrainSection

@@ -18,10 +18,11 @@ from typing import Any
 
 import gymnasium as gym
 
-from trace_envs.core import CapabilityEnv, LLMUser
+from trace_envs.core import CapabilityEnv
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
+from trace_envs.llm_user import LLMUser
 
 from .instructions import with_instructions
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs

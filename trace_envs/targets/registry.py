@@ -87,7 +87,7 @@ def task_seed(domain: str, task_id: str) -> int:
 
 def resolve(reference: str) -> Any:
     """The object a ``"package.module:attribute"`` reference names (imported on first use)."""
-    from trace_envs.core.capability import resolve as resolve_reference
+    from trace_envs.registry import resolve as resolve_reference
 
     return resolve_reference(reference)
 

@@ -20,9 +20,9 @@ from trace_envs.core import (
     ToolCall,
     canonical_hash,
     format_tool_call,
-    get_domain,
     parse_action,
 )
+from trace_envs.registry import get_domain
 from trace_envs.rollout.scripted import play_actions
 
 

@@ -318,7 +318,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
-        from trace_envs.core.problems import validation_problems
+        from trace_envs.problems import validation_problems
 
         where = f"{path}: " if path is not None else ""
         raise ValueError(f"{where}invalid training config: {validation_problems(exc, TrainConfig)}") from None

@@ -1,10 +1,12 @@
-"""Redefines get_order_details with its own argument name. Stopped by: contract (schema mismatch)."""
+"""Redefines get_order_details with its own argument name. Stopped by: static_policy (``@tool`` is a domain
+builder outside the kit); where that import is trusted, by contract (schema mismatch)."""
 
 from __future__ import annotations
 
 import random
 
-from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, ToolError, Toolset, UserScript, tool
+from trace_envs.core import Capability, CapabilityEnv, Domain, Task, ToolCall, ToolError, Toolset, UserScript
+from trace_envs.domains.tools import tool
 from trace_envs.domains.retail import RETAIL, RetailDB, generate_retail_db
 
 

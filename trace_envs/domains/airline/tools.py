@@ -16,8 +16,8 @@ from __future__ import annotations
 from copy import deepcopy
 from typing import Any
 
-from trace_envs.core import tool
 from trace_envs.domains.tau2_common import Tau2Toolset, calculate, transfer_to_human_agents
+from trace_envs.domains.tools import tool
 
 from .data_model import (
     AirportCode,

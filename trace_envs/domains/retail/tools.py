@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 
-from trace_envs.core import tool
 from trace_envs.domains.tau2_common import Tau2Toolset, calculate, transfer_to_human_agents
+from trace_envs.domains.tools import tool
 
 from .data_model import (
     GiftCard,

@@ -15,14 +15,18 @@ import importlib
 import re
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, Domain, get_domain
+from trace_envs.core import CapabilityEnv, Domain
+from trace_envs.registry import get_domain
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
 from .reports import Finding, GateResult
 from .static_policy import kit_modules
 
-CORE_PREFIXES = ("trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.")
+CORE_PREFIXES = (
+    "trace_envs.core.", "trace_envs.core.env.", "trace_envs.core.task.", "trace_envs.core.tools.", "trace_envs.domains.tools.",
+)  # fmt: skip
+"""Where the contract's names and the ``@tool`` decorator (a domain builder, outside core) are defined."""
 BASE_CLASS = "CapabilityEnv"
 TOOL_BUILDERS = frozenset({"Domain", "Toolset", "Tool", "tool", "register_domain"})
 SCHEMA_ATTRIBUTES = frozenset({"toolset", "tool_schemas"})

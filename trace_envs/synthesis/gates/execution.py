@@ -15,7 +15,7 @@ import importlib.util
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-from trace_envs.core import get_domain
+from trace_envs.registry import get_domain
 
 from ..sandbox.process import run_in_sandbox
 from ..sandbox.protocol import BoxMode, SandboxOutcome

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from trace_envs.core import get_domain
 from trace_envs.core.templates import render_template
+from trace_envs.registry import get_domain
 
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 

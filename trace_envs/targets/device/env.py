@@ -24,11 +24,11 @@ from trace_envs.core import (
     Task,
     ToolCall,
     User,
-    UserModel,
     Verdict,
 )
 from trace_envs.core.conversation import tool_calls_message, tool_result_message
 from trace_envs.domains.device import AGENT_TOOLSET, DEVICE, DeviceToolset, call_code, dump_world
+from trace_envs.llm_user import UserModel
 
 from .builtin import builtin_pool
 from .generator import generate_scenario

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.core import STOP_TOKEN, LLMUser, UserModel, UserScript
+from trace_envs.core import STOP_TOKEN, UserScript
 from trace_envs.core.templates import render_template
+from trace_envs.llm_user import LLMUser, UserModel
 
 
 def device_user(model: UserModel, goal: str, script: UserScript, **sampling: Any) -> LLMUser:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
-from trace_envs.core import AGENT_INSTRUCTION, ConversationEnv, Message, Verdict, render_system_prompt
+from trace_envs.core import ConversationEnv, Message, Verdict, render_system_prompt
 from trace_envs.core.spaces import clip_text
 from trace_envs.domains.tau2_common import Tau2DB
 from trace_envs.llm.base import ChatModel
@@ -31,7 +31,7 @@ from .user import GREETING, tau2_user
 
 def agent_system_prompt(policy: str) -> str:
     """tau2's agent system prompt: ``<instructions>…</instructions>\\n<policy>\\n{policy}\\n</policy>``."""
-    return render_system_prompt(AGENT_INSTRUCTION, policy)
+    return render_system_prompt(None, policy)
 
 
 def resolve_model(model: ChatModel | str | None, role: str) -> ChatModel | None:

@@ -63,7 +63,7 @@ def leakage_records(spec: TargetSpec, data: str | Path | None) -> LeakageRecords
 
 @lru_cache(maxsize=8)
 def _records(domain: str, directory: str) -> LeakageRecords:
-    from trace_envs.core import get_domain
+    from trace_envs.registry import get_domain
 
     from .data import load_domain_data
 

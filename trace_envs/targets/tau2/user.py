@@ -1,4 +1,4 @@
-"""The LLM-played user of a tau2 task: tau2's user-simulator prompt over any chat model (core's ``UserModel``).
+"""The LLM-played user of a tau2 task: tau2's user-simulator prompt over any chat model (a ``UserModel``).
 
 System prompt = the guidelines file (read from the user's tau2 data, never shipped) + the task's
 scenario, as tau2 builds it. The model sees the conversation with roles flipped (agent texts are
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.core import AGENT_GREETING, LLMUser, UserModel
 from trace_envs.core.templates import render_template
+from trace_envs.llm_user import AGENT_GREETING, LLMUser, UserModel
 
 GREETING = AGENT_GREETING
 """The fixed first agent message of every tau2 conversation."""

@@ -1,19 +1,24 @@
 """``LLMUser``: a simulated user played by a chat model, for envs where the scripted user is too rigid.
 
 The model is injected (any object with ``chat(messages, **sampling)`` answering with ``.content``,
-e.g. a :class:`trace_envs.llm.ChatModel`), so core needs no model client. Roles are flipped for the
+e.g. a :class:`trace_envs.llm.ChatModel`), so no model client is imported. Roles are flipped for the
 model: the agent's messages are its ``user`` turns and its own lines ``assistant`` turns, as in
 tau2-bench's user simulator.
+
+Part of the package surface, not of core: core only asks a registered factory for a model-played user
+(:func:`trace_envs.core.user.set_user_factory`), and importing this module (``import trace_envs`` does)
+registers :meth:`LLMUser.from_task`, so ``gym.make(env_id, user_model=model)`` plays it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .actions import STOP_TOKEN
-from .messages import Message
-from .task import Task
-from .templates import render_template
+from .core.actions import STOP_TOKEN
+from .core.messages import Message
+from .core.task import Task
+from .core.templates import render_template
+from .core.user import set_user_factory
 
 END_TOKENS = (STOP_TOKEN, "###TRANSFER###", "###OUT-OF-SCOPE###")
 """Any of these in a user message ends the conversation (tau2-bench's user stop tokens)."""
@@ -104,3 +109,6 @@ class LLMUser:
         self.history.append({"role": "assistant", "content": text})
         self.stop_token = next((token for token in END_TOKENS if token in text), None)
         return text
+
+
+set_user_factory(LLMUser.from_task)

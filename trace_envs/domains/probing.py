@@ -1,7 +1,9 @@
-"""What the agent did in an episode, read from its messages: calls with their results, user and agent texts.
+"""What a capability's offline probe reads and answers: the episode's calls with their results, user and agent
+texts (read from its messages), and its NA / PRESENT / LACKING label.
 
-The view a capability's probe reads (see :class:`~trace_envs.core.capability.Probe`): plain data built from
-the message list every env of ours produces (``info["messages"]``, the trajectory store's ``messages``).
+Plain data built from the message list every env of ours produces (``info["messages"]``, the trajectory store's
+``messages``). A probe is declared on its env's :class:`~trace_envs.core.Capability` (``probe=``) and run by
+analysis (:mod:`trace_envs.analysis.probes`); it lives with the env, so this view sits beside the env kits.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import ast
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NamedTuple, Protocol
 
 
 @dataclass
@@ -74,3 +76,26 @@ def read_messages(messages: Iterable[Mapping[str, Any]]) -> Episode:
                 target.error = bool(message.get("error"))
                 target.parsed = parse_result(target.result)
     return episode
+
+
+class ProbeLabel(NamedTuple):
+    """A probe's answer: NA (not needed), PRESENT (needed and shown) or LACKING (needed, not shown), and why."""
+
+    label: Literal["NA", "PRESENT", "LACKING"]
+    rationale: str
+
+
+class LabelLike(Protocol):
+    """Anything with a ``label`` (NA / PRESENT / LACKING) and a one-line ``rationale``."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def rationale(self) -> str: ...
+
+
+class Probe(Protocol):
+    """Labels one episode offline from what the agent did (never the env id, task or outcome)."""
+
+    def __call__(self, episode: Episode, /) -> LabelLike: ...

@@ -1,0 +1,77 @@
+"""What is registered by name: env ids (the ``trace/`` namespace of Gymnasium's registry), domains, and the
+``"package.module:attribute"`` references behind them.
+
+Each of these imports a module named by a string, so it lives here in the trusted package surface, never in
+the env contract (:mod:`trace_envs.core`), which an env module imports from. Env packages register through
+``trace_envs.register_env`` / ``trace_envs.register_domain``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import Any
+
+import gymnasium as gym
+
+from .core.domain import Domain
+
+NAMESPACE = "trace"
+
+
+@cache
+def resolve(reference: str) -> Any:
+    """The object a ``"package.module:attribute"`` reference names (imported on first use)."""
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise ValueError(f"expected a reference like 'package.module:function', got {reference!r}")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def register_env(env_id: str, entry_point: Any, **kwargs: object) -> None:
+    """Register ``env_id`` (``trace/<name>-v<N>``) to build ``entry_point`` (``"module:Class"`` or the
+    class); registering the same id to the same entry point again does nothing, to another one is an error."""
+    if not env_id.startswith(f"{NAMESPACE}/"):
+        raise ValueError(f"env ids live in the {NAMESPACE!r} namespace: expected 'trace/<name>-v0', got {env_id!r}")
+    if env_id in gym.registry:
+        registered = gym.registry[env_id].entry_point
+        if registered != entry_point:
+            raise ValueError(
+                f"env id {env_id!r} is already registered to {registered!r}, so it cannot also be {entry_point!r}: "
+                "give one of them another name"
+            )
+        return
+    gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+
+
+def list_envs() -> list[str]:
+    """Ids of every registered ``trace/`` env, sorted."""
+    return sorted(env_id for env_id in gym.registry if env_id.startswith(f"{NAMESPACE}/"))
+
+
+_DOMAIN_FACTORIES: dict[str, str] = {}
+_DOMAINS: dict[str, Domain[Any]] = {}
+
+
+def register_domain(name: str, factory: str) -> None:
+    """Register ``"package.module:attribute"`` (a Domain or a zero-argument callable returning one)."""
+    _DOMAIN_FACTORIES[name] = factory
+    _DOMAINS.pop(name, None)
+
+
+def get_domain(name: str) -> Domain[Any]:
+    """The registered domain called ``name``, imported on first use."""
+    if name not in _DOMAINS:
+        if name not in _DOMAIN_FACTORIES:
+            raise KeyError(f"unknown domain {name!r}; registered domains: {sorted(_DOMAIN_FACTORIES)}")
+        target = resolve(_DOMAIN_FACTORIES[name])
+        domain = target if isinstance(target, Domain) else target()
+        if domain.name != name:
+            raise ValueError(f"domain registered as {name!r} calls itself {domain.name!r}")
+        _DOMAINS[name] = domain
+    return _DOMAINS[name]
+
+
+def registered_domains() -> list[str]:
+    """Names of every registered domain, sorted."""
+    return sorted(_DOMAIN_FACTORIES)
