@@ -18,6 +18,8 @@ import inspect
 import types
 from typing import Any
 
+from .ast_names import exclusive_ast
+
 CONTRACT = "trace_envs.core"
 """The contract package: a module imports exactly its ``__all__``, and none of its submodules."""
 
@@ -214,7 +216,8 @@ def allowed_names(module: str, roots: tuple[str, ...]) -> frozenset[str]:
     if module in STDLIB_NAMES:
         return STDLIB_NAMES[module]
     if kit_module(module, roots):
-        return kit_names(module, roots)
+        with exclusive_ast():  # the first call imports the kit module (see exclusive_ast)
+            return kit_names(module, roots)
     return frozenset()
 
 

@@ -8,21 +8,31 @@ import ast
 import threading
 from collections.abc import Iterator
 
-_PARSE_LOCK = threading.Lock()
+_PARSE_LOCK = threading.RLock()
+PARSE_ATTEMPTS = 5
+"""Tries of one parse: CPython 3.11's spurious depth-mismatch error is retried (parsing is pure)."""
 
 
 def parse_module(source: str, filename: str = "<module>") -> ast.Module:
     """``ast.parse``, one thread at a time: CPython before 3.12 keeps the AST builder's recursion depth in
     interpreter-wide state, so two threads converting trees at once (candidates validated in parallel)
     can fail with "SystemError: AST constructor recursion depth mismatch" when the GIL changes hands
-    mid-conversion."""
-    with _PARSE_LOCK:
-        return ast.parse(source, filename)
+    mid-conversion. Builders outside our lock (a library's ``inspect.signature`` of a builtin parses one)
+    can still collide, so that error is retried a few times."""
+    for attempt in range(PARSE_ATTEMPTS):
+        try:
+            with _PARSE_LOCK:
+                return ast.parse(source, filename)
+        except SystemError as exc:  # the lock cannot cover every tree builder of the process (a library's)
+            if "recursion depth mismatch" not in str(exc) or attempt == PARSE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
-def exclusive_ast() -> threading.Lock:
-    """The lock :func:`parse_module` holds, for code of others that builds ASTs in a synthesis thread
-    (the contract guide parses our sources)."""
+def exclusive_ast() -> threading.RLock:
+    """The (re-entrant) lock :func:`parse_module` holds, for other code that builds ASTs in a synthesis thread:
+    the contract guide parses our sources, ``compile`` builds a tree, and a first import (of a kit module the
+    allow-list reads) defines pydantic models, whose schema building parses signatures with ``ast``."""
     return _PARSE_LOCK
 
 

@@ -15,7 +15,7 @@ import ast
 import re
 
 from .allowlist import STDLIB_NAMES, is_allowed_module
-from .ast_names import import_aliases, parse_module, qualified_name, snippet
+from .ast_names import exclusive_ast, import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
 from .import_policy import ImportPolicy
 from .reach_policy import reach_findings
@@ -126,7 +126,8 @@ def parse_gate(source: str, context: GateContext) -> GateResult:
     elif not findings:
         try:
             parse_module(source, context.filename)
-            compile(source, context.filename, "exec", dont_inherit=True)  # errors only bytecode compilation finds
+            with exclusive_ast():  # compile builds an AST too (see parse_module)
+                compile(source, context.filename, "exec", dont_inherit=True)  # errors only bytecode compilation finds
         except SyntaxError as exc:
             findings.append(
                 Finding(
