@@ -93,10 +93,10 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
             f"load_envs: {folder} is a synthesis output folder, whose modules only ever run boxed; leave boxed out"
         )
     if manifest is not None or boxed:
-        ids = _load_boxed(folder, manifest, id_prefix)
+        boxed_ids = _load_boxed(folder, manifest, id_prefix)
         if folder not in _LOADED_FOLDERS:
             _LOADED_FOLDERS.append(folder)
-        return ids
+        return boxed_ids
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
     ids: list[str] = []
     for file in sorted(folder.glob("*.py")):

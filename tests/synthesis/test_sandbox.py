@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from trace_envs.box.launch import box_processes, namespace_prefix
 from trace_envs.synthesis import SandboxLimits, SandboxOutcome, run_in_sandbox, validate_source
 from trace_envs.synthesis.gates.execution import execution_gate
-from trace_envs.box.launch import box_processes, namespace_prefix
 
 from .conftest import GOOD_MODULE, Listener, make_context, redteam_source
 

@@ -198,7 +198,11 @@ class BoxProcess:
         if name is None and code is not None and code < 0:
             name = signal.Signals(-code).name
         how = f"was killed by {name}" if name else f"exited with code {code}"
-        return BoxCrashed(f"the box {how} during {stage}; stderr ends: {self.stderr_tail()[-300:].strip() or '(empty)'}", stage=stage, signal_name=name)
+        return BoxCrashed(
+            f"the box {how} during {stage}; stderr ends: {self.stderr_tail()[-300:].strip() or '(empty)'}",
+            stage=stage,
+            signal_name=name,
+        )
 
     def _fail(self, failure: BoxFailure) -> NoReturn:
         self.failure = failure

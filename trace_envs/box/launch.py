@@ -101,7 +101,17 @@ def boxed_command(
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:
         quota_options = ["--quota", str(quota)] if quota is not None else []
-        wrapped = [sys.executable, "-B", "-I", mounts.__file__, scratch, parent_namespace, *quota_options, "--", *wrapped]
+        wrapped = [
+            sys.executable,
+            "-B",
+            "-I",
+            mounts.__file__,
+            scratch,
+            parent_namespace,
+            *quota_options,
+            "--",
+            *wrapped,
+        ]
     return [*prefix, *wrapped], list(isolation)
 
 

@@ -82,7 +82,11 @@ def main(argv: list[str]) -> None:
     setpriv = shutil.which("setpriv", path=SBIN_PATH)
     environment = dict(os.environ)
     environment[SEAL_VARIABLE] = json.dumps(
-        {"writable": writable, "capabilities_dropped": setpriv is not None, "scratch_quota": quota if not writable else None}
+        {
+            "writable": writable,
+            "capabilities_dropped": setpriv is not None,
+            "scratch_quota": quota if not writable else None,
+        }
     )
     if setpriv is not None:
         drop = ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]

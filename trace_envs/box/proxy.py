@@ -11,9 +11,10 @@ observation (reward 0, ``info["box_error"]``); during anything else it raises :c
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, ClassVar, SupportsFloat
 
-from trace_envs.core import Capability, CapabilityEnv, Task, Verdict, get_domain
+from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict, get_domain
 from trace_envs.core.conversation import ConversationEnv
 from trace_envs.core.env import NoKnobs
 
@@ -122,7 +123,7 @@ class BoxedEnv(CapabilityEnv):
         self.box_failures.append(str(exc))
         self._give_box_back()
         text = f"Error: the environment failed ({exc}); call reset()."
-        message = {"role": "user", "content": text, "error": True}
+        message: Message = {"role": "user", "content": text, "error": True}
         self.messages.append(message)
         self.ended = BOX_ERROR_ENDING
         info = {"messages": [message], "ended": BOX_ERROR_ENDING, "box_error": str(exc), "turn": self.turn}
@@ -133,10 +134,8 @@ class BoxedEnv(CapabilityEnv):
         super().close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # at interpreter shutdown the pool's atexit closes the boxes
             self._give_box_back()
-        except Exception:  # interpreter shutdown: the pool's atexit closes the boxes
-            pass
 
     # ----- what the box computes ---------------------------------------------------------------------
     def generate(self, rng: Any) -> Task:
@@ -161,7 +160,7 @@ class BoxedEnv(CapabilityEnv):
         value = self._ask("flawed_actions")
         return None if value is None else [str(step) for step in value]
 
-    @property  # type: ignore[override]
+    @property
     def state(self) -> Any:
         """The domain state of the episode, read from the box (a copy: changing it changes nothing there)."""
         if self.task is None:
@@ -173,6 +172,13 @@ class BoxedEnv(CapabilityEnv):
         """Ignored: the state lives in the box (the base class's constructor sets it to None)."""
 
 
+def trusted_capability(declared: dict[str, Any]) -> Capability:
+    """The capability a box declares, as data only: its name, description and hint. Its probe and flaw rules
+    (functions, or ``"module:function"`` references this process would import) are the module's code, so
+    they are left out: a boxed env has no offline probe or target flaw rule here."""
+    return Capability.model_validate({key: declared[key] for key in ("name", "description", "hint") if key in declared})
+
+
 def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPool | None = None) -> type[BoxedEnv]:
     """A :class:`BoxedEnv` subclass for the module ``source``, declaring what its box's ``Ready`` said."""
     namespace: dict[str, Any] = {
@@ -180,7 +186,7 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
         "origin": origin,
         "pool": pool,
         "declared_id": ready.env_id,
-        "capability": Capability.model_validate(ready.capability),
+        "capability": trusted_capability(ready.capability),
         "domain_name": ready.domain,
         "max_turns": ready.max_turns,
         "tool_names": None if ready.tool_names is None else tuple(ready.tool_names),

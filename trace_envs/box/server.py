@@ -79,7 +79,7 @@ def ready(env: Any, env_id: str | None) -> Ready:
     return Ready(
         env_id=env_id,
         class_name=type(env).__name__,
-        capability=env.capability.model_dump(mode="json"),
+        capability=env.capability.model_dump(mode="json", include={"name", "description", "hint"}),
         domain=env.domain.name,
         max_turns=int(env.max_turns),
         tool_names=None if env.tool_names is None else list(env.tool_names),

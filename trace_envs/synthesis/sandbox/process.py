@@ -190,7 +190,9 @@ def _outcome(check: Callable[[], Any]) -> Exception | None:
 def box_error(stage: str, exc: BoxedEnvError, seed: int | None = None) -> BoxError:
     """An exception of the module's code (raised in the box) as the result's error."""
     message = str(exc).partition(": ")[2]
-    return BoxError(stage=stage, kind=exc.error, message=message[:1000], line=exc.line, seed=seed, traceback=exc.traceback)
+    return BoxError(
+        stage=stage, kind=exc.error, message=message[:1000], line=exc.line, seed=seed, traceback=exc.traceback
+    )
 
 
 def box_failures(exc: BaseException | None) -> list[BoxFailure]:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from trace_envs.box.limits import BoxLimits
-
 from trace_envs.testing.suite import SuiteReport
 
 from ..gates.steps import StepDiff
