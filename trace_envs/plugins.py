@@ -36,6 +36,7 @@ PATH_VARIABLE = "TRACE_ENVS_PATH"
 SYNTHESIS_MANIFEST = "manifest.json"
 SYNTHESIS_FORMAT = "trace-envs/synthesis@1"
 _LOADED_FOLDERS: list[Path] = []
+_FOLDER_IDS: set[str] = set()
 
 
 class UnvalidatedModule(ValueError):
@@ -96,6 +97,7 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
         boxed_ids = _load_boxed(folder, manifest, id_prefix)
         if folder not in _LOADED_FOLDERS:
             _LOADED_FOLDERS.append(folder)
+        _FOLDER_IDS.update(boxed_ids)
         return boxed_ids
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
     ids: list[str] = []
@@ -195,6 +197,11 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
 def loaded_folders() -> list[str]:
     """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes)."""
     return [str(folder) for folder in _LOADED_FOLDERS]
+
+
+def folder_env_ids() -> set[str]:
+    """Ids :func:`load_envs` registered boxed in this process (a worker gets them by loading the folders again)."""
+    return set(_FOLDER_IDS)
 
 
 def load_env_path() -> list[str]:

@@ -26,12 +26,30 @@ from pydantic import ValidationError
 
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
 from .limits import BoxLimits
-from .protocol import REPLY, Ask, Close, Failed, Ready, Refusal, Reset, Start, Step, _Message
+from .protocol import (
+    REPLY,
+    Answer,
+    Ask,
+    Close,
+    Failed,
+    Ready,
+    Refusal,
+    Reset,
+    ResetReply,
+    Start,
+    Step,
+    StepReply,
+    _Message,
+)
 
 SERVER_MODULE = "trace_envs.box.server"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
+
+
+EXPECTED_REPLY: dict[type[_Message], type[_Message]] = {Start: Ready, Reset: ResetReply, Step: StepReply, Ask: Answer}
+"""The one reply kind (besides :class:`Failed`) each request may get."""
 
 
 class BoxFailure(RuntimeError):
@@ -104,10 +122,7 @@ class BoxProcess:
         except BaseException:
             self.kill()
             raise
-        if not isinstance(reply, Ready):
-            self.kill()
-            raise BoxProtocolError(f"the box answered {reply.kind!r} to start", stage="import")
-        self.ready = reply
+        self.ready: Ready = reply
         self._started = True
         self.start_seconds = time.perf_counter() - start
 
@@ -158,6 +173,9 @@ class BoxProcess:
             self._fail(exc)
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
+        expected = EXPECTED_REPLY.get(type(request))
+        if expected is not None and not isinstance(reply, expected):
+            self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
         if isinstance(request, Reset):
             self.resets += 1
         return reply

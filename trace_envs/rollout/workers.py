@@ -22,7 +22,7 @@ import gymnasium as gym
 from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
-from trace_envs.plugins import loaded_folders
+from trace_envs.plugins import folder_env_ids, loaded_folders
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .runner import arun_rollouts, checked_policy_spec
@@ -135,7 +135,8 @@ def run_rollouts_in_workers(
     start = time.perf_counter()
     if not shards:
         return summary
-    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending}
+    boxed = folder_env_ids()  # built from a folder's text in each process: the worker loads the folder itself
+    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending if job.env_id not in boxed}
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     processes = []
