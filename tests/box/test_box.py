@@ -12,7 +12,16 @@ import gymnasium as gym
 import pytest
 
 import trace_envs
-from trace_envs.box import BoxCrashed, BoxedEnv, BoxedEnvError, BoxLimits, BoxPool, BoxProcess, boxed_env_class
+from trace_envs.box import (
+    BoxCrashed,
+    BoxedEnv,
+    BoxedEnvError,
+    BoxLimits,
+    BoxPool,
+    BoxProcess,
+    box_installed_env,
+    boxed_env_class,
+)
 from trace_envs.box.protocol import MODULE_NAME, PROTOCOL_VERSION, Start
 from trace_envs.box.server import load_env
 from trace_envs.core import CapabilityEnv
@@ -186,3 +195,18 @@ def test_a_box_process_is_gone_after_close() -> None:
     pid = box.process.pid
     box.close()
     assert (box.process.poll() is not None and not Path(f"/proc/{pid}").exists()) or box.process.returncode is not None
+
+
+@pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/precondition-v0"])
+def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean_ids: list[str]) -> None:
+    boxed_id = box_installed_env(env_id)
+    clean_ids.append(boxed_id)
+    assert boxed_id == env_id.replace("-v0", "-boxed-v0")
+    ours, theirs = gym.make(boxed_id).unwrapped, gym.make(env_id).unwrapped
+    assert isinstance(ours, BoxedEnv) and not isinstance(theirs, BoxedEnv)
+    for seed in (0, 7):
+        assert ours.reset(seed=seed) == theirs.reset(seed=seed)
+        actions = theirs.oracle_actions()
+        assert ours.oracle_actions() == actions
+        assert play_actions(ours, actions, seed=seed) == play_actions(theirs, actions, seed=seed)
+    ours.close()

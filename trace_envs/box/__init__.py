@@ -15,7 +15,7 @@ from .limits import BoxLimits
 from .pool import BoxPool, default_pool
 from .protocol import PROTOCOL_VERSION
 from .proxy import BoxedEnv, boxed_env_class
-from .registry import boxed_class
+from .registry import box_installed_env, boxed_class
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -28,6 +28,7 @@ __all__ = [
     "BoxTimeout",
     "BoxedEnv",
     "BoxedEnvError",
+    "box_installed_env",
     "boxed_class",
     "boxed_env_class",
     "default_pool",
