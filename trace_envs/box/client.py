@@ -128,6 +128,7 @@ class BoxProcess:
 
     def _spawn(self) -> None:
         request_read, self._requests = os.pipe()
+        os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
@@ -181,14 +182,18 @@ class BoxProcess:
         return reply
 
     def _write(self, data: bytes, deadline: float, stage: str) -> None:
+        """Write without blocking (the request pipe is non-blocking); wait for room only when it is full."""
         while data:
+            try:
+                data = data[os.write(self._requests, data) :]
+                continue
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                raise self._died(stage) from None
             _, writable, _ = select.select([], [self._requests], [], max(0.0, deadline - time.monotonic()))
             if not writable:
                 raise self._timeout(stage)
-            try:
-                data = data[os.write(self._requests, data) :]
-            except BrokenPipeError:
-                raise self._died(stage) from None
 
     def _read_line(self, deadline: float, stage: str) -> bytes:
         while b"\n" not in self._buffer:
