@@ -210,3 +210,29 @@ def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean
         assert ours.oracle_actions() == actions
         assert play_actions(ours, actions, seed=seed) == play_actions(theirs, actions, seed=seed)
     ours.close()
+
+
+def test_the_path_variable_registers_a_synthesis_folder_boxed_for_the_cli(tmp_path: Path) -> None:
+    """``TRACE_ENVS_PATH`` in a fresh process (as a training or rollout worker gets it): list, describe, play."""
+    import os
+    import subprocess
+    import sys
+
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": GOOD})
+    environment = {**os.environ, "TRACE_ENVS_PATH": str(folder), "PYTHONPATH": str(Path(__file__).parents[2])}
+    code = (
+        "import gymnasium as gym, trace_envs\n"
+        "from trace_envs.box import BoxedEnv\n"
+        "env = gym.make('trace/precondition-verification-v0').unwrapped\n"
+        "print(isinstance(env, BoxedEnv), 'box_test_good_module' in __import__('sys').modules)\n"
+    )
+    made = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, timeout=300)
+    assert made.stdout.split() == ["True", "False"], made.stderr[-2000:]
+    played = subprocess.run(
+        [sys.executable, "-m", "trace_envs.cli", "play", "trace/precondition-verification-v0", "--policy", "oracle"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert played.returncode == 0 and "success" in played.stdout and "True" in played.stdout, played.stderr[-2000:]

@@ -49,7 +49,7 @@ class BoxedEnv(CapabilityEnv):
         self.options = dict(knobs)
         self.knobs = NoKnobs()
         self._cache_key = (f"boxed.{type(self).__qualname__}", repr(sorted(knobs.items())))
-        self.domain = get_domain(type(self).domain_name)
+        self.domain = type(self).domain
         self.toolset = self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
         self.tool_schemas = self.toolset.schemas()
         self._pending_seed = seed
@@ -59,8 +59,6 @@ class BoxedEnv(CapabilityEnv):
         self._box: BoxProcess | None = None
         self.box_failures: list[str] = []
         self._take_box()
-
-    domain_name: ClassVar[str] = ""
 
     # ----- the box ---------------------------------------------------------------------------------
     def _pool(self) -> BoxPool:
@@ -179,6 +177,14 @@ def trusted_capability(declared: dict[str, Any]) -> Capability:
     return Capability.model_validate({key: declared[key] for key in ("name", "description", "hint") if key in declared})
 
 
+def _domain(name: str) -> Any:
+    """This process's own domain object of the name a box declares (a clear error for an unknown one)."""
+    try:
+        return get_domain(name)
+    except KeyError:
+        raise ValueError(f"the boxed env declares domain {name!r}, which is not registered here") from None
+
+
 def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPool | None = None) -> type[BoxedEnv]:
     """A :class:`BoxedEnv` subclass for the module ``source``, declaring what its box's ``Ready`` said."""
     namespace: dict[str, Any] = {
@@ -187,7 +193,7 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
         "pool": pool,
         "declared_id": ready.env_id,
         "capability": trusted_capability(ready.capability),
-        "domain_name": ready.domain,
+        "domain": _domain(ready.domain),
         "max_turns": ready.max_turns,
         "tool_names": None if ready.tool_names is None else tuple(ready.tool_names),
         "policy": ready.policy,
