@@ -108,6 +108,33 @@ def test_a_payload_at_import_fires_nowhere_after_load_envs_or_in_use(
     assert_fired_nowhere(canary, listener)
 
 
+def test_after_load_envs_a_junk_agent_scores_the_same_on_the_tau2_evaluation(
+    canary: Path, fake_home: Path, listener: Listener, tmp_path: Path, tau2_data: Path
+) -> None:
+    """The module patched the tau2 target env and the contract to pay 1.0: only in its box, so a do-nothing
+    agent passes exactly the tau2 tasks it passed before the module was loaded (those that need no action)."""
+    from trace_envs.evaluation.harness import evaluate
+    from trace_envs.evaluation.policies import parse_policy
+    from trace_envs.evaluation.targets import load_target
+    from trace_envs.targets.tau2.scripted_user import ScriptedCustomer
+
+    target = load_target("tau2", tau2_data, limit=3)
+
+    def junk_passes(out: str) -> list[bool]:
+        results = evaluate(target, [parse_policy("junk=noop")], tmp_path / out, user_model=ScriptedCustomer())
+        return [outcome.passed for outcome in results.policy("junk").outcomes]
+
+    before = junk_passes("before")
+    source = everywhere_payload(canary, fake_home, listener.port)
+    (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"everywhere.py": source}))
+    try:
+        gym.make(env_id).unwrapped.reset(seed=0)  # the module has run (in its box)
+        assert junk_passes("after") == before and not all(before)
+    finally:
+        gym.registry.pop(env_id, None)
+    assert_fired_nowhere(canary, listener)
+
+
 def test_a_payload_at_import_fires_nowhere_under_calibration(canary: Path, fake_home: Path, listener: Listener) -> None:
     source = everywhere_payload(canary, fake_home, listener.port)
     stats = calibrate(source, CalibrationSettings(policy="noop", seeds=2, samples=2))
