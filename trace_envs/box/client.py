@@ -132,7 +132,7 @@ class BoxProcess:
         self._replies, reply_write = os.pipe()
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
-        server += [self.limits.model_dump_json(), json.dumps(denied_read_roots())]
+        server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
         command, self.isolation = boxed_command(
             server, self.scratch, namespaces=self.limits.namespaces, quota=self.limits.scratch_bytes
         )

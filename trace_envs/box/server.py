@@ -1,4 +1,4 @@
-"""The program inside a box: ``python -m trace_envs.box.server REQUESTS REPLIES REPORTS LIMITS DENIED``.
+"""The program inside a box: ``python -m trace_envs.box.server REQUESTS REPLIES REPORTS LIMITS DENIED RUN_ID``.
 
 Order matters (in a mount namespace of its own, :mod:`trace_envs.box.mounts` has already sealed every mount
 but the scratch and dropped every capability): rlimits first, then every trusted import, then the
