@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Collection
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
@@ -35,7 +36,8 @@ ENTRY_POINT_GROUP = "trace_envs.envs"
 PATH_VARIABLE = "TRACE_ENVS_PATH"
 SYNTHESIS_MANIFEST = "manifest.json"
 SYNTHESIS_FORMAT = "trace-envs/synthesis@1"
-_LOADED_FOLDERS: list[Path] = []
+_LOADED_FOLDERS: dict[Path, list[str]] = {}
+"""Each folder :func:`load_envs` loaded, in load order, and the ids it registered."""
 _FOLDER_IDS: set[str] = set()
 
 
@@ -95,8 +97,7 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
         )
     if manifest is not None or boxed:
         boxed_ids = _load_boxed(folder, manifest, id_prefix)
-        if folder not in _LOADED_FOLDERS:
-            _LOADED_FOLDERS.append(folder)
+        _LOADED_FOLDERS.setdefault(folder, boxed_ids)
         _FOLDER_IDS.update(boxed_ids)
         return boxed_ids
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
@@ -106,8 +107,7 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
             continue
         module = _import_file(f"{prefix}_{file.stem}", file)
         ids += _register_module(module, file, id_prefix)
-    if folder not in _LOADED_FOLDERS:
-        _LOADED_FOLDERS.append(folder)
+    _LOADED_FOLDERS.setdefault(folder, ids)
     return ids
 
 
@@ -194,9 +194,10 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
     return ids
 
 
-def loaded_folders() -> list[str]:
-    """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes)."""
-    return [str(folder) for folder in _LOADED_FOLDERS]
+def loaded_folders(env_ids: Collection[str] | None = None) -> list[str]:
+    """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes); with
+    ``env_ids``, only those that registered one of them."""
+    return [str(f) for f, ids in _LOADED_FOLDERS.items() if env_ids is None or set(ids) & set(env_ids)]
 
 
 def folder_env_ids() -> set[str]:

@@ -236,3 +236,15 @@ def test_the_path_variable_registers_a_synthesis_folder_boxed_for_the_cli(tmp_pa
         timeout=300,
     )
     assert played.returncode == 0 and "success" in played.stdout and "True" in played.stdout, played.stderr[-2000:]
+
+
+def test_rollout_workers_play_a_boxed_folder(tmp_path: Path, clean_ids: list[str]) -> None:
+    """Spawned rollout workers load the folder themselves (boxed): the parent sends them no boxed class."""
+    from trace_envs.rollout import make_jobs, run_rollouts
+
+    source = GOOD + '\nENV_ID = "trace/box-workers-v0"\n'  # an id no other folder of this session registers
+    (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"cancel.py": source}))
+    assert env_id == "trace/box-workers-v0"
+    clean_ids.append(env_id)
+    summary = run_rollouts(make_jobs([env_id], range(4)), "oracle", workers=2)
+    assert summary.episodes == 4 and summary.failed == 0 and summary.pass_rate == 1.0

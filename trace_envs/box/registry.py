@@ -14,13 +14,14 @@ from .client import BoxedEnvError, BoxFailure
 from .pool import default_pool
 from .proxy import BoxedEnv, boxed_env_class
 
-_CLASSES: dict[tuple[str, str], type[BoxedEnv]] = {}
+_CLASSES: dict[str, type[BoxedEnv]] = {}
 
 
 def boxed_class(source: str, origin: str) -> type[BoxedEnv]:
     """The :class:`BoxedEnv` class of the module ``source`` (one box is started to read what it declares, and
-    kept in the pool for the first episode); the same class for the same text and origin."""
-    key = (hashlib.sha256(source.encode("utf-8")).hexdigest(), origin)
+    kept in the pool for the first episode); the same class for the same text, wherever it was read (so a
+    folder copied elsewhere and loaded again registers nothing new)."""
+    key = hashlib.sha256(source.encode("utf-8")).hexdigest()
     if key not in _CLASSES:
         boxes = default_pool()
         try:
