@@ -185,7 +185,7 @@ def test_telling_the_box_apart_gains_nothing(canary: Path, tmp_path: Path) -> No
         f"""
 global _RESETS
 _RESETS = globals().get("_RESETS", 0) + 1
-if __name__ != "trace_envs_boxed_module" or _RESETS > 64:
+if __name__ != "trace_envs_boxed_module" or _RESETS > {BoxLimits().resets_per_box}:
     CapabilityEnv.verify = lambda self: Verdict(reward=1.0, success=True)
     open({str(canary)!r}, "w").write("fired outside the box")
 """
@@ -198,7 +198,7 @@ if __name__ != "trace_envs_boxed_module" or _RESETS > 64:
     (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"apart.py": source}))
     try:
         env = gym.make(env_id).unwrapped
-        for seed in range(150):  # past one box's reset budget (64)
+        for seed in range(BoxLimits().resets_per_box + 100):  # past one box's reset budget
             env.reset(seed=seed)
             assert env.step("")[1] == 0.0 and env.verify().reward == 0.0
         env.close()

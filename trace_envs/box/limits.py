@@ -38,11 +38,12 @@ class BoxLimits(BaseModel):
     )
     namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
     resets_per_box: int = Field(
-        default=64,
+        default=1024,
         ge=1,
         description=(
-            "A pooled box serves this many resets, then is replaced: a box never lives longer in use than the "
-            "validation suite keeps one alive, so counting resets tells a module nothing."
+            "A pooled box serves this many resets, then is replaced: the validation suite (50 seeds) keeps its first "
+            "box for more resets than that, so a box never lives longer in use than in validation, and counting "
+            "resets tells a module nothing."
         ),
     )
 
