@@ -9,7 +9,9 @@
   worker processes (TRL/accelerate, rollout workers) see the same envs as the process that started them.
 - A folder written by ``trace-envs synthesize`` holds a ``manifest.json`` with each validated module's
   sha256; such a folder loads only if every module is the one validated (an edited module is refused
-  until ``trace-envs validate`` records it again).
+  until ``trace-envs validate`` records it again), and its modules are never imported here: each is
+  registered as a boxed id (:mod:`trace_envs.box`), whose ``gym.make`` returns a proxy that plays the
+  module's env in a box process, from the exact text whose sha256 the manifest records.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ import json
 import os
 import sys
 import warnings
+from collections.abc import Collection
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .core.env import CapabilityEnv
 from .registry import NAMESPACE, register_env
@@ -32,7 +36,9 @@ ENTRY_POINT_GROUP = "trace_envs.envs"
 PATH_VARIABLE = "TRACE_ENVS_PATH"
 SYNTHESIS_MANIFEST = "manifest.json"
 SYNTHESIS_FORMAT = "trace-envs/synthesis@1"
-_LOADED_FOLDERS: list[Path] = []
+_LOADED_FOLDERS: dict[Path, list[str]] = {}
+"""Each folder :func:`load_envs` loaded, in load order, and the ids it registered."""
+_FOLDER_IDS: set[str] = set()
 
 
 class UnvalidatedModule(ValueError):
@@ -67,9 +73,13 @@ def plugin_packages() -> list[ModuleType]:
     return [sys.modules[name] for name in sorted(names) if name in sys.modules]
 
 
-def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None) -> list[str]:
+def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool | None = None) -> list[str]:
     """Import every ``*.py`` module of the folder ``path`` (names starting with ``_`` are skipped) and
     register each ``CapabilityEnv`` subclass a module defines; returns their ids, in file order.
+
+    A synthesis output folder (one with a trace-envs ``manifest.json``) is always boxed: its modules run only
+    in box processes, never in this one (``boxed=False`` is refused). Any other folder is your own code and is
+    imported here, unless ``boxed=True`` (then each module must define exactly one env).
 
     The id is the module's ``ENV_ID`` when it sets one (then it must define exactly one env), else
     ``trace/<capability name with dashes>-v0``. Modules are imported under names unique to the folder, so
@@ -80,9 +90,16 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None) -> 
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
         raise NotADirectoryError(f"load_envs: {folder} is not a folder; pass the folder that holds the env modules")
-    problems = unvalidated_modules(folder)
-    if problems:
-        raise UnvalidatedModule("load_envs: refusing to load " + "; ".join(problems))
+    manifest = _synthesis_manifest(folder)
+    if manifest is not None and boxed is False:
+        raise ValueError(
+            f"load_envs: {folder} is a synthesis output folder, whose modules only ever run boxed; leave boxed out"
+        )
+    if manifest is not None or boxed:
+        boxed_ids = _load_boxed(folder, manifest, id_prefix)
+        _LOADED_FOLDERS.setdefault(folder, boxed_ids)
+        _FOLDER_IDS.update(boxed_ids)
+        return boxed_ids
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
     ids: list[str] = []
     for file in sorted(folder.glob("*.py")):
@@ -90,25 +107,33 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None) -> 
             continue
         module = _import_file(f"{prefix}_{file.stem}", file)
         ids += _register_module(module, file, id_prefix)
-    if folder not in _LOADED_FOLDERS:
-        _LOADED_FOLDERS.append(folder)
+    _LOADED_FOLDERS.setdefault(folder, ids)
     return ids
 
 
-def unvalidated_modules(folder: str | os.PathLike[str]) -> list[str]:
-    """One line per module of a synthesis output folder that its manifest does not vouch for (edited since
-    it was validated, or never validated); empty for a folder without a synthesis manifest."""
-    folder = Path(folder)
+def _synthesis_manifest(folder: Path) -> dict[str, Any] | None:
+    """The folder's trace-envs synthesis manifest (None: it has none, or another tool's); unreadable: refused."""
     path = folder / SYNTHESIS_MANIFEST
     if not path.exists():
-        return []
+        return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
-        return [f"{path} is not valid JSON ({exc}); write the folder again with trace-envs synthesize"]
+        raise UnvalidatedModule(
+            f"load_envs: {path} is not valid JSON ({exc}); write the folder again with trace-envs synthesize"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != SYNTHESIS_FORMAT:
-        return []  # some other tool's manifest
+        return None  # some other tool's manifest
+    return manifest
+
+
+def validated_sources(folder: str | os.PathLike[str]) -> tuple[dict[Path, str], list[str]]:
+    """Each module of a synthesis output folder as the text its manifest vouches for (read once: that text,
+    not whatever the file holds later, is what runs), and one line per module it does not vouch for."""
+    folder = Path(folder)
+    manifest = _synthesis_manifest(folder) or {}
     entries = manifest.get("modules") or {}
+    sources: dict[Path, str] = {}
     problems = []
     for file in sorted(folder.glob("*.py")):
         if file.name.startswith("_"):
@@ -116,23 +141,68 @@ def unvalidated_modules(folder: str | os.PathLike[str]) -> list[str]:
         entry = entries.get(file.name)
         if not isinstance(entry, dict):
             problems.append(
-                f"{file} is not in {path}: it was never validated; run `trace-envs validate {file}` to validate "
-                "and record it"
+                f"{file} is not in {folder / SYNTHESIS_MANIFEST}: it was never validated; run "
+                f"`trace-envs validate {file}` to validate and record it"
             )
             continue
-        actual = hashlib.sha256(file.read_bytes()).hexdigest()
+        data = file.read_bytes()
+        actual = hashlib.sha256(data).hexdigest()
         recorded = str(entry.get("source_sha256", ""))
         if actual != recorded:
             problems.append(
                 f"{file} was edited since it was validated (sha256 {actual[:12]}…, manifest {recorded[:12]}…); "
                 f"validate it again: `trace-envs validate {file}`"
             )
-    return problems
+            continue
+        try:
+            sources[file] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{file} is not UTF-8 text; validate it again: `trace-envs validate {file}`")
+    return sources, problems
 
 
-def loaded_folders() -> list[str]:
-    """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes)."""
-    return [str(folder) for folder in _LOADED_FOLDERS]
+def unvalidated_modules(folder: str | os.PathLike[str]) -> list[str]:
+    """One line per module of a synthesis output folder that its manifest does not vouch for (edited since
+    it was validated, or never validated); empty for a folder without a synthesis manifest."""
+    folder = Path(folder)
+    try:
+        if _synthesis_manifest(folder) is None:
+            return []
+    except UnvalidatedModule as exc:
+        return [str(exc)]
+    return validated_sources(folder)[1]
+
+
+def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | None) -> list[str]:
+    """Register each module of ``folder`` as a boxed id (:mod:`trace_envs.box`): nothing of it runs here."""
+    from .box import boxed_class
+
+    if manifest is not None:
+        sources, problems = validated_sources(folder)
+        if problems:
+            raise UnvalidatedModule("load_envs: refusing to load " + "; ".join(problems))
+    else:
+        sources = {f: f.read_text(encoding="utf-8") for f in sorted(folder.glob("*.py")) if not f.name.startswith("_")}
+    entries = (manifest or {}).get("modules") or {}
+    ids = []
+    for file, source in sources.items():
+        cls = boxed_class(source, str(file))
+        recorded = (entries.get(file.name) or {}).get("env_id") or cls.declared_id
+        env_id = str(recorded) if recorded and not id_prefix else _default_id(cls, file, id_prefix)
+        register_env(env_id, cls)
+        ids.append(env_id)
+    return ids
+
+
+def loaded_folders(env_ids: Collection[str] | None = None) -> list[str]:
+    """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes); with
+    ``env_ids``, only those that registered one of them."""
+    return [str(f) for f, ids in _LOADED_FOLDERS.items() if env_ids is None or set(ids) & set(env_ids)]
+
+
+def folder_env_ids() -> set[str]:
+    """Ids :func:`load_envs` registered boxed in this process (a worker gets them by loading the folders again)."""
+    return set(_FOLDER_IDS)
 
 
 def load_env_path() -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.synthesis.sandbox.audit import AuditPolicy, AuditReporter, make_hook
+from trace_envs.box.audit import AuditPolicy, AuditReporter, make_hook
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.synthesis.sandbox import mounts
-from trace_envs.synthesis.sandbox.mounts import mount_namespace, seal_filesystem
-from trace_envs.synthesis.sandbox.process import box_environment, namespace_prefix
+from trace_envs.box import mounts
+from trace_envs.box.launch import box_environment, namespace_prefix
+from trace_envs.box.mounts import mount_namespace, seal_filesystem
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mount namespaces are Linux's")
 

@@ -22,7 +22,7 @@ import gymnasium as gym
 from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
-from trace_envs.plugins import loaded_folders
+from trace_envs.plugins import folder_env_ids, loaded_folders
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .runner import arun_rollouts, checked_policy_spec
@@ -135,7 +135,9 @@ def run_rollouts_in_workers(
     start = time.perf_counter()
     if not shards:
         return summary
-    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending}
+    folders = loaded_folders({job.env_id for job in pending})  # only the folders these jobs need
+    boxed = folder_env_ids()  # built from a folder's text in each process: the worker loads the folder itself
+    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending if job.env_id not in boxed}
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     processes = []
@@ -143,7 +145,7 @@ def run_rollouts_in_workers(
         plan = WorkerPlan(
             index=index, jobs=shard, policy=policy, concurrency=max(1, math.ceil(concurrency / len(shards))),
             max_steps=max_steps, model_options=model_options, sampling=sampling, user_model=user_config,
-            env_folders=loaded_folders(), store_path=str(store.path) if store is not None else None,
+            env_folders=folders, store_path=str(store.path) if store is not None else None,
             fsync=store.fsync if store is not None else "background",
         )  # fmt: skip
         process = context.Process(

@@ -4,9 +4,9 @@ too easy nor too hard for it, and its GRPO groups must carry signal.
 Pass when mean success is within a band (default 0.2-0.6, the paper repository's
 ``calibrate_environment.py`` choice), the reward standard deviation is at least 0.05, and at least
 half of the groups (the K samples of one seed) are informative (not all-equal). pass@1/4/8 are
-reported. This gate imports the module into this process to play it (through
-:func:`~trace_envs.rollout.run_rollouts`, so a model policy reaches its endpoint over the network), so
-it only ever runs after every other gate has passed.
+reported. The module plays in boxes (:mod:`trace_envs.box`), through the proxy training uses; this
+process runs the policy (:func:`~trace_envs.rollout.run_rollouts`, so a model policy reaches its endpoint
+over the network) and imports nothing of the module. It runs after every other gate has passed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from trace_envs.box import BoxLimits
 
 from .calibration_settings import CalibrationSettings
 from .context import GateContext, named_gate
@@ -134,15 +136,19 @@ PolicyFactory = Callable[[Any], Any]
 
 
 def calibrate(
-    source: str, settings: CalibrationSettings, *, policy_factory: PolicyFactory | None = None
+    source: str,
+    settings: CalibrationSettings,
+    *,
+    policy_factory: PolicyFactory | None = None,
+    limits: BoxLimits | None = None,
 ) -> CalibrationStats:
-    """Import the (already validated) module here, play it and compute the statistics. ``policy_factory``
+    """Play the (already validated) module, boxed, and compute the statistics. ``policy_factory``
     (job -> Policy) replaces ``settings.policy`` for custom policies; ``settings.policy`` is then the
     spec its episodes record."""
     from trace_envs.rollout import TrajectoryStore, load_episodes, make_jobs, run_rollouts
 
     records: list[Any] = []
-    with registered_candidate(source) as env_id:
+    with registered_candidate(source, boxes=max(1, settings.concurrency), limits=limits) as env_id:
         jobs = make_jobs([env_id], range(settings.seeds), samples=settings.samples)
         options: dict[str, Any] = {"concurrency": settings.concurrency, "max_steps": settings.max_steps}
         if policy_factory is not None:
@@ -178,7 +184,7 @@ def calibration_gate(source: str, context: GateContext) -> GateResult:
     if settings is None:
         return GateResult(gate="calibration", status="skipped", details={"note": "no calibration policy given"})
     try:
-        stats = calibrate(source, settings)
+        stats = calibrate(source, settings, limits=context.limits)
     except Exception as exc:  # the policy's model or endpoint failed (not the module: it passed every gate)
         error = Finding(
             rule="calibration-policy-error",

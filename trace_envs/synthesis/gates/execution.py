@@ -1,11 +1,12 @@
-"""Gate 4: run the property suite in the sandbox, twice in parallel, and read what came back.
+"""Gate 4: run the property suite against the module's boxed env, twice in parallel, and judge what came back.
 
-The first run loads the module and runs trace_envs.testing's checks (Gymnasium's check_env,
-diversity, oracle 1.0, the flawed solution failing, junk policies 0, Hypothesis actions, no state
-leak) and fingerprints every seed; the second, with another ``PYTHONHASHSEED``, only fingerprints.
-Equal fingerprints are the cross-process determinism check. Anything the audit hook refused, a
-timeout, a crash or a limit hit rejects the module. The first run's outcome is left in
-``context.evidence["execution"]`` for later gates.
+The module runs only in boxes (:mod:`trace_envs.box`); the checks run here, in the validator, through
+the same proxy training and evaluation use. The first run runs trace_envs.testing's checks (Gymnasium's
+check_env, diversity, oracle 1.0, the flawed solution failing, junk policies 0, Hypothesis actions, no
+state leak) and fingerprints every seed; the second, in other boxes (each box has a fresh random
+``PYTHONHASHSEED``), only fingerprints. Equal fingerprints are the cross-process determinism check.
+Anything the audit hook refused, a timeout, a crash, a limit hit or a broken protocol rejects the
+module. The first run's outcome is left in ``context.evidence["execution"]`` for later gates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from ..sandbox.protocol import BoxMode, SandboxOutcome
 from .context import GateContext, named_gate
 from .reports import Finding, GateResult
 
-HASH_SEEDS = (1, 2)
 MODES: tuple[BoxMode, BoxMode] = ("suite", "fingerprint")
 SEED_IN_MESSAGE = re.compile(r"\bseeds? (\d+)")
 PROPERTY_FIXES: dict[str, str] = {
@@ -90,9 +90,8 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
                 env_id=env_id,
                 fuzz_examples=context.fuzz_examples,
                 limits=context.limits,
-                hash_seed=hash_seed,
             )
-            for mode, hash_seed in zip(MODES, HASH_SEEDS, strict=True)
+            for mode in MODES
         ]
         suite, second = (run.result() for run in runs)
     context.evidence["execution"] = suite
@@ -153,6 +152,15 @@ def outcome_findings(outcome: SandboxOutcome, which: str = "the sandbox") -> lis
                 subject=outcome.signal,
                 message=f"{which} {meaning}{limit} during {outcome.last_stage} ({outcome.signal}).",
                 fix=f"Make {outcome.last_stage} do bounded work with bounded memory.",
+            )
+        )
+    elif outcome.crashed is not None:
+        findings.append(
+            Finding(
+                rule="box-crashed",
+                subject=outcome.last_stage,
+                message=f"{which}: during {outcome.last_stage} {outcome.crashed}",
+                fix="Do not exit the process, close its descriptors or write to them; let errors propagate as exceptions.",
             )
         )
     elif outcome.result is None:
@@ -262,7 +270,7 @@ def determinism_findings(first: SandboxOutcome, second: SandboxOutcome) -> list[
                     seed=seed,
                     message=(
                         f"seed {seed} is not deterministic across processes ({', '.join(differing)} differ between "
-                        f"PYTHONHASHSEED={HASH_SEEDS[0]} and {HASH_SEEDS[1]})."
+                        "two boxes, each with its own random PYTHONHASHSEED)."
                     ),
                     fix=PROPERTY_FIXES["determinism"],
                 )

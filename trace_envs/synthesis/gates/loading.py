@@ -1,47 +1,35 @@
-"""Import a validated module into this process under a temporary env id (for calibration).
+"""Register a validated module's env under a temporary id, boxed (for calibration).
 
-Only ever called once every other gate has passed: until then nothing of a module runs here.
+The module runs only in box processes (:mod:`trace_envs.box`); this process plays it through the proxy,
+exactly as training and evaluation do, so calibration imports nothing of it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
-import shutil
-import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import gymnasium as gym
 
-from trace_envs.plugins import defined_envs
+from trace_envs.box import BoxedEnvError, BoxFailure, BoxLimits, BoxPool, boxed_env_class
 
 from .execution import candidate_env_id
 
 
 @contextlib.contextmanager
-def registered_candidate(source: str) -> Iterator[str]:
-    """Write ``source`` to a temporary file, import it, register its one ``CapabilityEnv`` subclass under
-    :func:`~trace_envs.synthesis.gates.execution.candidate_env_id` and yield that id; unregister on exit."""
+def registered_candidate(source: str, *, boxes: int = 8, limits: BoxLimits | None = None) -> Iterator[str]:
+    """Register ``source``'s env, boxed, under :func:`~trace_envs.synthesis.gates.execution.candidate_env_id`
+    and yield that id (up to ``boxes`` idle boxes are kept for reuse); unregister and close the boxes on exit."""
     env_id = candidate_env_id(source)
-    name = "trace_candidate_" + env_id.split("-")[1]
-    folder = Path(tempfile.mkdtemp(prefix="trace-candidate-"))
-    try:
-        path = folder / f"{name}.py"
-        path.write_text(source, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path} as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        classes = defined_envs(module)
-        if len(classes) != 1:
-            raise TypeError(f"the module defines {len(classes)} concrete CapabilityEnv subclasses, not one")
-        gym.register(id=env_id, entry_point=classes[0], disable_env_checker=True)
-        yield env_id
-    finally:
-        gym.registry.pop(env_id, None)
-        sys.modules.pop(name, None)
-        shutil.rmtree(folder, ignore_errors=True)
+    with BoxPool(limits, max_idle=boxes) as pool:
+        try:
+            box = pool.acquire(source, {})
+        except (BoxedEnvError, BoxFailure) as exc:
+            raise RuntimeError(f"the candidate module failed in its box: {exc}") from exc
+        pool.release(box, source, {})
+        cls = boxed_env_class(source, box.ready, origin="the candidate module", pool=pool)
+        gym.register(id=env_id, entry_point=cls, disable_env_checker=True)
+        try:
+            yield env_id
+        finally:
+            gym.registry.pop(env_id, None)

@@ -1,2 +1,2 @@
-"""The sandbox the gates run a candidate module in: a subprocess with its own mounts, limits and audit hook;
-nothing of the module runs in the parent process."""
+"""Running a candidate module's checks: the module in boxes (:mod:`trace_envs.box`), the property suite and the
+evidence in the validator, against the boxed env's proxy; nothing of the module runs in the validator."""

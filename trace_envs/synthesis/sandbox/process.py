@@ -1,109 +1,41 @@
-"""Run a candidate module's checks in a sandboxed subprocess; nothing of the module runs in this process.
+"""Run a candidate module's checks: the module in boxes (:mod:`trace_envs.box`), the checks here.
 
-The child is ``python -m trace_envs.synthesis.sandbox._box_runner`` started:
-
-- in new user, network, PID and mount namespaces (``unshare``) when the OS allows it, falling back
-  to fewer (or none) and saying which in the outcome's ``isolation``;
-- in a fresh scratch directory as its working directory and ``TMPDIR``;
-- with an environment of ``PATH``, ``PYTHONPATH`` (our packages), ``LANG`` and thread settings
-  only: no API keys, no ``HOME``;
-- in its own process group, killed whole at the wall-clock limit (and any leftover found by its run
-  id afterwards);
-- in its own mount namespace, with every mount but scratch read-only and no capabilities left
-  (:mod:`trace_envs.synthesis.sandbox.mounts` does this, then execs the runner);
-- with rlimits (CPU, address space, file size, open files, processes) and the audit hook of
-  :mod:`trace_envs.synthesis.sandbox.audit`, both set by the runner before the module is imported.
-
-Refusals, stage changes and the result come back as JSON lines on a pipe.
+The box only hosts the env (one env per box process, started with the kernel layers: namespaces, a
+sealed file system with a size-limited scratch, rlimits, an empty environment, a fresh hash seed and
+the audit hook, see :mod:`trace_envs.box.launch`). trace_envs.testing's property checks, the flawed
+solution's evidence and the fingerprints run in this process against a :class:`~trace_envs.box.BoxedEnv`
+proxy, the same proxy training and evaluation use, so the evidence is produced outside the module's
+interpreter: a module can neither replace a check nor write a result, and a box that exits, hangs or
+breaks the protocol is a failure, never a pass. What the audit hook refused comes back on a pipe of
+its own, and rejects the module.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+import gymnasium as gym
 
-from . import mounts
-from .mounts import mount_namespace
-from .protocol import BlockedEvent, BoxMode, BoxRequest, BoxResult, SandboxLimits, SandboxOutcome
+from trace_envs.box import BoxedEnv, BoxedEnvError, BoxFailure, BoxPool, BoxTimeout, boxed_env_class
+from trace_envs.rollout.scripted import play_actions
+from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, property_checks
 
-RUNNER_MODULE = "trace_envs.synthesis.sandbox._box_runner"
-CHANNEL_LIMIT = 4 * 1024 * 1024
-"""Bytes of the report channel kept; the rest is drained and dropped (a module cannot fill our memory)."""
-TAIL = 4000
-
-NAMESPACE_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"),
-        ("user namespace", "network namespace", "pid namespace", "mount namespace"),
-    ),
-    (("--user", "--map-root-user", "--net"), ("user namespace", "network namespace")),
-    (("--net",), ("network namespace",)),
+from ..gates.steps import compare_steps
+from .protocol import (
+    BlockedEvent,
+    BoxError,
+    BoxMode,
+    BoxResult,
+    FlawedEvidence,
+    ModuleInfo,
+    SandboxLimits,
+    SandboxOutcome,
 )
-"""unshare options, strongest first; the first that works on this machine is used."""
 
-
-@lru_cache(maxsize=1)
-def namespace_prefix() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The ``unshare`` command prefix this machine allows, and the namespaces it gives (probed once)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or not sys.platform.startswith("linux"):
-        return (), ()
-    for options, names in NAMESPACE_OPTIONS:
-        try:
-            probe = subprocess.run(
-                [unshare, *options, "true"], capture_output=True, timeout=10, check=False, env={"PATH": os.defpath}
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if probe.returncode == 0:
-            return (unshare, *options), names
-    return (), ()
-
-
-def denied_read_roots() -> list[str]:
-    """Home directories the module may not read: ours, ``/root`` and ``/home``."""
-    roots = {"/root", "/home"}
-    with contextlib.suppress(RuntimeError, KeyError):
-        roots.add(str(Path.home()))
-    return sorted(roots)
-
-
-def package_roots() -> list[str]:
-    """Directories that hold our packages (what the child's PYTHONPATH must contain)."""
-    import trace_envs
-    from trace_envs.plugins import plugin_packages
-
-    roots = {str(Path(p.__file__ or "").resolve().parent.parent) for p in (trace_envs, *plugin_packages())}
-    return sorted(roots)
-
-
-def box_environment(scratch: str, hash_seed: int) -> dict[str, str]:
-    """The child's whole environment: nothing inherited, so no keys, tokens or HOME."""
-    return {
-        "PATH": os.defpath,
-        "PYTHONPATH": os.pathsep.join(package_roots()),
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": str(hash_seed),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-        "TMPDIR": scratch,
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
+TAIL = 4000
+BASE_ISOLATION = ("rlimits", "audit hook", "scratch directory", "empty environment", "fresh hash seed")
 
 
 def run_in_sandbox(
@@ -114,172 +46,203 @@ def run_in_sandbox(
     env_id: str,
     fuzz_examples: int = 50,
     limits: SandboxLimits | None = None,
-    hash_seed: int = 0,
 ) -> SandboxOutcome:
-    """Run ``mode`` on the module ``source`` in a fresh sandbox and return what came back."""
+    """Run ``mode`` on the module ``source`` (in boxes of its own) and return what came back."""
     limits = limits or SandboxLimits()
-    scratch = tempfile.mkdtemp(prefix="trace-box-")
-    private = tempfile.mkdtemp(prefix="trace-box-out-")  # stdout/stderr files: not in scratch
-    run_id = Path(scratch).name
+    run = _Run(source, mode, seeds, env_id, fuzz_examples, BoxPool(limits, max_idle=2, stop_after_failure=True))
+    started = time.monotonic()
     try:
-        module_path = Path(scratch) / "candidate_module.py"
-        module_path.write_text(source, encoding="utf-8")
-        request = BoxRequest(
-            mode=mode,
-            module_path=str(module_path),
-            env_id=env_id,
-            seeds=seeds,
-            fuzz_examples=fuzz_examples,
-            scratch=scratch,
-            limits=limits,
-            denied_read_roots=denied_read_roots(),
-        )
-        return _launch(request, run_id, private, hash_seed)
+        run.run()
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        shutil.rmtree(private, ignore_errors=True)
-
-
-def _launch(request: BoxRequest, run_id: str, private: str, hash_seed: int) -> SandboxOutcome:
-    limits = request.limits
-    prefix, isolation = namespace_prefix() if limits.namespaces else ((), ())
-    read_fd, write_fd = os.pipe()
-    command = [sys.executable, "-B", "-m", RUNNER_MODULE, str(write_fd), request.model_dump_json()]
-    parent_namespace = mount_namespace()
-    if "mount namespace" in isolation and parent_namespace is not None:
-        seal = [sys.executable, "-B", "-I", mounts.__file__, request.scratch, parent_namespace, "--"]
-        command = [*seal, *command]
-    command = [*prefix, *command]
-    reader = _ChannelReader(read_fd)
-    start = time.monotonic()
-    with open(Path(private) / "stdout", "wb") as out, open(Path(private) / "stderr", "wb") as err:
-        try:
-            process = subprocess.Popen(
-                command,
-                cwd=request.scratch,
-                env=box_environment(request.scratch, hash_seed),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-            )
-        finally:
-            os.close(write_fd)
-        reader.start()
-        timed_out = False
-        try:
-            process.wait(timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # the whole group, whether it ended or not
-        process.wait()
-        strays = kill_strays(run_id)
-        reader.join(timeout=5)
-    wall = time.monotonic() - start
-    code = process.returncode
-    signal_name = reader.signals[0] if reader.signals else None  # the runner's own report of a limit signal
-    if signal_name is None and code is not None and code < 0:
-        signal_name = signal.Signals(-code).name
-    isolation_used = [*isolation, *reader.isolation, "rlimits", "audit hook", "scratch directory", "empty environment"]
+        run.pool.close()
+    failure = run.pool.failures[0] if run.pool.failures else None
+    stages = run.stages
+    failed_stage = getattr(failure, "validator_stage", None)
+    if failed_stage in stages:
+        stages = stages[: stages.index(failed_stage) + 1]
+    timed_out = isinstance(failure, BoxTimeout)
+    signal_name = None if failure is None or timed_out else failure.signal_name
     return SandboxOutcome(
-        run_id=run_id,
-        result=reader.result,
-        blocked=reader.blocked,
-        stages=reader.stages,
-        exit_code=code,
-        signal=None if timed_out else signal_name,
+        run_id=" ".join(box.run_id for box in run.pool.boxes),
+        result=run.result,
+        blocked=[BlockedEvent.model_validate(r.model_dump()) for r in run.pool.refusals],
+        stages=stages,
+        signal=signal_name,
         timed_out=timed_out,
-        wall_seconds=wall,
-        isolation=isolation_used,
-        stdout_tail=_tail(Path(private) / "stdout"),
-        stderr_tail=_tail(Path(private) / "stderr"),
-        strays_killed=strays,
+        crashed=None if failure is None or timed_out or signal_name else str(failure),
+        wall_seconds=time.monotonic() - started,
+        isolation=[*run.isolation, *BASE_ISOLATION],
+        stdout_tail="".join(box.stdout_tail() for box in run.pool.boxes)[-TAIL:],
+        stderr_tail="".join(box.stderr_tail() for box in run.pool.boxes)[-TAIL:],
         limits=limits,
+        boxes_started=run.pool.started,
     )
 
 
-def kill_strays(run_id: str) -> int:
-    """SIGKILL any process still running with ``run_id`` on its command line (ones that left the group)."""
-    killed = 0
-    me = os.getpid()
-    for pid in box_processes(run_id):
-        if pid != me:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-    return killed
+class _Run:
+    """One run's stages: import (start a box), the first reset, the suite and evidence, the fingerprints."""
 
+    def __init__(self, source: str, mode: BoxMode, seeds: list[int], env_id: str, fuzz: int, pool: BoxPool):
+        self.source, self.mode, self.seeds, self.env_id, self.fuzz = source, mode, seeds, env_id, fuzz
+        self.pool = pool
+        self.stages = ["startup"]
+        pool.stage = lambda: self.stages[-1]
+        self.result = BoxResult(mode=mode)
+        self.isolation: list[str] = []
 
-def box_processes(run_id: str) -> list[int]:
-    """Pids of live processes whose command line contains ``run_id`` (the scratch directory's name)."""
-    found = []
-    marker = run_id.encode()
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
+    def stage(self, name: str) -> None:
+        self.stages.append(name)
+
+    def note(self, failure: BoxFailure) -> None:
+        """Record the box's failure with the stage the checks were in."""
+        if not hasattr(failure, "validator_stage"):
+            failure.validator_stage = self.stages[-1]  # type: ignore[attr-defined]
+        self.pool.note_failure(failure)
+
+    def run(self) -> None:
+        cls = self.start()
+        if cls is None:
+            return
+        if self.mode == "suite":
+            gym.register(id=self.env_id, entry_point=cls, disable_env_checker=True)
+            try:
+                self.result.suite = self.suite()
+                if self.pool.failures:
+                    return
+                self.stage("flawed solutions")
+                self.result.flawed = flawed_evidence(cls, self.seeds)
+            except BoxFailure as exc:
+                self.note(exc)
+                return
+            finally:
+                gym.registry.pop(self.env_id, None)
+        self.stage("fingerprint")
+        start = time.perf_counter()
         try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
+            self.result.fingerprints = {seed: fingerprint(cls(), seed) for seed in self.seeds}
+        except BoxedEnvError as exc:
+            self.result.error = box_error("fingerprint", exc)
+        except BoxFailure as exc:
+            self.note(exc)
+        self.result.seconds["fingerprint"] = time.perf_counter() - start
+
+    def start(self) -> type[BoxedEnv] | None:
+        """Start a box (the module's import) and reset it once; the proxy class, or None (recorded why)."""
+        self.stage("import")
+        start = time.perf_counter()
+        try:
+            box = self.pool.acquire(self.source, {})
+        except BoxedEnvError as exc:
+            self.result.error = box_error("import", exc)
+            return None
+        except BoxFailure as exc:
+            self.note(exc)
+            return None
+        self.result.seconds["import"] = time.perf_counter() - start
+        self.isolation += [*box.isolation, *box.sealed]
+        cls = boxed_env_class(self.source, box.ready, origin="the candidate module", pool=self.pool)
+        self.pool.release(box, self.source, {})
+        self.stage("reset")
+        try:
+            env = cls()
+            _, info = env.reset(seed=self.seeds[0])
+        except BoxedEnvError as exc:
+            self.result.error = box_error("reset", exc, self.seeds[0])
+            return None
+        except BoxFailure as exc:
+            self.note(exc)
+            return None
+        env.close()
+        self.result.module = ModuleInfo(
+            class_name=box.ready.class_name,
+            capability=cls.capability.name,
+            domain=box.ready.domain,
+            tool_schemas=info["tools"],
+        )
+        return cls
+
+    def suite(self) -> SuiteReport:
+        """trace_envs.testing's property checks, run here against the proxy (the cross-process one is two runs)."""
+        results = []
+        for name, check in property_checks(self.env_id, self.seeds, self.fuzz, subprocess=False).items():
+            self.stage(f"property {name}")
+            start = time.perf_counter()
+            failure = _outcome(check)
+            for box_failure in box_failures(failure):
+                self.note(box_failure)
+            message = "" if failure is None else describe_failure(failure)
+            seconds = time.perf_counter() - start
+            results.append(PropertyResult(name=name, passed=failure is None, seconds=seconds, message=message))
+            self.result.seconds[f"property {name}"] = seconds
+            if self.pool.failures:
+                break  # a box hung or died: the rest would only wait for the same
+        return SuiteReport(env_id=self.env_id, seeds=self.seeds, results=results)
+
+
+def _outcome(check: Callable[[], Any]) -> Exception | None:
+    try:
+        check()
+    except Exception as exc:  # each property's failure, whatever the box answered
+        return exc
+    return None
+
+
+def box_error(stage: str, exc: BoxedEnvError, seed: int | None = None) -> BoxError:
+    """An exception of the module's code (raised in the box) as the result's error."""
+    message = str(exc).partition(": ")[2]
+    return BoxError(
+        stage=stage, kind=exc.error, message=message[:1000], line=exc.line, seed=seed, traceback=exc.traceback
+    )
+
+
+def box_failures(exc: BaseException | None) -> list[BoxFailure]:
+    """Box failures behind a check's failure (raised, chained, or inside an exception group)."""
+    found: list[BoxFailure] = []
+    seen: set[int] = set()
+    stack = [exc] if exc is not None else []
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
             continue
-        if marker in cmdline:
-            found.append(int(entry))
+        seen.add(id(current))
+        if isinstance(current, BoxFailure):
+            found.append(current)
+        stack += [e for e in (current.__cause__, current.__context__) if e is not None]
+        stack += list(getattr(current, "exceptions", []))
     return found
 
 
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, path.stat().st_size - TAIL))
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+def describe_failure(exc: BaseException) -> str:
+    """A property's failure as its message (an assertion's text; else the exception and the module's line)."""
+    message = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+    line = getattr(exc, "line", None)
+    where = f" (raised at line {line} of the module)" if line is not None else ""
+    return message[:2000] + where
 
 
-class _ChannelReader(threading.Thread):
-    """Reads JSON lines from the report channel while the child runs (so a full pipe never blocks it)."""
-
-    def __init__(self, fd: int):
-        super().__init__(daemon=True)
-        self.fd = fd
-        self.blocked: list[BlockedEvent] = []
-        self.stages: list[str] = []
-        self.signals: list[str] = []
-        self.isolation: list[str] = []
-        self.result: BoxResult | None = None
-        self._kept = 0
-
-    def run(self) -> None:
-        buffer = b""
-        with open(self.fd, "rb", buffering=0) as stream:
-            while chunk := stream.read(65536):
-                if self._kept >= CHANNEL_LIMIT:
-                    continue
-                self._kept += len(chunk)
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._handle(line)
-        if buffer and self._kept < CHANNEL_LIMIT:
-            self._handle(buffer)
-
-    def _handle(self, line: bytes) -> None:
+def flawed_evidence(cls: type[BoxedEnv], seeds: list[int]) -> list[FlawedEvidence]:
+    """Per seed: is there a flawed solution, is it the reference itself, what it scores, how it differs."""
+    env = cls()
+    evidence = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        flawed = env.flawed_actions()
+        if flawed is None:
+            evidence.append(FlawedEvidence(seed=seed, declared=False))
+            continue
+        reference = env.oracle_actions()
         try:
-            message: dict[str, Any] = json.loads(line)
-        except ValueError:
-            return
-        kind = message.get("type") if isinstance(message, dict) else None
-        try:
-            if kind == "blocked":
-                self.blocked.append(BlockedEvent.model_validate({k: v for k, v in message.items() if k != "type"}))
-            elif kind == "stage" and isinstance(message.get("stage"), str):
-                self.stages.append(message["stage"])
-            elif kind == "signal" and isinstance(message.get("signal"), str):
-                self.signals.append(message["signal"])
-            elif kind == "isolation" and isinstance(message.get("name"), str) and "import" not in self.stages:
-                self.isolation.append(message["name"])  # only before the module runs: it cannot add claims
-            elif kind == "result" and self.result is None:
-                self.result = BoxResult.model_validate(message.get("result"))
-        except ValidationError:
-            return
+            reward: float | None = play_actions(env, flawed, seed=seed)[0]
+        except BoxedEnvError:  # the suite reports the exception; here it is only missing evidence
+            reward = None
+        evidence.append(
+            FlawedEvidence(
+                seed=seed,
+                declared=True,
+                reward=reward,
+                same_as_oracle=flawed == reference,
+                steps=compare_steps(reference, flawed),
+            )
+        )
+    env.close()
+    return evidence

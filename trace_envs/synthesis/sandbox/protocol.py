@@ -1,61 +1,27 @@
-"""What the parent and the sandboxed runner exchange: the limits, the request, and the result.
-
-The request travels on the runner's command line; events and the result come back as JSON lines on
-a pipe opened before the candidate module is imported (see :mod:`trace_envs.synthesis.sandbox.process`).
-"""
+"""What a sandboxed run of a candidate module produced: the result of the checks (run in the validator
+against the boxed env, see :mod:`trace_envs.synthesis.sandbox.process`), what the box's audit hook refused,
+and how the box ended."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from trace_envs.box.limits import BoxLimits
 from trace_envs.testing.suite import SuiteReport
 
 from ..gates.steps import StepDiff
 
-GIB = 1024**3
-MIB = 1024**2
-
-
-class SandboxLimits(BaseModel):
-    """Resource limits of one sandboxed run (rlimits in the runner, a wall clock in the parent)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    cpu_seconds: int = Field(default=60, ge=1, description="RLIMIT_CPU of the runner.")
-    memory_bytes: int = Field(default=2 * GIB, ge=256 * MIB, description="RLIMIT_AS (address space).")
-    file_size_bytes: int = Field(default=16 * MIB, ge=MIB, description="RLIMIT_FSIZE: largest file it may write.")
-    open_files: int = Field(default=256, ge=32, description="RLIMIT_NOFILE.")
-    processes: int = Field(
-        default=16,
-        ge=0,
-        description="RLIMIT_NPROC headroom above the user's current task count (not enforced for root).",
-    )
-    wall_seconds: float = Field(default=60.0, gt=0, description="Wall-clock limit; the process group is then killed.")
-    namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
+SandboxLimits = BoxLimits
+"""The limits of a sandboxed run are a box's (:class:`trace_envs.box.limits.BoxLimits`)."""
 
 
 BoxMode = Literal["suite", "fingerprint"]
 
 
-class BoxRequest(BaseModel):
-    """What one sandboxed run does: load ``module_path``, register it as ``env_id``, run ``mode``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: BoxMode
-    module_path: str
-    env_id: str
-    seeds: list[int]
-    fuzz_examples: int = 50
-    scratch: str
-    limits: SandboxLimits
-    denied_read_roots: list[str] = Field(default_factory=list)
-
-
 class ModuleInfo(BaseModel):
-    """What the loaded module declares, as the runner saw it (checked again in the parent)."""
+    """What the module's env declares, as the box reported it and the first reset showed (checked by the gates)."""
 
     class_name: str
     capability: str
@@ -64,7 +30,7 @@ class ModuleInfo(BaseModel):
 
 
 class BoxError(BaseModel):
-    """An exception that stopped a stage inside the box."""
+    """An exception of the module's code (raised in the box) that stopped a stage."""
 
     stage: str
     kind: str
@@ -86,7 +52,7 @@ class FlawedEvidence(BaseModel):
 
 
 class BoxResult(BaseModel):
-    """The runner's answer."""
+    """What the checks found (computed in the validator, from the boxed env's answers)."""
 
     mode: BoxMode
     module: ModuleInfo | None = None
@@ -108,7 +74,7 @@ class BlockedEvent(BaseModel):
 class SandboxOutcome(BaseModel):
     """Everything the parent learnt from one sandboxed run."""
 
-    run_id: str
+    run_id: str = Field(description="The run ids of its boxes (their scratch folders' names), space-separated.")
     result: BoxResult | None = None
     blocked: list[BlockedEvent] = Field(default_factory=list)
     stages: list[str] = Field(default_factory=list)
@@ -120,6 +86,8 @@ class SandboxOutcome(BaseModel):
     stdout_tail: str = ""
     stderr_tail: str = ""
     strays_killed: int = 0
+    crashed: str | None = Field(default=None, description="How a box died without a limit signal (exit, protocol).")
+    boxes_started: int = 0
     limits: SandboxLimits
 
     @property

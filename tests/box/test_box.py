@@ -1,0 +1,263 @@
+"""The box runtime: a boxed env plays exactly like the module in-process, runs the validated text, and a box
+that hangs, dies or breaks the protocol is a clear error, never a hang."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import trace_envs
+from trace_envs.box import (
+    BoxCrashed,
+    BoxedEnv,
+    BoxedEnvError,
+    BoxLimits,
+    BoxPool,
+    BoxProcess,
+    box_installed_env,
+    boxed_env_class,
+)
+from trace_envs.box.protocol import MODULE_NAME, PROTOCOL_VERSION, Start
+from trace_envs.box.server import load_env
+from trace_envs.core import CapabilityEnv
+from trace_envs.rollout.scripted import play_actions
+
+from .conftest import GOOD, GOOD_MODULE, synthesis_folder, with_payload
+
+
+def in_process_env() -> CapabilityEnv:
+    """The good module imported here (it is a trusted test fixture) for comparison."""
+    spec = importlib.util.spec_from_file_location("box_test_good_module", GOOD_MODULE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    env: CapabilityEnv = module.RetailCancelEnv()
+    return env
+
+
+def boxed(source: str, pool: BoxPool) -> BoxedEnv:
+    box = pool.acquire(source, {})
+    pool.release(box, source, {})
+    return boxed_env_class(source, box.ready, pool=pool)()
+
+
+def test_a_synthesis_folder_is_boxed_and_plays_exactly_like_the_module_in_process(
+    tmp_path: Path, clean_ids: list[str]
+) -> None:
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": GOOD})
+    (env_id,) = trace_envs.load_envs(folder)
+    clean_ids.append(env_id)
+    env = gym.make(env_id).unwrapped
+    assert isinstance(env, BoxedEnv) and "box_test_good_module" not in str(type(env))
+    here = in_process_env()
+    for seed in range(3):
+        assert env.reset(seed=seed) == here.reset(seed=seed)
+        assert env.current_task == here.current_task
+        assert env.oracle_actions() == here.oracle_actions() and env.flawed_actions() == here.flawed_actions()
+        assert env.gold_hash() == here.gold_hash()
+        assert env.domain.state_hash(env.state) == here.domain.state_hash(here.state)
+        for action in [*env.oracle_actions(), "###STOP###"]:
+            ours, theirs = env.step(action), here.step(action)
+            assert ours == theirs
+            if ours[2] or ours[3]:
+                break
+        assert ours[1] == 1.0 and env.verify() == here.verify()
+    with pytest.raises(ValueError, match="synthesis output folder"):
+        trace_envs.load_envs(folder, boxed=False)
+    env.close()
+
+
+def test_the_box_runs_the_validated_text_not_what_the_file_holds_later(tmp_path: Path, clean_ids: list[str]) -> None:
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": GOOD})
+    (env_id,) = trace_envs.load_envs(folder)
+    clean_ids.append(env_id)
+    (folder / "cancel.py").write_text(with_payload("raise RuntimeError('the edited file ran')"), encoding="utf-8")
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=1)
+    assert play_actions(env, env.oracle_actions(), seed=1)[0] == 1.0
+    env.close()
+    with pytest.raises(trace_envs.plugins.UnvalidatedModule, match="was edited since it was validated"):
+        trace_envs.load_envs(folder)
+
+
+def test_a_hung_step_ends_the_episode_with_an_error_observation_and_reset_takes_a_fresh_box() -> None:
+    source = with_payload("if action == 'hang':\n    while True:\n        pass", at="step")
+    with BoxPool(BoxLimits(wall_seconds=2)) as pool:
+        env = boxed(source, pool)
+        env.reset(seed=0)
+        start = time.monotonic()
+        observation, reward, terminated, _, info = env.step("hang")
+        assert time.monotonic() - start < 10
+        assert terminated and reward == 0.0 and "did not answer within 2 s during step" in info["box_error"]
+        assert observation.startswith("Error: the environment failed") and info["ended"] == "box_error"
+        env.reset(seed=0)
+        assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0
+        assert pool.started == 2
+
+
+def test_a_box_that_dies_or_breaks_the_protocol_is_a_clear_error() -> None:
+    dying = with_payload("if action == 'die':\n    import os\n    os._exit(3)", at="step")
+    lying = with_payload(
+        "if action == 'lie':\n    import os, sys\n    os.write(int(sys.argv[2]), b'{\"kind\": \"step\"}\\n')", at="step"
+    )
+    with BoxPool(BoxLimits(wall_seconds=20)) as pool:
+        env = boxed(dying, pool)
+        env.reset(seed=0)
+        assert "exited with code 3 during step" in env.step("die")[4]["box_error"]
+        env = boxed(lying, pool)
+        env.reset(seed=0)
+        assert "not one of the protocol" in env.step("lie")[4]["box_error"]
+    with BoxPool(BoxLimits(wall_seconds=20)) as pool:
+        env = boxed(with_payload("if self.task is not None:\n    import os\n    os._exit(0)"), pool)
+        env.reset(seed=0)
+        with pytest.raises(BoxCrashed, match="exited with code 0 during reset"):
+            env.reset(seed=1)
+
+
+def test_an_exception_of_the_env_comes_back_with_the_module_line() -> None:
+    with BoxPool() as pool:
+        env = boxed(with_payload("if action == 'boom':\n    raise ValueError('boom')", at="step"), pool)
+        env.reset(seed=0)
+        with pytest.raises(BoxedEnvError, match="ValueError: boom") as raised:
+            env.step("boom")
+        assert raised.value.line is not None and raised.value.line > GOOD.count("\n")
+        assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0  # the box lives on
+
+
+def test_a_pool_reuses_a_box_across_episodes_until_its_reset_budget() -> None:
+    with BoxPool(BoxLimits(resets_per_box=3)) as pool:
+        for _ in range(2):
+            env = boxed(GOOD, pool)
+            env.reset(seed=0)
+            env.close()
+        assert pool.started == 1
+        env = boxed(GOOD, pool)
+        for seed in range(4):  # the first takes the box's 3rd reset; the next three, a new box's
+            env.reset(seed=seed)
+            assert env.step(env.oracle_actions()[0])[0] != ""
+        assert pool.started == 2
+
+
+def test_every_box_looks_the_same_but_for_a_fresh_hash_seed() -> None:
+    probe = with_payload(
+        "import os, sys\n"
+        "raise RuntimeError(__import__('json').dumps({'name': __name__, 'environ': sorted(os.environ), "
+        "'seed': os.environ.get('PYTHONHASHSEED'), 'cwd_is_tmp': os.environ.get('TMPDIR') == os.getcwd()}))"
+    )
+    seen = []
+    for _ in range(2):
+        with BoxPool() as pool, pytest.raises(BoxedEnvError) as raised:
+            boxed(probe, pool).reset(seed=0)
+        seen.append(json.loads(str(raised.value).partition(": ")[2]))
+    assert all(view["name"] == MODULE_NAME and view["cwd_is_tmp"] for view in seen)
+    assert seen[0]["environ"] == seen[1]["environ"]
+    assert "HOME" not in seen[0]["environ"] and not any("KEY" in name for name in seen[0]["environ"])
+    assert seen[0]["seed"] != seen[1]["seed"]
+
+
+def test_the_scratch_has_a_size_quota() -> None:
+    filler = with_payload(
+        "import os\nwritten = 0\ntry:\n"
+        "    for index in range(64):\n"
+        "        with open(os.path.join(os.environ['TMPDIR'], f'fill{index}'), 'wb') as handle:\n"
+        "            handle.write(bytes(4 * 2**20))\n"
+        "        written += 4 * 2**20\n"
+        "except OSError:\n    pass\nraise RuntimeError(f'wrote {written}')"
+    )
+    limits = BoxLimits(scratch_bytes=16 * 2**20, file_size_bytes=8 * 2**20)
+    with BoxPool(limits) as pool:
+        env = boxed(filler, pool)
+        if not any("scratch quota" in claim for claim in pool.boxes[0].sealed):
+            pytest.skip("no mount namespace here: the quota needs one (RLIMIT_FSIZE still bounds each file)")
+        with pytest.raises(BoxedEnvError, match="wrote") as raised:
+            env.reset(seed=0)
+    assert int(str(raised.value).rsplit(" ", 1)[1]) <= 16 * 2**20
+
+
+def test_a_box_refuses_another_protocol_version() -> None:
+    with pytest.raises(RuntimeError, match=f"protocol version 99 asked, this box speaks {PROTOCOL_VERSION}"):
+        load_env(Start(version=99, source="raise SystemExit('must not run')"))
+
+
+def test_a_module_that_fails_at_import_is_an_import_error_of_load_envs(tmp_path: Path) -> None:
+    folder = synthesis_folder(tmp_path / "envs", {"broken.py": with_payload("raise KeyError('nope')", at="import")})
+    with pytest.raises(ImportError, match="failed in its box: KeyError"):
+        trace_envs.load_envs(folder)
+
+
+def test_a_box_process_is_gone_after_close() -> None:
+    box = BoxProcess(GOOD)
+    pid = box.process.pid
+    box.close()
+    assert (box.process.poll() is not None and not Path(f"/proc/{pid}").exists()) or box.process.returncode is not None
+
+
+@pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/precondition-v0"])
+def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean_ids: list[str]) -> None:
+    boxed_id = box_installed_env(env_id)
+    clean_ids.append(boxed_id)
+    assert boxed_id == env_id.replace("-v0", "-boxed-v0")
+    ours, theirs = gym.make(boxed_id).unwrapped, gym.make(env_id).unwrapped
+    assert isinstance(ours, BoxedEnv) and not isinstance(theirs, BoxedEnv)
+    for seed in (0, 7):
+        assert ours.reset(seed=seed) == theirs.reset(seed=seed)
+        actions = theirs.oracle_actions()
+        assert ours.oracle_actions() == actions
+        assert play_actions(ours, actions, seed=seed) == play_actions(theirs, actions, seed=seed)
+    ours.close()
+
+
+def test_the_path_variable_registers_a_synthesis_folder_boxed_for_the_cli(tmp_path: Path) -> None:
+    """``TRACE_ENVS_PATH`` in a fresh process (as a training or rollout worker gets it): list, describe, play."""
+    import os
+    import subprocess
+    import sys
+
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": GOOD})
+    environment = {**os.environ, "TRACE_ENVS_PATH": str(folder), "PYTHONPATH": str(Path(__file__).parents[2])}
+    code = (
+        "import gymnasium as gym, trace_envs\n"
+        "from trace_envs.box import BoxedEnv\n"
+        "env = gym.make('trace/precondition-verification-v0').unwrapped\n"
+        "print(isinstance(env, BoxedEnv), 'box_test_good_module' in __import__('sys').modules)\n"
+    )
+    made = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, timeout=300)
+    assert made.stdout.split() == ["True", "False"], made.stderr[-2000:]
+    played = subprocess.run(
+        [sys.executable, "-m", "trace_envs.cli", "play", "trace/precondition-verification-v0", "--policy", "oracle"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert played.returncode == 0 and "success" in played.stdout and "True" in played.stdout, played.stderr[-2000:]
+
+
+def test_rollout_workers_play_a_boxed_folder(tmp_path: Path, clean_ids: list[str]) -> None:
+    """Spawned rollout workers load the folder themselves (boxed): the parent sends them no boxed class."""
+    from trace_envs.rollout import make_jobs, run_rollouts
+
+    source = GOOD + '\nENV_ID = "trace/box-workers-v0"\n'  # an id no other folder of this session registers
+    (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"cancel.py": source}))
+    assert env_id == "trace/box-workers-v0"
+    clean_ids.append(env_id)
+    summary = run_rollouts(make_jobs([env_id], range(4)), "oracle", workers=2)
+    assert summary.episodes == 4 and summary.failed == 0 and summary.pass_rate == 1.0
+
+
+def test_a_folder_of_your_own_is_imported_unless_boxed_is_asked(tmp_path: Path, clean_ids: list[str]) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "cancel.py").write_text(GOOD + '\nENV_ID = "trace/box-own-v0"\n', encoding="utf-8")
+    (env_id,) = trace_envs.load_envs(folder, boxed=True)
+    clean_ids.append(env_id)
+    env = gym.make(env_id).unwrapped
+    assert env_id == "trace/box-own-v0" and isinstance(env, BoxedEnv)
+    env.reset(seed=2)
+    assert play_actions(env, env.oracle_actions(), seed=2)[0] == 1.0
+    env.close()

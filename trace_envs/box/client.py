@@ -1,0 +1,300 @@
+"""One box process seen from the trusted side: start it, make calls with a deadline, kill it.
+
+A call that does not answer in time kills the box (:class:`BoxTimeout`); a box that dies, writes
+something that is not a reply of the protocol, or a reply too large, is killed too (:class:`BoxCrashed`,
+:class:`BoxProtocolError`). An exception of the env's own code comes back as :class:`BoxedEnvError`.
+Nothing here waits without a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+
+from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
+from .limits import BoxLimits
+from .protocol import (
+    REPLY,
+    Answer,
+    Ask,
+    Close,
+    Failed,
+    Ready,
+    Refusal,
+    Reset,
+    ResetReply,
+    Start,
+    Step,
+    StepReply,
+    _Message,
+)
+
+SERVER_MODULE = "trace_envs.box.server"
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+REPORT_LIMIT = 1024 * 1024
+TAIL = 2000
+
+
+EXPECTED_REPLY: dict[type[_Message], type[_Message]] = {Start: Ready, Reset: ResetReply, Step: StepReply, Ask: Answer}
+"""The one reply kind (besides :class:`Failed`) each request may get."""
+
+
+class BoxFailure(RuntimeError):
+    """The box itself failed (not the env's code): it hung, died or broke the protocol; it has been killed."""
+
+    reason = "failed"
+
+    def __init__(self, message: str, *, stage: str, signal_name: str | None = None):
+        super().__init__(message)
+        self.stage = stage
+        self.signal_name = signal_name
+
+
+class BoxTimeout(BoxFailure):
+    reason = "timeout"
+
+
+class BoxCrashed(BoxFailure):
+    reason = "crashed"
+
+
+class BoxProtocolError(BoxFailure):
+    reason = "protocol"
+
+
+class BoxedEnvError(RuntimeError):
+    """The env's code raised inside the box; ``error`` is the exception's type name, ``line`` the module's line."""
+
+    def __init__(self, failed: Failed, stage: str):
+        super().__init__(f"{failed.error}: {failed.message}")
+        self.error = failed.error
+        self.line = failed.line
+        self.stage = stage
+        self.traceback = failed.traceback
+
+
+class BoxProcess:
+    """A started box serving one env of ``source`` (built with ``options``)."""
+
+    def __init__(
+        self,
+        source: str,
+        options: dict[str, Any] | None = None,
+        limits: BoxLimits | None = None,
+        *,
+        refusals: list[Refusal] | None = None,
+        started: list[BoxProcess] | None = None,
+    ):
+        self.limits = limits or BoxLimits()
+        self.scratch = tempfile.mkdtemp(prefix="trace-box-")
+        self.private = tempfile.mkdtemp(prefix="trace-box-out-")  # stdout/stderr files: not in scratch
+        self.run_id = Path(self.scratch).name
+        self.refusals: list[Refusal] = refusals if refusals is not None else []
+        """What the audit hook refused (a list the caller may share between boxes)."""
+        self.signals: list[str] = []
+        self.sealed: list[str] = []
+        """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
+        self.resets = 0
+        self.failure: BoxFailure | None = None
+        self._buffer = b""
+        self._started = False
+        self.outputs: dict[str, str] = {}
+        """The ends of its stdout and stderr, once it is gone."""
+        start = time.perf_counter()
+        self._spawn()
+        if started is not None:
+            started.append(self)  # before the module runs: a box that fails to start is still known
+        try:
+            reply = self.call(Start(source=source, options=options or {}), stage="import")
+        except BaseException:
+            self.kill()
+            raise
+        self.ready: Ready = reply
+        self._started = True
+        self.start_seconds = time.perf_counter() - start
+
+    def _spawn(self) -> None:
+        request_read, self._requests = os.pipe()
+        os.set_blocking(self._requests, False)
+        self._replies, reply_write = os.pipe()
+        report_read, report_write = os.pipe()
+        server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
+        server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
+        command, self.isolation = boxed_command(
+            server, self.scratch, namespaces=self.limits.namespaces, quota=self.limits.scratch_bytes
+        )
+        self.hash_seed = fresh_hash_seed()
+        with open(Path(self.private) / "stdout", "wb") as out, open(Path(self.private) / "stderr", "wb") as err:
+            try:
+                self.process = subprocess.Popen(
+                    command,
+                    cwd=self.scratch,
+                    env=box_environment(self.scratch, self.hash_seed),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    pass_fds=(request_read, reply_write, report_write),
+                    start_new_session=True,
+                )
+            finally:
+                for fd in (request_read, reply_write, report_write):
+                    os.close(fd)
+        self._reader = threading.Thread(target=self._read_reports, args=(report_read,), daemon=True)
+        self._reader.start()
+
+    @property
+    def alive(self) -> bool:
+        return self.failure is None and self.process.poll() is None
+
+    def call(self, request: _Message, *, stage: str | None = None) -> Any:
+        """Send ``request`` and return its reply; :class:`BoxFailure` (box killed) or :class:`BoxedEnvError`."""
+        stage = stage or str(getattr(request, "op", "call"))
+        if self.failure is not None:
+            raise type(self.failure)(f"the box already failed: {self.failure}", stage=stage)
+        deadline = time.monotonic() + self.limits.wall_seconds
+        try:
+            self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
+            reply = REPLY.validate_json(self._read_line(deadline, stage))
+        except ValidationError as exc:
+            self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {exc.errors()[:1]}", stage=stage))
+        except BoxFailure as exc:
+            self._fail(exc)
+        if isinstance(reply, Failed):
+            raise BoxedEnvError(reply, stage)
+        expected = EXPECTED_REPLY.get(type(request))
+        if expected is not None and not isinstance(reply, expected):
+            self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
+        if isinstance(request, Reset):
+            self.resets += 1
+        return reply
+
+    def _write(self, data: bytes, deadline: float, stage: str) -> None:
+        """Write without blocking (the request pipe is non-blocking); wait for room only when it is full."""
+        while data:
+            try:
+                data = data[os.write(self._requests, data) :]
+                continue
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                raise self._died(stage) from None
+            _, writable, _ = select.select([], [self._requests], [], max(0.0, deadline - time.monotonic()))
+            if not writable:
+                raise self._timeout(stage)
+
+    def _read_line(self, deadline: float, stage: str) -> bytes:
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
+            readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
+                raise self._timeout(stage)
+            chunk = os.read(self._replies, 1 << 20)
+            if not chunk:
+                raise self._died(stage)
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _timeout(self, stage: str) -> BoxTimeout:
+        return BoxTimeout(f"the box did not answer within {self.limits.wall_seconds:g} s during {stage}", stage=stage)
+
+    def _died(self, stage: str) -> BoxCrashed:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=2)
+        code = self.process.returncode
+        self._reader.join(timeout=2)
+        name = self.signals[0] if self.signals else None
+        if name is None and code is not None and code < 0:
+            name = signal.Signals(-code).name
+        how = f"was killed by {name}" if name else f"exited with code {code}"
+        return BoxCrashed(
+            f"the box {how} during {stage}; stderr ends: {self.stderr_tail()[-300:].strip() or '(empty)'}",
+            stage=stage,
+            signal_name=name,
+        )
+
+    def _fail(self, failure: BoxFailure) -> NoReturn:
+        self.failure = failure
+        self.kill()
+        raise failure
+
+    def _read_reports(self, fd: int) -> None:
+        kept, buffer = 0, b""
+        with open(fd, "rb", buffering=0) as stream:
+            while chunk := stream.read(65536):
+                if kept >= REPORT_LIMIT:
+                    continue
+                kept += len(chunk)
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    self._report(line)
+
+    def _report(self, line: bytes) -> None:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            message = json.loads(line)
+            if message.get("type") == "blocked":
+                self.refusals.append(Refusal.model_validate({k: v for k, v in message.items() if k != "type"}))
+            elif message.get("type") == "signal" and isinstance(message.get("signal"), str):
+                self.signals.append(message["signal"])
+            elif message.get("type") == "isolation" and isinstance(message.get("name"), str) and not self._started:
+                self.sealed.append(message["name"])
+
+    def stderr_tail(self) -> str:
+        return self._tail("stderr")
+
+    def stdout_tail(self) -> str:
+        return self._tail("stdout")
+
+    def _tail(self, name: str) -> str:
+        """The end of what the box wrote to ``stdout`` or ``stderr`` (kept after the box is gone)."""
+        if name in self.outputs:
+            return self.outputs[name]
+        path = Path(self.private) / name
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(max(0, path.stat().st_size - TAIL))
+                return handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        """Ask the box to end, then make sure it has (and that nothing it started is left)."""
+        if self.process.poll() is None and self.failure is None:
+            with contextlib.suppress(OSError):
+                os.write(self._requests, Close().model_dump_json().encode() + b"\n")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=1)
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the box's whole process group and any stray, close the pipes, remove its folders."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        kill_strays(self.run_id)
+        for name in ("stdout", "stderr"):
+            self.outputs[name] = self._tail(name)
+        for fd in (self._requests, self._replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._requests = self._replies = -1
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.private, ignore_errors=True)
+
+
+__all__ = ["Ask", "BoxCrashed", "BoxFailure", "BoxProcess", "BoxProtocolError", "BoxTimeout", "BoxedEnvError", "Step"]

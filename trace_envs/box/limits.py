@@ -1,0 +1,80 @@
+"""The limits of a box process, and applying them inside it (soft = hard rlimits, set before any untrusted code)."""
+
+from __future__ import annotations
+
+import os
+import resource
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+class BoxLimits(BaseModel):
+    """Resource limits of one box process: rlimits set inside it, a wall clock per call kept by the parent.
+
+    The same limits hold wherever a box runs (validation, calibration, training, evaluation), so a module
+    learns nothing from them about where it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu_seconds: int = Field(default=60, ge=1, description="RLIMIT_CPU of the box process (its whole life).")
+    memory_bytes: int = Field(default=2 * GIB, ge=256 * MIB, description="RLIMIT_AS (address space).")
+    file_size_bytes: int = Field(default=16 * MIB, ge=MIB, description="RLIMIT_FSIZE: largest file it may write.")
+    scratch_bytes: int = Field(
+        default=64 * MIB,
+        ge=MIB,
+        description="Size of the box's scratch (a tmpfs of this size where a mount namespace is available).",
+    )
+    open_files: int = Field(default=256, ge=32, description="RLIMIT_NOFILE.")
+    processes: int = Field(
+        default=16,
+        ge=0,
+        description="RLIMIT_NPROC headroom above the user's current task count (not enforced for root).",
+    )
+    wall_seconds: float = Field(
+        default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
+    )
+    namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
+    resets_per_box: int = Field(
+        default=1024,
+        ge=1,
+        description=(
+            "A pooled box serves this many resets, then is replaced: the validation suite (50 seeds) keeps its first "
+            "box for more resets than that, so a box never lives longer in use than in validation, and counting "
+            "resets tells a module nothing."
+        ),
+    )
+
+
+def apply_limits(limits: BoxLimits) -> None:
+    """Set soft = hard rlimits (they cannot be raised again without privilege)."""
+    cpu = limits.cpu_seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes,) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
+    tasks = user_task_count()
+    if tasks is not None:
+        nproc = tasks + limits.processes
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
+def user_task_count() -> int | None:
+    """Threads owned by this real uid (RLIMIT_NPROC counts them all, not only ours); None if unknown."""
+    uid, count = os.getuid(), 0
+    try:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+            except OSError:
+                continue
+            if int(fields.get("Uid", "-1").split()[0]) == uid:
+                count += int(fields.get("Threads", "1").strip())
+    except OSError:
+        return None
+    return count

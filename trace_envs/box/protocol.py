@@ -1,0 +1,126 @@
+"""The box protocol: typed, versioned JSON lines between the trusted process and one box process.
+
+The parent writes one request per line on the box's request pipe and reads exactly one reply per request
+on its reply pipe (other descriptors: the box's stdout and stderr go to files, refusals of its audit hook
+to a third pipe). The first request is :class:`Start`, carrying the module's text itself (the validated
+UTF-8 text, read once by the parent), the env class's constructor options and the protocol version;
+the box answers :class:`Ready` with what the env declares. Every later request is answered by the
+matching reply or by :class:`Failed` (an exception of the env's code, raised again in the parent).
+
+Version 1. A box refuses a :class:`Start` of another version (it answers :class:`Failed`, kind
+``ProtocolVersion``), so parent and box always come from the same installed trace-envs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+PROTOCOL_VERSION = 1
+MODULE_NAME = "trace_envs_boxed_module"
+"""The name the module runs under in every box (validation, calibration, training, evaluation)."""
+MODULE_FILENAME = "env_module.py"
+"""The file name its code objects carry (tracebacks name its lines) in every box."""
+
+Query = Literal["oracle_actions", "flawed_actions", "gold_hash", "state", "verify"]
+"""What a :class:`Ask` may read from the env (``state``: the domain's dump of it)."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Start(_Message):
+    """Load ``source`` as the module, build its one ``CapabilityEnv`` with ``options``."""
+
+    op: Literal["start"] = "start"
+    version: int = PROTOCOL_VERSION
+    source: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reset(_Message):
+    op: Literal["reset"] = "reset"
+    seed: int | None = None
+    options: dict[str, Any] | None = None
+
+
+class Step(_Message):
+    op: Literal["step"] = "step"
+    action: str
+
+
+class Ask(_Message):
+    """Read one thing from the env (the reference solution, the verdict, ...)."""
+
+    op: Literal["ask"] = "ask"
+    what: Query
+
+
+class Close(_Message):
+    op: Literal["close"] = "close"
+
+
+Request = Annotated[Start | Reset | Step | Ask | Close, Field(discriminator="op")]
+REQUEST = TypeAdapter(Request)
+
+
+class Ready(_Message):
+    """The env is built: what it declares (the parent checks it against its own domain objects)."""
+
+    kind: Literal["ready"] = "ready"
+    version: int = PROTOCOL_VERSION
+    class_name: str
+    capability: dict[str, Any]
+    domain: str
+    max_turns: int
+    tool_names: list[str] | None = None
+    tool_schemas: list[dict[str, Any]]
+    policy: str | None = None
+    instructions: str
+    env_id: str | None = Field(default=None, description="The module's ENV_ID, if it sets one.")
+
+
+class ResetReply(_Message):
+    kind: Literal["reset"] = "reset"
+    observation: str
+    info: dict[str, Any]
+    task: dict[str, Any]
+    seed: int
+
+
+class StepReply(_Message):
+    kind: Literal["step"] = "step"
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+
+
+class Answer(_Message):
+    kind: Literal["answer"] = "answer"
+    value: Any = None
+
+
+class Failed(_Message):
+    """The request raised inside the box: the exception's type, message and the module's line, if there."""
+
+    kind: Literal["failed"] = "failed"
+    error: str
+    message: str
+    line: int | None = None
+    traceback: str = ""
+
+
+Reply = Annotated[Ready | ResetReply | StepReply | Answer | Failed, Field(discriminator="kind")]
+REPLY = TypeAdapter(Reply)
+
+
+class Refusal(BaseModel):
+    """An operation the box's audit hook refused (sent on the report pipe as it happens)."""
+
+    event: str
+    detail: str
+    stage: str = ""

@@ -1,0 +1,205 @@
+"""The trusted side of a boxed env: :class:`BoxedEnv`, a real ``CapabilityEnv`` whose episodes run in a box.
+
+``reset``, ``step``, ``verify()``, ``oracle_actions()``, ``flawed_actions()``, ``gold_hash()`` and ``state``
+are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`); the task, the messages,
+the turn and how the episode ended are kept here from the replies, so everything that reads a
+``CapabilityEnv`` (the property suite, scripted policies, the TRL bridge, rollouts) reads a boxed one the
+same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
+this process's own objects. A box that hangs or dies during ``step`` ends the episode with an error
+observation (reward 0, ``info["box_error"]``); during anything else it raises :class:`BoxFailure`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, ClassVar, SupportsFloat
+
+from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict
+from trace_envs.core.conversation import ConversationEnv
+from trace_envs.core.env import NoKnobs
+from trace_envs.registry import get_domain
+
+from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess
+from .pool import BoxPool, default_pool
+from .protocol import Ask, Ready, Reset, Step
+
+BOX_ERROR_ENDING = "box_error"
+"""``info["ended"]`` of an episode whose box failed."""
+
+
+class BoxedEnv(CapabilityEnv):
+    """A ``CapabilityEnv`` played in a box; subclasses made by :func:`boxed_env_class` name the module."""
+
+    source: ClassVar[str] = ""
+    """The module's validated text (executed in the box; never here)."""
+    origin: ClassVar[str] = ""
+    """Where the text came from (a path), for messages."""
+    pool: ClassVar[BoxPool | None] = None
+    """The pool its boxes come from (``None``: the process's shared one)."""
+    declared_id: ClassVar[str | None] = None
+    """The module's own ``ENV_ID``, if it sets one."""
+
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
+        if user_model is not None:
+            raise ValueError(
+                f"{type(self).__name__} runs in a box without network access, so its user cannot be played by a "
+                "model; leave user_model out (the task's scripted user plays)"
+            )
+        ConversationEnv.__init__(self, render_mode=render_mode)
+        self.user_model = None
+        self.options = dict(knobs)
+        self.knobs = NoKnobs()
+        self._cache_key = (f"boxed.{type(self).__qualname__}", repr(sorted(knobs.items())))
+        self.domain = type(self).domain
+        self.toolset = self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
+        self.tool_schemas = self.toolset.schemas()
+        self._pending_seed = seed
+        self.task: Task | None = None
+        self.task_seed: int | None = None
+        self._gold_hash: str | None = None
+        self._box: BoxProcess | None = None
+        self.box_failures: list[str] = []
+        self._take_box()
+
+    # ----- the box ---------------------------------------------------------------------------------
+    def _pool(self) -> BoxPool:
+        return type(self).pool or default_pool()
+
+    def _take_box(self, *, new_episode: bool = False) -> BoxProcess:
+        """The env's box; before a new episode, a fresh one if it is used up (between episodes only: a box
+        holds the episode under way)."""
+        used_up = new_episode and self._box is not None and self._box.resets >= self._box.limits.resets_per_box
+        if self._box is None or not self._box.alive or used_up:
+            self._give_box_back()
+            try:
+                self._box = self._pool().acquire(self.source, self.options)
+            except BoxedEnvError as exc:
+                raise ValueError(f"{self.origin or type(self).__name__} failed in its box: {exc}") from exc
+        return self._box
+
+    def _give_box_back(self) -> None:
+        box, self._box = self._box, None
+        if box is not None:
+            self._pool().release(box, self.source, self.options)
+
+    def _episode_box(self) -> BoxProcess:
+        """The box holding the episode under way (a new box would not have it)."""
+        if self._box is None or not self._box.alive:
+            raise BoxCrashed("the box of this episode is gone; call reset()", stage="step")
+        return self._box
+
+    def _ask(self, what: Any) -> Any:
+        return self._episode_box().call(Ask(what=what)).value
+
+    # ----- the Gymnasium API -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        if seed is None and self._pending_seed is not None:
+            seed = self._pending_seed
+        self._pending_seed = None
+        ConversationEnv.reset(self, seed=seed)
+        task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        reply = self._take_box(new_episode=True).call(Reset(seed=task_seed, options=options))
+        self.task, self.task_seed, self._gold_hash = Task.model_validate(reply.task), reply.seed, None
+        self.start_conversation(list(reply.info.get("messages") or []))
+        return reply.observation, reply.info
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self.task is None:
+            raise RuntimeError("call reset() before step()")
+        text = action if isinstance(action, str) else str(action)
+        try:
+            reply = self._episode_box().call(Step(action=text))
+        except BoxFailure as exc:
+            return self._box_failed(exc)
+        self.messages.extend(reply.info.get("messages") or [])
+        self.turn = int(reply.info.get("turn", self.turn))
+        if reply.terminated or reply.truncated:
+            self.ended = str(reply.info.get("ended") or ("terminated" if reply.terminated else "truncated"))
+        return reply.observation, reply.reward, reply.terminated, reply.truncated, reply.info
+
+    def _box_failed(self, exc: BoxFailure) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The episode ends with an error observation; the next ``reset`` takes a fresh box."""
+        self.box_failures.append(str(exc))
+        self._give_box_back()
+        text = f"Error: the environment failed ({exc}); call reset()."
+        message: Message = {"role": "user", "content": text, "error": True}
+        self.messages.append(message)
+        self.ended = BOX_ERROR_ENDING
+        info = {"messages": [message], "ended": BOX_ERROR_ENDING, "box_error": str(exc), "turn": self.turn}
+        return text, 0.0, True, False, info
+
+    def close(self) -> None:
+        self._give_box_back()
+        super().close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter shutdown the pool's atexit closes the boxes
+            self._give_box_back()
+
+    # ----- what the box computes ---------------------------------------------------------------------
+    def generate(self, rng: Any) -> Task:
+        raise TypeError(f"{type(self).__name__} generates its tasks in its box; call reset()")
+
+    def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
+        verdict = self.verify()
+        return (verdict.reward if terminated else 0.0), {"verdict": verdict.model_dump()}
+
+    def verify(self) -> Verdict[Any]:
+        return Verdict[Any].model_validate(self._ask("verify"))
+
+    def gold_hash(self) -> str:
+        if self._gold_hash is None:
+            self._gold_hash = str(self._ask("gold_hash"))
+        return self._gold_hash
+
+    def oracle_actions(self) -> list[str]:
+        return [str(step) for step in self._ask("oracle_actions")]
+
+    def flawed_actions(self) -> list[str] | None:
+        value = self._ask("flawed_actions")
+        return None if value is None else [str(step) for step in value]
+
+    @property
+    def state(self) -> Any:
+        """The domain state of the episode, read from the box (a copy: changing it changes nothing there)."""
+        if self.task is None:
+            return None
+        return self.domain.load_state(self._ask("state"))
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        """Ignored: the state lives in the box (the base class's constructor sets it to None)."""
+
+
+def trusted_capability(declared: dict[str, Any]) -> Capability:
+    """The capability a box declares, as data only: its name, description and hint. Its probe and flaw rules
+    (functions, or ``"module:function"`` references this process would import) are the module's code, so
+    they are left out: a boxed env has no offline probe or target flaw rule here."""
+    return Capability.model_validate({key: declared[key] for key in ("name", "description", "hint") if key in declared})
+
+
+def _domain(name: str) -> Any:
+    """This process's own domain object of the name a box declares (a clear error for an unknown one)."""
+    try:
+        return get_domain(name)
+    except KeyError:
+        raise ValueError(f"the boxed env declares domain {name!r}, which is not registered here") from None
+
+
+def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPool | None = None) -> type[BoxedEnv]:
+    """A :class:`BoxedEnv` subclass for the module ``source``, declaring what its box's ``Ready`` said."""
+    namespace: dict[str, Any] = {
+        "source": source,
+        "origin": origin,
+        "pool": pool,
+        "declared_id": ready.env_id,
+        "capability": trusted_capability(ready.capability),
+        "domain": _domain(ready.domain),
+        "max_turns": ready.max_turns,
+        "tool_names": None if ready.tool_names is None else tuple(ready.tool_names),
+        "policy": ready.policy,
+        "instructions": ready.instructions,
+        "__doc__": f"{ready.class_name}, played in a box (from {origin or 'its validated text'}).",
+        "__module__": __name__,
+    }
+    return type(f"Boxed{ready.class_name}", (BoxedEnv,), namespace)

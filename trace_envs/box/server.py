@@ -1,0 +1,210 @@
+"""The program inside a box: ``python -m trace_envs.box.server REQUESTS REPLIES REPORTS LIMITS DENIED RUN_ID``.
+
+Order matters (in a mount namespace of its own, :mod:`trace_envs.box.mounts` has already sealed every mount
+but the scratch and dropped every capability): rlimits first, then every trusted import, then the
+:class:`~trace_envs.box.protocol.Start` request (the module's text), then the audit hook, and only then the
+module, executed from that text under the same name in every box. The box then serves one env, one
+request at a time, until :class:`~trace_envs.box.protocol.Close` or end of input, and leaves with
+``os._exit`` (no ``atexit`` handler or finalizer of the module runs). Nothing here is trusted by the
+parent: every reply is parsed against the protocol, and nothing of what the box says passes a gate by
+itself (the checks run in the parent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from .audit import AuditPolicy, AuditReporter, install
+from .limits import BoxLimits, apply_limits
+from .protocol import (
+    MODULE_FILENAME,
+    MODULE_NAME,
+    PROTOCOL_VERSION,
+    REQUEST,
+    Answer,
+    Ask,
+    Close,
+    Failed,
+    Ready,
+    Reset,
+    ResetReply,
+    Start,
+    Step,
+    StepReply,
+    _Message,
+)
+
+
+def trusted_roots() -> list[str]:
+    """Where trusted code is read from: the interpreter's prefixes and our packages (not the repo root)."""
+    import gymnasium
+    import pydantic
+
+    import trace_envs
+    from trace_envs.plugins import plugin_packages
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for package in (trace_envs, *plugin_packages(), gymnasium, pydantic):
+        roots.add(str(Path(package.__file__ or "").resolve().parent))
+    return sorted(roots)
+
+
+def load_env(start: Start) -> tuple[Any, str | None]:
+    """Execute the module's text as :data:`MODULE_NAME` and build its one ``CapabilityEnv``."""
+    from trace_envs.plugins import defined_envs
+
+    if start.version != PROTOCOL_VERSION:
+        raise RuntimeError(f"protocol version {start.version} asked, this box speaks {PROTOCOL_VERSION}")
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = MODULE_FILENAME
+    sys.modules[MODULE_NAME] = module
+    exec(compile(start.source, MODULE_FILENAME, "exec", dont_inherit=True), module.__dict__)
+    found = defined_envs(module)
+    if len(found) != 1:
+        names = ", ".join(sorted(c.__name__ for c in found)) or "none"
+        raise TypeError(f"the module must define exactly one concrete CapabilityEnv subclass; found {names}")
+    env = found[0](**start.options)
+    env_id = getattr(module, "ENV_ID", None)
+    return env, env_id if isinstance(env_id, str) else None
+
+
+def ready(env: Any, env_id: str | None) -> Ready:
+    return Ready(
+        env_id=env_id,
+        class_name=type(env).__name__,
+        capability=env.capability.model_dump(mode="json", include={"name", "description", "hint"}),
+        domain=env.domain.name,
+        max_turns=int(env.max_turns),
+        tool_names=None if env.tool_names is None else list(env.tool_names),
+        tool_schemas=env.tool_schemas,
+        policy=env.policy,
+        instructions=env.instructions,
+    )
+
+
+def serve(env: Any, request: Reset | Step | Ask) -> _Message:
+    """One request against the env."""
+    if isinstance(request, Reset):
+        observation, info = env.reset(seed=request.seed, options=request.options)
+        task = env.current_task.model_dump(mode="json")
+        return ResetReply(observation=observation, info=info, task=task, seed=env.task_seed)
+    if isinstance(request, Step):
+        observation, reward, terminated, truncated, info = env.step(request.action)
+        return StepReply(
+            observation=observation, reward=float(reward), terminated=terminated, truncated=truncated, info=info
+        )
+    if request.what == "state":
+        return Answer(value=env.domain.dump_state(env.state))
+    if request.what == "verify":
+        return Answer(value=env.verify().model_dump(mode="json"))
+    return Answer(value=getattr(env, request.what)())
+
+
+def failed(exc: BaseException) -> Failed:
+    """The exception as a reply, with the module's frames of its traceback (the lines a fix is about)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == MODULE_FILENAME]
+    shown = traceback.format_list(frames[-5:]) + traceback.format_exception_only(type(exc), exc)
+    return Failed(
+        error=type(exc).__name__,
+        message=str(exc)[:2000],
+        line=frames[-1].lineno if frames else None,
+        traceback="".join(shown)[-3000:],
+    )
+
+
+class Channel:
+    """The request and reply pipes: one JSON line each way per request."""
+
+    def __init__(self, requests: int, replies: int):
+        self.requests = os.fdopen(requests, "rb", buffering=65536)
+        self.replies = replies
+
+    def receive(self) -> Start | Reset | Step | Ask | Close | None:
+        line = self.requests.readline()
+        return REQUEST.validate_json(line) if line else None
+
+    def send(self, message: _Message) -> None:
+        try:
+            data = message.model_dump_json(fallback=str).encode("utf-8", "replace") + b"\n"
+        except (TypeError, ValueError) as exc:  # a value pydantic cannot write even with the fallback
+            data = failed(exc).model_dump_json().encode("utf-8") + b"\n"
+        while data:
+            data = data[os.write(self.replies, data) :]
+
+
+def report_limit_signals(reporter: AuditReporter) -> None:
+    """Say on the report pipe when a soft limit is hit; SIGXCPU ends the box at once."""
+
+    def on_signal(signum: int, frame: types.FrameType | None) -> None:
+        reporter.send({"type": "signal", "signal": signal.Signals(signum).name, "stage": reporter.stage})
+        if signum == signal.SIGXCPU:
+            os._exit(128 + signum)
+
+    signal.signal(signal.SIGXCPU, on_signal)
+    signal.signal(signal.SIGXFSZ, on_signal)
+
+
+def report_seal(reporter: AuditReporter) -> None:
+    """Pass on what :mod:`trace_envs.box.mounts` did before exec'ing us (sent before the module runs)."""
+    from .mounts import SEAL_VARIABLE
+
+    try:
+        seal = json.loads(os.environ.pop(SEAL_VARIABLE, "null")) or {}
+    except ValueError:
+        return
+    writable = seal.get("writable", ["/"])
+    if not writable:
+        reporter.send({"type": "isolation", "name": "read-only filesystem"})
+    elif writable != ["/"]:
+        reporter.send({"type": "isolation", "name": f"read-only filesystem except {', '.join(writable)}"})
+    if seal.get("capabilities_dropped"):
+        reporter.send({"type": "isolation", "name": "no capabilities"})
+    if seal.get("scratch_quota"):
+        reporter.send({"type": "isolation", "name": f"scratch quota ({int(seal['scratch_quota']) // 2**20} MiB tmpfs)"})
+
+
+def main(argv: list[str]) -> None:
+    requests, replies, reports = (int(value) for value in argv[:3])
+    limits = BoxLimits.model_validate_json(argv[3])
+    apply_limits(limits)
+    reporter = AuditReporter(reports)
+    report_limit_signals(reporter)
+    import trace_envs.core  # noqa: F401  (every trusted import before the hook)
+
+    roots = trusted_roots()
+    report_seal(reporter)
+    channel = Channel(requests, replies)
+    start = channel.receive()
+    if not isinstance(start, Start):
+        os._exit(2)
+    install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter)
+    reporter.stage = "import"
+    try:
+        env, env_id = load_env(start)
+        channel.send(ready(env, env_id))
+    except BaseException as exc:  # the module's own code may raise anything, SystemExit included
+        channel.send(failed(exc))
+        os._exit(0)
+    while True:
+        request = channel.receive()
+        if request is None or isinstance(request, Close | Start):
+            break
+        reporter.stage = request.op
+        try:
+            channel.send(serve(env, request))
+        except BaseException as exc:  # as above: an env error is a reply, never the end of the box
+            channel.send(failed(exc))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
