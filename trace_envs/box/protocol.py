@@ -78,7 +78,7 @@ class Ready(_Message):
     tool_names: list[str] | None = None
     tool_schemas: list[dict[str, Any]]
     policy: str | None = None
-    instructions: str
+    instructions: str | None = Field(default=None, description="The env's own agent instructions (None: tau2's).")
     env_id: str | None = Field(default=None, description="The module's ENV_ID, if it sets one.")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gymnasium as gym
 
-from trace_envs.core.registry import register_env
+from trace_envs.registry import register_env
 
 from .client import BoxedEnvError, BoxFailure
 from .pool import default_pool
