@@ -76,13 +76,13 @@ def leaked() -> dict[str, str]:
     """An order id and an instruction sentence of a real retail evaluation task (read, never stored);
     placeholders that no gate will reach when the data is absent."""
     if not TAU2_DATA.is_dir():
-        return {"leaked_id": "#W0000000", "leaked_sentence": "no data"}
+        return {"leaked_id": "#W0000000", "leaked_id_reversed": "0000000W#", "leaked_sentence": "no data"}
     task = load_domain_data(TAU2_DATA, "retail").task("0")
     order_id = next(a.arguments["order_id"] for a in task.gold_actions if "order_id" in a.arguments)
     instructions = task.user_scenario.instructions
     assert not isinstance(instructions, str)
     sentence = instructions.reason_for_call.split(". ")[0].replace(order_id, "my order")
-    return {"leaked_id": order_id, "leaked_sentence": sentence.replace('"', "'")}
+    return {"leaked_id": order_id, "leaked_id_reversed": order_id[::-1], "leaked_sentence": sentence.replace('"', "'")}
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "no_env_class.py": ("contract", "no-env-class", "no subclass of CapabilityEnv"),
     "leaked_ids.py": ("leakage", "leaked-evaluation-data", "retail evaluation task 0"),
     "leaked_instruction.py": ("leakage", "leaked-evaluation-data", "retail evaluation task 0"),
+    "leaked_at_runtime.py": ("execution", "leaked-evaluation-data", "retail evaluation task 0"),
     "set_order.py": ("execution", "property-determinism", "not deterministic across processes"),
     "oracle_fails.py": ("execution", "property-oracle_solves", "the oracle scores 0.0"),
     "lax_verifier.py": ("execution", "property-junk_fails", "the verifier is too lax"),

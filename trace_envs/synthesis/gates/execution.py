@@ -17,10 +17,12 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 from trace_envs.registry import get_domain
+from trace_envs.targets.registry import TargetDataError
 
 from ..sandbox.process import run_in_sandbox
 from ..sandbox.protocol import BoxMode, SandboxOutcome
 from .context import GateContext, named_gate
+from .leakage import evaluation_index, scan_generated_texts
 from .reports import Finding, GateResult
 
 MODES: tuple[BoxMode, BoxMode] = ("suite", "fingerprint")
@@ -98,6 +100,7 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
     findings = outcome_findings(suite)
     findings += [f for f in outcome_findings(second, "the second process") if f not in findings]
     findings += runtime_contract_findings(suite, context) + determinism_findings(suite, second)
+    findings += generated_leak_findings(suite, context)
     return GateResult(
         gate="execution",
         status="failed" if findings else "passed",
@@ -110,6 +113,18 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
             "seeds": len(seeds),
         },
     )
+
+
+def generated_leak_findings(outcome: SandboxOutcome, context: GateContext) -> list[Finding]:
+    """The evaluation tasks' ids and instructions in what the env generated (the source check cannot see text
+    built at run time); nothing when the target's data is missing (the leakage gate already says so)."""
+    if outcome.result is None or not outcome.result.generated_texts:
+        return []
+    try:
+        index = evaluation_index(context)
+    except TargetDataError:
+        return []
+    return scan_generated_texts(outcome.result.generated_texts, index)
 
 
 def outcome_findings(outcome: SandboxOutcome, which: str = "the sandbox") -> list[Finding]:

@@ -22,6 +22,7 @@ from trace_envs.box import BoxedEnv, BoxedEnvError, BoxFailure, BoxPool, BoxTime
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, property_checks
 
+from ..gates.leakage import reset_texts
 from ..gates.steps import compare_steps
 from .protocol import (
     BlockedEvent,
@@ -111,6 +112,12 @@ class _Run:
                     return
                 self.stage("flawed solutions")
                 self.result.flawed = flawed_evidence(cls, self.seeds)
+                self.stage("generated texts")
+                env = cls()
+                try:
+                    self.result.generated_texts = reset_texts(env, self.seeds)
+                finally:
+                    env.close()
             except BoxFailure as exc:
                 self.note(exc)
                 return

@@ -60,6 +60,11 @@ class BoxResult(BaseModel):
     suite: SuiteReport | None = None
     fingerprints: dict[int, dict[str, str]] = Field(default_factory=dict)
     flawed: list[FlawedEvidence] = Field(default_factory=list)
+    generated_texts: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(where, text) of what the env generated on each seed's reset (opening, task id), which the "
+        "leakage check scans for the target's evaluation tasks.",
+    )
     seconds: dict[str, float] = Field(default_factory=dict)
 
 
