@@ -48,7 +48,7 @@ HOLIDAYS: dict[str, int] = {
 }  # fmt: skip
 """What the user asks about, and the month ``search_holiday`` must land in (a check on the generator)."""
 NEW_REMINDERS = (
-    "Buy chocolate milk", "Call the plumber", "Send the rent", "Pick up the kids", "Book the car service",
+    "Buy chocolate milk", "Call the plumber", "Pay the gardener", "Pick up the kids", "Book the car service",
     "Email the landlord", "Bring the umbrella", "Charge the camera", "Order flowers", "Check the oven",
 )  # fmt: skip
 HOURS = (7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
@@ -236,7 +236,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         """Days until a holiday, searched in the current year (or the next)."""
         state = plan.state
         holiday = rng.choice(list(HOLIDAYS))
-        opening = rng.choice(("How many days until {h}?", "How many days are left till {h}?")).format(h=holiday)
+        opening = rng.choice(("How many days from today until {h}?", "How many days are left till {h}?")).format(h=holiday)
         now = plan.call("get_current_timestamp")
         year = plan.call("timestamp_to_datetime_info", timestamp=now)["year"]
         when = plan.call("search_holiday", holiday_name=holiday, year=year)
