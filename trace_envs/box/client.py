@@ -25,7 +25,8 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
-from .limits import BoxLimits
+from .limits import BoxLimits, spin_allowed
+from .pipes import read_chunk
 from .protocol import (
     REPLY,
     Answer,
@@ -130,9 +131,13 @@ class BoxProcess:
         request_read, self._requests = os.pipe()
         os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
+        os.set_blocking(self._replies, False)
+        self.spin = self.limits.spin_seconds if spin_allowed() else 0.0
+        """How long either side polls its pipe before sleeping (0 on a busy machine)."""
+        limits = self.limits.model_copy(update={"spin_seconds": self.spin})
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
-        server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
+        server += [limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
         command, self.isolation = boxed_command(
             server, self.scratch, namespaces=self.limits.namespaces, quota=self.limits.scratch_bytes
         )
@@ -177,9 +182,16 @@ class BoxProcess:
         expected = EXPECTED_REPLY.get(type(request))
         if expected is not None and not isinstance(reply, expected):
             self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
-        if isinstance(request, Reset):
+        if isinstance(reply, ResetReply):
             self.resets += 1
+            self._restore_shared(reply)
         return reply
+
+    def _restore_shared(self, reply: ResetReply) -> None:
+        """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
+        declared = {"tools": self.ready.tool_schemas, "policy": self.ready.policy_text}
+        for key in reply.shared:
+            reply.info[key] = declared[key]
 
     def _write(self, data: bytes, deadline: float, stage: str) -> None:
         """Write without blocking (the request pipe is non-blocking); wait for room only when it is full."""
@@ -199,10 +211,9 @@ class BoxProcess:
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
-            readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
-            if not readable:
+            chunk = read_chunk(self._replies, self.spin, deadline)
+            if chunk is None:
                 raise self._timeout(stage)
-            chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died(stage)
             self._buffer += chunk
