@@ -5,7 +5,6 @@ Each shipped env's boxed twin (``trace_envs.box.box_installed_env``) runs the sa
 play the reference solution of the same seeds. Step times are of ``env.step`` alone; steps/s counts resets too.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/boxed_env.py [--episodes 50] [--boxes 5] [--train-steps 3]
-[--spin-seconds 0]
 """
 
 from __future__ import annotations
@@ -117,24 +116,9 @@ def main() -> None:
     parser.add_argument("--boxes", type=int, default=5, help="Boxes started to time a start.")
     parser.add_argument("--train-steps", type=int, default=3, help="GRPO steps per way (0: skip training).")
     parser.add_argument("--train-env", default="trace/order-cancel-v0")
-    parser.add_argument(
-        "--spin-seconds",
-        type=float,
-        default=None,
-        help="BoxLimits.spin_seconds of the boxes (0: never poll the pipes; default: BoxLimits' own).",
-    )
     args = parser.parse_args()
 
     import trace_envs  # noqa: F401  (registers the shipped envs)
-
-    if args.spin_seconds is not None:
-        import atexit
-
-        from trace_envs.box import BoxLimits, BoxPool, pool
-
-        twins = BoxPool(BoxLimits(spin_seconds=args.spin_seconds))
-        pool._DEFAULT.append(twins)  # the boxed twins take their boxes from the process's shared pool
-        atexit.register(twins.close)
 
     for env_id in shipped_env_ids():
         compare_steps(env_id, args.episodes)

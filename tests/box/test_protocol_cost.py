@@ -1,21 +1,15 @@
-"""What a boxed episode costs: what every reset would repeat (the tool schemas, the policy) crosses once, in
+"""What a boxed episode sends: what every reset would repeat (the tool schemas, the policy) crosses once, in
 ``Ready``; the reference solutions of an env that keeps ``CapabilityEnv``'s are formatted here from the task
-(no round trip), while an env that changes either still gets exactly its own values through; and either side
-polls its pipe a moment before sleeping, only where cores are idle."""
+(no round trip), while an env that changes either still gets exactly its own values through."""
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 from typing import Any
 
 import pytest
 
-from trace_envs.box import BoxLimits, BoxPool, BoxProcess, client
-from trace_envs.box.pipes import read_chunk
+from trace_envs.box import BoxLimits, BoxPool, BoxProcess
 from trace_envs.box.protocol import Ask, Reset, ResetReply, _Message
-from trace_envs.rollout.scripted import play_actions
 
 from .conftest import CLASS, GOOD, with_payload
 from .test_box import boxed, in_process_env
@@ -111,38 +105,4 @@ def test_an_env_that_overrides_its_reference_solutions_is_asked_for_them(monkeyp
         assert env._episode_box().ready.actions_from_task == []
         assert env.oracle_actions() == ["its own"] and env.flawed_actions() is None
         assert asked == ["oracle_actions", "flawed_actions"]
-        env.close()
-
-
-def test_reading_a_pipe_polls_then_sleeps_until_the_deadline() -> None:
-    read_end, write_end = os.pipe()
-    os.set_blocking(read_end, False)
-    try:
-        os.write(write_end, b"ready\n")
-        assert read_chunk(read_end, 0.001, time.monotonic() + 5) == b"ready\n"
-        start = time.monotonic()
-        assert read_chunk(read_end, 0.001, start + 0.05) is None  # nothing came: past the deadline, not before
-        assert 0.05 <= time.monotonic() - start < 5
-        later = threading.Timer(0.02, os.write, (write_end, b"late\n"))
-        later.start()
-        assert read_chunk(read_end, 0.0, time.monotonic() + 5) == b"late\n"  # slept in select, woke for it
-        later.join()
-    finally:
-        os.close(write_end)
-    assert read_chunk(read_end, 0.001, time.monotonic() + 5) == b""  # the other end is closed
-    os.close(read_end)
-
-
-@pytest.mark.parametrize("idle_cores", [True, False])
-def test_a_box_polls_its_pipes_only_where_cores_are_idle_and_plays_the_same(
-    idle_cores: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(client, "spin_allowed", lambda: idle_cores)
-    with BoxPool(BoxLimits(wall_seconds=20, spin_seconds=0.001)) as pool:
-        env = boxed(GOOD, pool)
-        env.reset(seed=0)
-        box = env._episode_box()
-        spin = 0.001 if idle_cores else 0.0
-        assert box.spin == spin and f'"spin_seconds":{spin}' in " ".join(map(str, box.process.args))
-        assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0
         env.close()

@@ -25,8 +25,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
-from .limits import BoxLimits, spin_allowed
-from .pipes import read_chunk
+from .limits import BoxLimits
 from .protocol import (
     REPLY,
     Answer,
@@ -131,13 +130,9 @@ class BoxProcess:
         request_read, self._requests = os.pipe()
         os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
-        os.set_blocking(self._replies, False)
-        self.spin = self.limits.spin_seconds if spin_allowed() else 0.0
-        """How long either side polls its pipe before sleeping (0 on a busy machine)."""
-        limits = self.limits.model_copy(update={"spin_seconds": self.spin})
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
-        server += [limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
+        server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
         command, self.isolation = boxed_command(
             server, self.scratch, namespaces=self.limits.namespaces, quota=self.limits.scratch_bytes
         )
@@ -211,9 +206,10 @@ class BoxProcess:
         while b"\n" not in self._buffer:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
-            chunk = read_chunk(self._replies, self.spin, deadline)
-            if chunk is None:
+            readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
+            if not readable:
                 raise self._timeout(stage)
+            chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise self._died(stage)
             self._buffer += chunk

@@ -36,15 +36,6 @@ class BoxLimits(BaseModel):
     wall_seconds: float = Field(
         default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
     )
-    spin_seconds: float = Field(
-        default=0.0002,
-        ge=0,
-        le=0.01,
-        description=(
-            "How long each side polls its pipe before sleeping in select: a reply or request that comes sooner "
-            "is read without a wake-up. Used only where cores are idle (see spin_allowed); 0 never polls."
-        ),
-    )
     namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
     resets_per_box: int = Field(
         default=1024,
@@ -55,16 +46,6 @@ class BoxLimits(BaseModel):
             "resets tells a module nothing."
         ),
     )
-
-
-def spin_allowed() -> bool:
-    """Whether polling a pipe pays: at least 4 usable cores and a load average under half of them (on a busy
-    machine a poller only takes the core the other side needs)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-        return cores >= 4 and os.getloadavg()[0] < cores / 2
-    except (AttributeError, OSError):
-        return False
 
 
 def apply_limits(limits: BoxLimits) -> None:

@@ -25,7 +25,6 @@ from trace_envs.core import CapabilityEnv
 
 from .audit import AuditPolicy, AuditReporter, install
 from .limits import BoxLimits, apply_limits
-from .pipes import read_chunk
 from .protocol import (
     MODULE_FILENAME,
     MODULE_NAME,
@@ -148,23 +147,15 @@ def failed(exc: BaseException) -> Failed:
 
 
 class Channel:
-    """The request and reply pipes: one JSON line each way per request (``spin``: see :mod:`.pipes`)."""
+    """The request and reply pipes: one JSON line each way per request."""
 
-    def __init__(self, requests: int, replies: int, spin: float = 0.0):
-        self.requests, self.replies, self.spin = requests, replies, spin
-        os.set_blocking(requests, False)
-        self.buffer = b""
+    def __init__(self, requests: int, replies: int):
+        self.requests = os.fdopen(requests, "rb", buffering=65536)
+        self.replies = replies
 
     def receive(self) -> Start | Reset | Step | Ask | Close | None:
-        """The next request; ``None`` once the parent closed the pipe (a cut-off last line is still parsed)."""
-        while b"\n" not in self.buffer:
-            chunk = read_chunk(self.requests, self.spin, None)
-            if not chunk:
-                line, self.buffer = self.buffer, b""
-                return REQUEST.validate_json(line) if line else None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return REQUEST.validate_json(line)
+        line = self.requests.readline()
+        return REQUEST.validate_json(line) if line else None
 
     def send(self, message: _Message) -> None:
         try:
@@ -216,7 +207,7 @@ def main(argv: list[str]) -> None:
 
     roots = trusted_roots()
     report_seal(reporter)
-    channel = Channel(requests, replies, limits.spin_seconds)
+    channel = Channel(requests, replies)
     start = channel.receive()
     if not isinstance(start, Start):
         os._exit(2)
