@@ -1,7 +1,8 @@
 """The trusted side of a boxed env: :class:`BoxedEnv`, a real ``CapabilityEnv`` whose episodes run in a box.
 
 ``reset``, ``step``, ``verify()``, ``oracle_actions()``, ``flawed_actions()``, ``gold_hash()`` and ``state``
-are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`); the task, the messages,
+are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`), but for a reference solution
+the env leaves to ``CapabilityEnv`` (formatted here from the task, ``Ready.actions_from_task``); the task, the messages,
 the turn and how the episode ended are kept here from the replies, so everything that reads a
 ``CapabilityEnv`` (the property suite, scripted policies, the TRL bridge, rollouts) reads a boxed one the
 same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
