@@ -177,9 +177,16 @@ class BoxProcess:
         expected = EXPECTED_REPLY.get(type(request))
         if expected is not None and not isinstance(reply, expected):
             self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
-        if isinstance(request, Reset):
+        if isinstance(reply, ResetReply):
             self.resets += 1
+            self._restore_shared(reply)
         return reply
+
+    def _restore_shared(self, reply: ResetReply) -> None:
+        """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
+        declared = {"tools": self.ready.tool_schemas, "policy": self.ready.policy_text}
+        for key in reply.shared:
+            reply.info[key] = declared[key]
 
     def _write(self, data: bytes, deadline: float, stage: str) -> None:
         """Write without blocking (the request pipe is non-blocking); wait for room only when it is full."""

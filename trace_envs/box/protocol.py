@@ -7,7 +7,10 @@ UTF-8 text, read once by the parent), the env class's constructor options and th
 the box answers :class:`Ready` with what the env declares. Every later request is answered by the
 matching reply or by :class:`Failed` (an exception of the env's code, raised again in the parent).
 
-Version 1. A box refuses a :class:`Start` of another version (it answers :class:`Failed`, kind
+Version 2 (what a reset repeats is declared once, in :class:`Ready`: the reset's ``info`` sends the tool
+schemas and the policy as ``null`` when they are the declared ones, and the parent formats the reference
+solutions from the task when the env's ``oracle_actions`` and ``flawed_actions`` are ``CapabilityEnv``'s own).
+A box refuses a :class:`Start` of another version (it answers :class:`Failed`, kind
 ``ProtocolVersion``), so parent and box always come from the same installed trace-envs.
 """
 
@@ -17,7 +20,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-PROTOCOL_VERSION = 1
+from trace_envs.core.task import Task
+
+PROTOCOL_VERSION = 2
 MODULE_NAME = "trace_envs_boxed_module"
 """The name the module runs under in every box (validation, calibration, training, evaluation)."""
 MODULE_FILENAME = "env_module.py"
@@ -66,6 +71,10 @@ Request = Annotated[Start | Reset | Step | Ask | Close, Field(discriminator="op"
 REQUEST = TypeAdapter(Request)
 
 
+TaskActions = Literal["oracle_actions", "flawed_actions"]
+"""A reference solution the parent can format from the task (``CapabilityEnv``'s own method)."""
+
+
 class Ready(_Message):
     """The env is built: what it declares (the parent checks it against its own domain objects)."""
 
@@ -78,16 +87,30 @@ class Ready(_Message):
     tool_names: list[str] | None = None
     tool_schemas: list[dict[str, Any]]
     policy: str | None = None
+    policy_text: str = Field(default="", description="The policy the agent sees (``policy_text``), sent once here.")
+    actions_from_task: list[TaskActions] = Field(
+        default_factory=list,
+        description="Those of its oracle_actions and flawed_actions that are CapabilityEnv's own (and so is its "
+        "current_task): the parent formats them from the task itself (no Ask).",
+    )
     instructions: str | None = Field(default=None, description="The env's own agent instructions (None: tau2's).")
     env_id: str | None = Field(default=None, description="The module's ENV_ID, if it sets one.")
+
+
+SharedKey = Literal["tools", "policy"]
+"""An ``info`` key of a reset whose value the :class:`Ready` declared (``tool_schemas``, ``policy_text``)."""
 
 
 class ResetReply(_Message):
     kind: Literal["reset"] = "reset"
     observation: str
     info: dict[str, Any]
-    task: dict[str, Any]
+    task: Task
     seed: int
+    shared: list[SharedKey] = Field(
+        default_factory=list,
+        description="info keys sent as null because their value is the Ready's (the parent puts it back).",
+    )
 
 
 class StepReply(_Message):

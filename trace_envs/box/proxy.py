@@ -1,7 +1,8 @@
 """The trusted side of a boxed env: :class:`BoxedEnv`, a real ``CapabilityEnv`` whose episodes run in a box.
 
 ``reset``, ``step``, ``verify()``, ``oracle_actions()``, ``flawed_actions()``, ``gold_hash()`` and ``state``
-are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`); the task, the messages,
+are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`), but for a reference solution
+the env leaves to ``CapabilityEnv`` (formatted here from the task, ``Ready.actions_from_task``); the task, the messages,
 the turn and how the episode ended are kept here from the replies, so everything that reads a
 ``CapabilityEnv`` (the property suite, scripted policies, the TRL bridge, rollouts) reads a boxed one the
 same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
@@ -84,7 +85,7 @@ class BoxedEnv(CapabilityEnv):
 
     def _episode_box(self) -> BoxProcess:
         """The box holding the episode under way (a new box would not have it)."""
-        if self._box is None or not self._box.alive:
+        if self._box is None or self._box.failure is not None:  # a box that died since: its pipe says so
             raise BoxCrashed("the box of this episode is gone; call reset()", stage="step")
         return self._box
 
@@ -99,7 +100,7 @@ class BoxedEnv(CapabilityEnv):
         ConversationEnv.reset(self, seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         reply = self._take_box(new_episode=True).call(Reset(seed=task_seed, options=options))
-        self.task, self.task_seed, self._gold_hash = Task.model_validate(reply.task), reply.seed, None
+        self.task, self.task_seed, self._gold_hash = reply.task, reply.seed, None
         self.start_conversation(list(reply.info.get("messages") or []))
         return reply.observation, reply.info
 
@@ -152,10 +153,18 @@ class BoxedEnv(CapabilityEnv):
             self._gold_hash = str(self._ask("gold_hash"))
         return self._gold_hash
 
+    def _from_task(self, what: str) -> bool:
+        """Whether the env's ``what`` is ``CapabilityEnv``'s (the task's solution, formatted here: no Ask)."""
+        return self.task is not None and what in self._episode_box().ready.actions_from_task
+
     def oracle_actions(self) -> list[str]:
+        if self._from_task("oracle_actions"):
+            return super().oracle_actions()
         return [str(step) for step in self._ask("oracle_actions")]
 
     def flawed_actions(self) -> list[str] | None:
+        if self._from_task("flawed_actions"):
+            return super().flawed_actions()
         value = self._ask("flawed_actions")
         return None if value is None else [str(step) for step in value]
 

@@ -21,6 +21,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from trace_envs.core import CapabilityEnv
+
 from .audit import AuditPolicy, AuditReporter, install
 from .limits import BoxLimits, apply_limits
 from .protocol import (
@@ -35,9 +37,11 @@ from .protocol import (
     Ready,
     Reset,
     ResetReply,
+    SharedKey,
     Start,
     Step,
     StepReply,
+    TaskActions,
     _Message,
 )
 
@@ -75,6 +79,15 @@ def load_env(start: Start) -> tuple[Any, str | None]:
     return env, env_id if isinstance(env_id, str) else None
 
 
+def actions_from_task(cls: type[CapabilityEnv]) -> list[TaskActions]:
+    """The reference solutions ``cls`` leaves to ``CapabilityEnv`` (the task's, formatted), which the parent
+    formats itself: none if it changes where the task comes from."""
+    if cls.current_task is not CapabilityEnv.current_task:
+        return []
+    names: tuple[TaskActions, ...] = ("oracle_actions", "flawed_actions")
+    return [name for name in names if getattr(cls, name) is getattr(CapabilityEnv, name)]
+
+
 def ready(env: Any, env_id: str | None) -> Ready:
     return Ready(
         env_id=env_id,
@@ -85,16 +98,30 @@ def ready(env: Any, env_id: str | None) -> Ready:
         tool_names=None if env.tool_names is None else list(env.tool_names),
         tool_schemas=env.tool_schemas,
         policy=env.policy,
+        policy_text=env.policy_text,
         instructions=env.instructions,
+        actions_from_task=actions_from_task(type(env)),
     )
 
 
-def serve(env: Any, request: Reset | Step | Ask) -> _Message:
-    """One request against the env."""
+def shared_info(info: dict[str, Any], declared: Ready) -> list[SharedKey]:
+    """Null the reset ``info`` values that equal what ``declared`` said once (the parent puts them back)."""
+    shared: list[SharedKey] = []
+    pairs: tuple[tuple[SharedKey, Any], ...] = (("tools", declared.tool_schemas), ("policy", declared.policy_text))
+    for key, value in pairs:
+        if key in info and info[key] == value:
+            info[key] = None
+            shared.append(key)
+    return shared
+
+
+def serve(env: Any, request: Reset | Step | Ask, declared: Ready) -> _Message:
+    """One request against the env (``declared``: the :class:`Ready` it was built with)."""
     if isinstance(request, Reset):
         observation, info = env.reset(seed=request.seed, options=request.options)
-        task = env.current_task.model_dump(mode="json")
-        return ResetReply(observation=observation, info=info, task=task, seed=env.task_seed)
+        info = dict(info)
+        shared = shared_info(info, declared)
+        return ResetReply(observation=observation, info=info, task=env.current_task, seed=env.task_seed, shared=shared)
     if isinstance(request, Step):
         observation, reward, terminated, truncated, info = env.step(request.action)
         return StepReply(
@@ -188,7 +215,8 @@ def main(argv: list[str]) -> None:
     reporter.stage = "import"
     try:
         env, env_id = load_env(start)
-        channel.send(ready(env, env_id))
+        declared = ready(env, env_id)
+        channel.send(declared)
     except BaseException as exc:  # the module's own code may raise anything, SystemExit included
         channel.send(failed(exc))
         os._exit(0)
@@ -198,7 +226,7 @@ def main(argv: list[str]) -> None:
             break
         reporter.stage = request.op
         try:
-            channel.send(serve(env, request))
+            channel.send(serve(env, request, declared))
         except BaseException as exc:  # as above: an env error is a reply, never the end of the box
             channel.send(failed(exc))
     sys.stdout.flush()
