@@ -51,6 +51,7 @@ NEW_REMINDERS = (
     "Buy chocolate milk", "Call the plumber", "Pay the gardener", "Pick up the kids", "Book the car service",
     "Email the landlord", "Bring the umbrella", "Charge the camera", "Order flowers", "Check the oven",
 )  # fmt: skip
+HOLIDAY_QUESTIONS = ("How many days from today until {h}?", "How many days are left till {h}?")
 HOURS = (7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 MINUTES = (0, 0, 15, 30, 45)
 
@@ -236,7 +237,7 @@ class DatetimeEnv(DeviceTaskEnv[DatetimeKnobs]):
         """Days until a holiday, searched in the current year (or the next)."""
         state = plan.state
         holiday = rng.choice(list(HOLIDAYS))
-        opening = rng.choice(("How many days from today until {h}?", "How many days are left till {h}?")).format(h=holiday)
+        opening = rng.choice(HOLIDAY_QUESTIONS).format(h=holiday)
         now = plan.call("get_current_timestamp")
         year = plan.call("timestamp_to_datetime_info", timestamp=now)["year"]
         when = plan.call("search_holiday", holiday_name=holiday, year=year)
