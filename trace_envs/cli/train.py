@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from trace_envs.llm.gguf_model import MADE_MODELS
+
 from .app import app
 from .checks import checked_env, checked_model
 from .env_args import (
@@ -308,9 +310,6 @@ def route_command(
     console.print(f"chosen: {decision.capability or 'base model'} ({decision.adapter_path or '-'})")
 
 
-MODEL_NAMES = ("tiny", "smollm2-135m-instruct")
-"""What ``make-model`` builds: the tiny random Qwen3 (tests, demos) or a packaged pretrained model."""
-
 WarmupOption = Annotated[
     list[str] | None,
     typer.Option("--warmup", metavar="ENV_ID", help="Env id whose oracle episodes to fine-tune on (repeatable)."),
@@ -323,7 +322,7 @@ OutOption = Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", he
 
 @app.command("make-model")
 def make_model_command(
-    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(MODEL_NAMES)}.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(MADE_MODELS)}.")],
     out: OutOption = None,
     wheel: Annotated[
         Path | None,
@@ -342,8 +341,8 @@ def make_model_command(
     trace_source.json records the package, version and the GGUF's sha256. --warmup fine-tunes the result on
     oracle episodes of the named envs (see `make-tiny-model`).
     """
-    if name not in MODEL_NAMES:
-        raise typer.BadParameter(f"unknown model {name!r}: choose one of {', '.join(MODEL_NAMES)}", param_hint="NAME")
+    if name not in MADE_MODELS:
+        raise typer.BadParameter(f"unknown model {name!r}: choose one of {', '.join(MADE_MODELS)}", param_hint="NAME")
     if out is None:
         raise typer.BadParameter("name the model folder, e.g. -o ./smollm2", param_hint="--out")
     _make_model(name, out, wheel, seed)

@@ -19,14 +19,15 @@ def parse_module(source: str, filename: str = "<module>") -> ast.Module:
     can fail with "SystemError: AST constructor recursion depth mismatch" when the GIL changes hands
     mid-conversion. Builders outside our lock (a library's ``inspect.signature`` of a builtin parses one)
     can still collide, so that error is retried a few times."""
-    for attempt in range(PARSE_ATTEMPTS):
+    for _ in range(PARSE_ATTEMPTS - 1):
         try:
             with _PARSE_LOCK:
                 return ast.parse(source, filename)
         except SystemError as exc:  # the lock cannot cover every tree builder of the process (a library's)
-            if "recursion depth mismatch" not in str(exc) or attempt == PARSE_ATTEMPTS - 1:
+            if "recursion depth mismatch" not in str(exc):
                 raise
-    raise AssertionError("unreachable")
+    with _PARSE_LOCK:
+        return ast.parse(source, filename)
 
 
 def exclusive_ast() -> threading.RLock:
