@@ -261,16 +261,21 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     copied, not synthesised, trained on boxed on the payload's seeds; the evaluation after training still
     pays the junk base agent what the rollout before it paid (0) and the gold policy 1.0."""
     pytest.importorskip("matplotlib")
+    import shutil
+
+    from trace_envs.pipeline import load_config, pending_stages
+    from trace_envs.synthesis.manifest import MANIFEST
     from trace_envs.training import load_metadata
 
+    envs = shutil.copytree(hostile.envs, tmp_path / "envs")
     config = tmp_path / "trace.yaml"
-    config.write_text(PIPELINE_YAML.format(folder=hostile.envs, model=tiny_model, seed=UNPLAYED), encoding="utf-8")
+    config.write_text(PIPELINE_YAML.format(folder=envs, model=tiny_model, seed=UNPLAYED), encoding="utf-8")
     out = tmp_path / "run"
     result = hostile.run("pipeline", str(config), "--out", str(out), folder=False)
     markers = {s: json.loads((out / s / ".stage.json").read_text(encoding="utf-8")) for s in ("synthesize", "rollout")}
     synthesized = markers["synthesize"]["summary"]["targets"]["retail"]
     assert synthesized == {
-        "precondition_verification": {"status": "passed", "env_id": ENV_ID, "reason": f"from {hostile.envs}"}
+        "precondition_verification": {"status": "passed", "env_id": ENV_ID, "reason": f"from {envs}"}
     }
     meta = load_metadata(out / "train" / "retail" / "precondition_verification")
     assert meta.status == "complete" and meta.env_ids == ["trace/retail-precondition-verification-v0"]
@@ -280,6 +285,12 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     assert evaluated["retail"]["base"]["pass_rate"] == rolled_out == 0.0
     assert evaluated["retail"]["oracle"]["pass_rate"] == 1.0
     assert_fired_nowhere(hostile, [out], result)
+    assert pending_stages(load_config(config), out) == ()
+    manifest = read_manifest(envs)
+    assert manifest is not None
+    manifest.modules["precondition_verification.py"].notes.append("validated again")
+    (envs / MANIFEST).write_text(manifest.model_dump_json(), encoding="utf-8")  # as `trace-envs validate` does
+    assert pending_stages(load_config(config), out) == ("synthesize", "train", "route", "evaluate", "report")
 
 
 def test_the_pipeline_refuses_a_folder_edited_since_it_was_validated(hostile: HostileFolder, tmp_path: Path) -> None:
