@@ -48,6 +48,7 @@ def _with(**changes: object) -> dict[str, object]:
         ({"rollout": None}, "rollout: Field required (add it)"),
         ({"train__max_steps": 0}, "train.max_steps: Input should be greater than or equal to 1 (expected: GRPO"),
         ({"targets": ["device", "device"]}, "targets: each target once"),
+        ({"synthesize__folders": {"mars": "envs"}}, "synthesize.folders: 'mars' is not one of targets; use device"),
     ],
 )
 def test_a_bad_field_is_named_with_its_file_and_fix(changes: dict[str, object], expected: str, tmp_path: Path) -> None:
@@ -69,8 +70,11 @@ def test_not_yaml_not_a_mapping_and_no_file(tmp_path: Path) -> None:
 
 def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
     (tmp_path / "models" / "base").mkdir(parents=True)
-    config = load_config(_write(tmp_path, _with(tau2_data="data", train__model="models/base")))
+    config = load_config(
+        _write(tmp_path, _with(tau2_data="data", train__model="models/base", synthesize__folders={"retail": "envs"}))
+    )
     assert config.tau2_data == tmp_path / "data"
+    assert config.synthesize.folders == {"retail": tmp_path / "envs"}
     assert config.train.model == str(tmp_path / "models" / "base")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trace_envs.llm.gguf_model import MADE_MODELS
 from trace_envs.problems import validation_problems
@@ -47,6 +47,11 @@ class SynthesizeSection(_Section):
     seeds: int = Field(default=50, ge=1, description="Seeds of the property suite.")
     fuzz_examples: int = Field(default=50, ge=1, description="Hypothesis examples of the any-action check.")
     jobs: int = Field(default=2, ge=1, description="Capabilities synthesised in parallel.")
+    folders: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Synthesis output folders you already have, by target (e.g. retail: envs/, relative to the "
+        "config file): that target is not synthesised; every module its manifest vouches for is trained on (boxed).",
+    )
 
 
 class TrainSection(_Section):
@@ -143,6 +148,13 @@ class PipelineConfig(_Section):
             raise ValueError("each target once")
         return targets
 
+    @model_validator(mode="after")
+    def _folders_of_targets(self) -> PipelineConfig:
+        stray = [name for name in self.synthesize.folders if name not in self.targets]
+        if stray:
+            raise ValueError(f"synthesize.folders: {stray[0]!r} is not one of targets; use {', '.join(self.targets)}")
+        return self
+
 
 class ConfigError(ValueError):
     """A pipeline config that cannot be used; the message names the file, the field and the fix."""
@@ -161,8 +173,8 @@ def parse_config(data: Any, source: str = "config") -> PipelineConfig:
 
 
 def load_config(path: str | Path) -> PipelineConfig:
-    """Read and validate a pipeline YAML file; relative ``tau2_data`` and ``train.model`` paths are taken
-    relative to the file's folder."""
+    """Read and validate a pipeline YAML file; relative ``tau2_data``, ``synthesize.folders`` and ``train.model``
+    paths are taken relative to the file's folder."""
     import yaml
 
     file = Path(path)
@@ -177,6 +189,8 @@ def load_config(path: str | Path) -> PipelineConfig:
     config = parse_config(data, str(file))
     if config.tau2_data is not None and not config.tau2_data.is_absolute():
         config = config.model_copy(update={"tau2_data": file.parent / config.tau2_data})
+    folders = {name: file.parent / folder for name, folder in config.synthesize.folders.items()}
+    config = config.model_copy(update={"synthesize": config.synthesize.model_copy(update={"folders": folders})})
     model = Path(config.train.model)
     if config.train.model not in MADE_MODELS and not model.is_absolute() and (file.parent / model).exists():
         config = config.model_copy(

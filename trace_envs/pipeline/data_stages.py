@@ -110,6 +110,9 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
     )  # fmt: skip
     summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
     for target in ctx.config.targets:
+        if target in section.folders:
+            summary["targets"][target] = use_folder(ctx, target, section.folders[target])
+            continue
         analysis_dir = ctx.stage_dir("analyze") / target
         analysis = load_analysis(analysis_dir)
         envs = passed_before(ctx.folder / target, analysis.kept)  # a killed run's finished modules are kept
@@ -153,4 +156,44 @@ def passed_before(folder: Path, capabilities: list[str]) -> dict[str, Any]:
             and hashlib.sha256(module.read_bytes()).hexdigest() == entry.source_sha256
         ):
             found[entry.capability] = {"status": "passed", "env_id": entry.env_id, "reason": ""}
+    return found
+
+
+def use_folder(ctx: StageContext, target: str, source: Path) -> dict[str, Any]:
+    """A synthesis output folder of the user's instead of synthesising: the modules its manifest vouches for
+    (sha256 checked, as ``load_envs`` does) are copied with the manifest into ``synthesize/<target>/``."""
+    import shutil
+
+    from trace_envs.synthesis import ModuleChanged, read_manifest, verify_folder
+    from trace_envs.synthesis.manifest import MANIFEST
+
+    where = f"synthesize.folders.{target}: {source}"
+    try:
+        manifest = read_manifest(source)
+        verify_folder(source)
+    except (ValueError, ModuleChanged) as exc:
+        raise ctx.fail(f"{where}: {exc}") from None
+    if manifest is None or not manifest.modules:
+        raise ctx.fail(f"{where} holds no validated module; point it at a folder `trace-envs synthesize` wrote")
+    out = ctx.folder / target
+    out.mkdir(parents=True, exist_ok=True)
+    envs: dict[str, Any] = {}
+    for entry in manifest.modules.values():
+        if entry.target != target:
+            raise ctx.fail(f"{where}: {entry.module} was validated for {entry.target}, not {target}")
+        shutil.copyfile(source / entry.module, out / entry.module)
+        envs[entry.capability] = {"status": "passed", "env_id": entry.env_id, "reason": f"from {source}"}
+    shutil.copyfile(source / MANIFEST, out / MANIFEST)
+    return envs
+
+
+def folder_manifests(folders: dict[str, Path]) -> dict[str, str]:
+    """The sha256 of each given folder's manifest (which holds its modules' hashes), so that a folder validated
+    again is a changed input of the synthesize stage."""
+    import hashlib
+
+    found = {}
+    for target, folder in sorted(folders.items()):
+        path = folder / "manifest.json"
+        found[target] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
     return found

@@ -149,6 +149,10 @@ def _data_checks(config: PipelineConfig) -> Iterator[Check]:
             yield Check(f"{name} data", False, str(exc).splitlines()[0], "fix tau2_data in the config", data_stages)
             continue
         yield Check(f"{name} data", True, str(folder), "", data_stages)
+    for name, folder in config.synthesize.folders.items():
+        found = (folder / "manifest.json").is_file()
+        fix = "" if found else "point it at a folder `trace-envs synthesize` wrote (it holds manifest.json)"
+        yield Check(f"synthesize.folders.{name}", found, str(folder), fix, ("synthesize",))
     model = config.train.model
     looks_local = model.startswith((".", "/", "~")) or model.count("/") > 1
     if model in PACKAGED_MODELS:
