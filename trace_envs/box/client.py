@@ -117,6 +117,8 @@ class BoxProcess:
         """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
         self.resets = 0
         self.failure: BoxFailure | None = None
+        self.owner = os.getpid()
+        """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
         self._buffer = b""
         self._started = False
         self.outputs: dict[str, str] = {}
@@ -164,8 +166,13 @@ class BoxProcess:
         self._reader.start()
 
     @property
+    def owned(self) -> bool:
+        """Whether this process started the box (a process forked since holds a copy of its pipes, no more)."""
+        return self.owner == os.getpid()
+
+    @property
     def alive(self) -> bool:
-        return self.failure is None and self.process.poll() is None
+        return self.owned and self.failure is None and self.process.poll() is None
 
     def call(
         self, request: _Message, *, stage: str | None = None, user: Callable[[UserTurn], UserLine] | None = None
@@ -175,6 +182,8 @@ class BoxProcess:
         stage = stage or str(getattr(request, "op", "call"))
         if self.failure is not None:
             raise type(self.failure)(f"the box already failed: {self.failure}", stage=stage)
+        if not self.owned:
+            raise BoxCrashed(f"the box belongs to process {self.owner}, which this one was forked from", stage=stage)
         deadline = time.monotonic() + self.limits.wall_seconds
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
@@ -321,9 +330,16 @@ class BoxProcess:
         except OSError:
             return ""
 
+    def _close_pipes(self) -> None:
+        for fd in (self._requests, self._replies):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._requests = self._replies = -1
+
     def close(self) -> None:
         """Ask the box to end, then make sure it has (and that nothing it started is left)."""
-        if self.process.poll() is None and self.failure is None:
+        if self.owned and self.process.poll() is None and self.failure is None:
             with contextlib.suppress(OSError):
                 os.write(self._requests, Close().model_dump_json().encode() + b"\n")
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -331,7 +347,11 @@ class BoxProcess:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the box's whole process group and any stray, close the pipes, remove its folders."""
+        """SIGKILL the box's whole process group and any stray, close the pipes, remove its folders (in a forked
+        child: only close its copies of the pipes; the box is the parent's)."""
+        if not self.owned:
+            self._close_pipes()
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -339,10 +359,7 @@ class BoxProcess:
         kill_strays(self.run_id)
         for name in ("stdout", "stderr"):
             self.outputs[name] = self._tail(name)
-        for fd in (self._requests, self._replies):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._requests = self._replies = -1
+        self._close_pipes()
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.private, ignore_errors=True)
 

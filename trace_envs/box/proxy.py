@@ -15,6 +15,8 @@ observation (reward 0, ``info["box_error"]``); during anything else it raises :c
 from __future__ import annotations
 
 import contextlib
+import copyreg
+import hashlib
 from collections.abc import Callable
 from typing import Any, ClassVar, SupportsFloat
 
@@ -32,11 +34,20 @@ BOX_ERROR_ENDING = "box_error"
 """``info["ended"]`` of an episode whose box failed."""
 
 
-class BoxedEnv(CapabilityEnv):
+class BoxedEnvType(type):
+    """The type of boxed env classes: one pickles as the data it was made from (:func:`pickled_class`), so a
+    spawned worker (``AsyncVectorEnv``, rollout workers) rebuilds the same class and reads no file."""
+
+
+class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     """A ``CapabilityEnv`` played in a box; subclasses made by :func:`boxed_env_class` name the module."""
 
     source: ClassVar[str] = ""
     """The module's validated text (executed in the box; never here)."""
+    source_sha256: ClassVar[str] = ""
+    """The sha256 of :attr:`source` (its UTF-8 bytes): which text this class runs, whatever the file holds later."""
+    ready: ClassVar[Ready | None] = None
+    """What the module's box declared when the class was made."""
     origin: ClassVar[str] = ""
     """Where the text came from (a path), for messages."""
     pool: ClassVar[BoxPool | None] = None
@@ -224,6 +235,8 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
     """A :class:`BoxedEnv` subclass for the module ``source``, declaring what its box's ``Ready`` said."""
     namespace: dict[str, Any] = {
         "source": source,
+        "source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        "ready": ready,
         "origin": origin,
         "pool": pool,
         "declared_id": ready.env_id,
@@ -237,3 +250,25 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
         "__module__": __name__,
     }
     return type(f"Boxed{ready.class_name}", (BoxedEnv,), namespace)
+
+
+_REBUILT: dict[tuple[str, str, str], type[BoxedEnv]] = {}
+
+
+def rebuilt_class(source: str, ready_json: str, origin: str) -> type[BoxedEnv]:
+    """The boxed class of ``source`` as pickled (one class per text and declaration in each process)."""
+    key = (hashlib.sha256(source.encode("utf-8")).hexdigest(), ready_json, origin)
+    if key not in _REBUILT:
+        _REBUILT[key] = boxed_env_class(source, Ready.model_validate_json(ready_json), origin=origin)
+    return _REBUILT[key]
+
+
+def pickled_class(cls: BoxedEnvType) -> Any:
+    """How pickle writes a boxed class: its text, declaration and origin (its pool, per process, is not sent)."""
+    ready = vars(cls).get("ready")
+    if not isinstance(ready, Ready):
+        return cls.__qualname__  # BoxedEnv itself: by name
+    return rebuilt_class, (vars(cls)["source"], ready.model_dump_json(), vars(cls)["origin"])
+
+
+copyreg.pickle(BoxedEnvType, pickled_class)
