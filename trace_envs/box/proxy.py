@@ -8,8 +8,9 @@ the turn and how the episode ended are kept here from the replies, so everything
 same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
 this process's own objects. With ``user_model`` the user is played here, by the registered user factory
 (:func:`trace_envs.core.user.model_user`, by default ``LLMUser``) with that model: the box asks for each
-of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else. A box that hangs or dies during ``step`` ends the episode with an error
-observation (reward 0, ``info["box_error"]``); during anything else it raises :class:`BoxFailure`.
+of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else. A box that hangs or
+dies during ``step`` ends the episode with an error observation (reward 0, ``info["box_error"]``); during
+anything else it raises :class:`BoxFailure`.
 """
 
 from __future__ import annotations
