@@ -15,7 +15,7 @@ from trace_envs.llm import ChatResponse, Usage
 from trace_envs.llm_user import LLMUser
 from trace_envs.rollout.scripted import play_actions
 
-from .conftest import with_payload
+from .conftest import GOOD, with_payload
 
 OPENING_CUE = "You start the conversation with a request like: "
 
@@ -111,3 +111,25 @@ def test_a_box_can_ask_for_user_lines_only_where_and_as_often_as_allowed(
         info = env.step("ask")[4]
         assert refused in info["box_error"]
         assert isinstance(pool.boxes[0].failure, BoxProtocolError) and not pool.boxes[0].alive
+
+
+class FailingUserModel(EchoUserModel):
+    """Answers the opening, then fails as a model client can (a refused or timed-out request)."""
+
+    def chat(self, messages: list[dict[str, Any]], **sampling: Any) -> ChatResponse:
+        if any(m["role"] == "assistant" for m in messages):
+            raise ConnectionError("the user model's server went away")
+        return super().chat(messages, **sampling)
+
+
+def test_a_model_that_fails_mid_call_stops_the_box_and_raises_as_in_process() -> None:
+    with BoxPool() as pool:
+        env = boxed(GOOD, pool, FailingUserModel())
+        env.reset(seed=0)
+        box = pool.boxes[0]
+        with pytest.raises(ConnectionError, match="went away"):
+            env.step("Could you tell me your order id?")
+        assert not box.alive and "its user's model failed" in str(box.failure)
+        env.user_model = EchoUserModel()
+        env.reset(seed=0)  # a fresh box
+        assert pool.started == 2 and env.step("Could you tell me your order id?")[0].startswith("Line 1")
