@@ -1,7 +1,8 @@
 """A new capability is one new file and nothing else edited: an env module written to a temporary folder
 (its capability, its probe and its generator) rolls out, is analysed with its own probe, trains 2 GRPO
-steps on the tiny model and is routed to. The folder is registered with ``trace_envs.load_envs(path)``, as a
-user's own folder of env modules is.
+steps on the tiny model and is routed to. The folder is registered with ``trace_envs.load_envs(path,
+boxed=False)``, as a user's own, trusted folder of env modules is when its probe and flaw rule (its code) are to
+run in the analysis and the flawed policy (a boxed env's capability carries neither).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def new_env(tmp_path: Path) -> Iterator[str]:
     import trace_envs
 
     try:
-        assert trace_envs.load_envs(folder) == [ENV_ID]
+        assert trace_envs.load_envs(folder, boxed=False) == [ENV_ID]
         yield ENV_ID
     finally:
         gym.registry.pop(ENV_ID, None)

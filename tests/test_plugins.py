@@ -3,6 +3,7 @@ and ``$TRACE_ENVS_PATH``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 
 import trace_envs
 from generated_envs import SHIPPED_ENVS
+from trace_envs.box import BoxedEnv
 from trace_envs.plugins import ENTRY_POINT_GROUP, PATH_VARIABLE, loaded_folders
 from trace_envs.rollout import play_actions
 
@@ -90,27 +92,48 @@ def test_a_third_party_package_registers_through_the_entry_point_group(tmp_path:
 
 
 @pytest.mark.usefixtures("clean_registry")
-def test_load_envs_registers_the_envs_a_folder_defines(tmp_path: Path) -> None:
+@pytest.mark.parametrize("boxed", [True, False])
+def test_load_envs_registers_the_envs_a_folder_defines(tmp_path: Path, boxed: bool) -> None:
     (tmp_path / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
     (tmp_path / "named.py").write_text(RENAMED_ENV + '\nENV_ID = "trace/named-by-module-v0"\n', encoding="utf-8")
     (tmp_path / "_helpers.py").write_text("raise RuntimeError('helpers are not env modules')\n", encoding="utf-8")
     (tmp_path / "notes.txt").write_text("not a module", encoding="utf-8")
-    ids = trace_envs.load_envs(tmp_path)
+    ids = trace_envs.load_envs(tmp_path, boxed=boxed)
     assert ids == ["trace/named-by-module-v0", "trace/plugin-order-cancel-v0"]  # not the imported base class
-    assert trace_envs.load_envs(str(tmp_path)) == ids  # again: nothing new, no conflict
-    assert str(tmp_path.resolve()) in loaded_folders()
+    assert trace_envs.load_envs(str(tmp_path), boxed=boxed) == ids  # again: nothing new, no conflict
+    assert str(tmp_path.resolve()) in loaded_folders(boxed=boxed)
+    assert str(tmp_path.resolve()) not in loaded_folders(boxed=not boxed)
     env = gym.make("trace/plugin-order-cancel-v0")
+    assert isinstance(env.unwrapped, BoxedEnv) == boxed  # boxed by default; imported only when asked
     _, info = env.reset(seed=4)
     assert info["capability"] == "plugin_order_cancel"
     reward, _ = play_actions(env, env.unwrapped.oracle_actions(), seed=4)  # type: ignore[attr-defined]
     assert reward == 1.0
+    env.close()
+
+
+@pytest.mark.usefixtures("clean_registry")
+def test_a_folder_is_boxed_from_the_text_read_at_load_time(tmp_path: Path) -> None:
+    marker = tmp_path / "ran-here"
+    payload = f"\ntry:\n    open({str(marker)!r}, 'w').write('imported')\nexcept Exception:\n    pass\n"
+    source = RENAMED_ENV + payload
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "renamed.py").write_text(source, encoding="utf-8")
+    (env_id,) = trace_envs.load_envs(tmp_path / "mine")
+    (tmp_path / "mine" / "renamed.py").write_text(RENAMED_ENV + "\nraise RuntimeError('the edit ran')\n")
+    env = gym.make(env_id).unwrapped
+    assert isinstance(env, BoxedEnv) and env.source == source and not marker.exists()
+    assert env.source_sha256 == hashlib.sha256(source.encode("utf-8")).hexdigest()
+    env.reset(seed=1)
+    assert play_actions(env, env.oracle_actions(), seed=1)[0] == 1.0  # the text read at load time, not the edit
+    env.close()
 
 
 @pytest.mark.usefixtures("clean_registry")
 def test_two_folders_of_one_capability_load_side_by_side_under_prefixed_ids(tmp_path: Path) -> None:
     for target in ("retail", "airline"):
         (tmp_path / target).mkdir()
-        (tmp_path / target / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
+        (tmp_path / target / "renamed.py").write_text(RENAMED_ENV + f"\nTARGET = {target!r}\n", encoding="utf-8")
     assert trace_envs.load_envs(tmp_path / "retail", id_prefix="retail") == ["trace/retail-plugin-order-cancel-v0"]
     assert trace_envs.load_envs(tmp_path / "airline", id_prefix="airline") == ["trace/airline-plugin-order-cancel-v0"]
     trace_envs.load_envs(tmp_path / "retail")
@@ -125,8 +148,10 @@ def test_load_envs_says_what_is_wrong(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "typo.py").write_text("from trace_envs.core import CapabilityEnvv\n", encoding="utf-8")
-    with pytest.raises(ImportError, match=r"typo\.py failed to import: ImportError"):
+    with pytest.raises(ImportError, match=r"typo\.py failed in its box: ImportError"):
         trace_envs.load_envs(broken)
+    with pytest.raises(ImportError, match=r"typo\.py failed to import: ImportError"):
+        trace_envs.load_envs(broken, boxed=False)
     clash = tmp_path / "clash"
     clash.mkdir()
     (clash / "clash.py").write_text(RENAMED_ENV + '\nENV_ID = "trace/order-cancel-v0"\n', encoding="utf-8")
@@ -137,14 +162,25 @@ def test_load_envs_says_what_is_wrong(tmp_path: Path) -> None:
     (two / "two.py").write_text(
         RENAMED_ENV + "\nclass Other(PluginOrderCancelEnv):\n    pass\n\nENV_ID = 'trace/x-v0'\n", encoding="utf-8"
     )
-    with pytest.raises(ValueError, match="sets ENV_ID but defines 2 envs"):
+    with pytest.raises(ImportError, match="must define exactly one concrete CapabilityEnv subclass; found Other, "):
         trace_envs.load_envs(two)
+    with pytest.raises(ValueError, match="sets ENV_ID but defines 2 envs"):
+        trace_envs.load_envs(two, boxed=False)
 
 
-def test_the_path_variable_is_loaded_on_import(tmp_path: Path) -> None:
-    (tmp_path / "renamed.py").write_text(RENAMED_ENV, encoding="utf-8")
-    code = "import trace_envs; print('trace/plugin-order-cancel-v0' in trace_envs.list_envs())"
-    assert run_python(code, **{PATH_VARIABLE: f"{tmp_path}{os.pathsep}"}).stdout.strip() == "True"
+def test_the_path_variable_is_loaded_boxed_on_import(tmp_path: Path) -> None:
+    marker = tmp_path / "ran-here"
+    payload = f"\ntry:\n    open({str(marker)!r}, 'w').write('imported')\nexcept Exception:\n    pass\n"
+    (tmp_path / "renamed.py").write_text(RENAMED_ENV + payload, encoding="utf-8")
+    code = (
+        "import sys, gymnasium as gym, trace_envs\n"
+        "from trace_envs.box import BoxedEnv\n"
+        "env = gym.make('trace/plugin-order-cancel-v0').unwrapped\n"
+        "print(isinstance(env, BoxedEnv), any('renamed' in name for name in sys.modules))"
+    )
+    made = run_python(code, **{PATH_VARIABLE: f"{tmp_path}{os.pathsep}"})
+    assert made.stdout.split() == ["True", "False"], made.stderr[-2000:]
+    assert not marker.exists()  # the module never ran in the process that imported trace_envs
     missing = run_python(code, **{PATH_VARIABLE: str(tmp_path / "missing")})
     assert missing.returncode != 0 and f"${PATH_VARIABLE}: " in missing.stderr and "is not a folder" in missing.stderr
 

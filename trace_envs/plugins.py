@@ -3,15 +3,18 @@
 - A package registers its envs through the ``trace_envs.envs`` entry-point group. Each entry point
   names a zero-argument callable that registers envs and domains (with
   :func:`trace_envs.register_env` / :func:`~trace_envs.register_domain`), or a module that
-  does so when imported. ``generated_envs`` (the shipped envs) is one such package.
-- :func:`load_envs` imports every module of a folder and registers each ``CapabilityEnv`` it defines.
-- ``$TRACE_ENVS_PATH`` (folders separated by ``os.pathsep``) is loaded by ``import trace_envs``, so
+  does so when imported. ``generated_envs`` (the shipped envs) is one such package; installed code is
+  trusted and runs in this process.
+- :func:`load_envs` registers each env module of a folder as a boxed id (:mod:`trace_envs.box`): its text
+  is read once, and ``gym.make`` returns a proxy that plays the module's env in a box process; nothing of
+  the folder is imported here. Only ``load_envs(folder, boxed=False)`` imports a folder of your own code
+  into this process (never a synthesis output folder, never one of ``$TRACE_ENVS_PATH``).
+- ``$TRACE_ENVS_PATH`` (folders separated by ``os.pathsep``) is loaded, boxed, by ``import trace_envs``, so
   worker processes (TRL/accelerate, rollout workers) see the same envs as the process that started them.
 - A folder written by ``trace-envs synthesize`` holds a ``manifest.json`` with each validated module's
   sha256; such a folder loads only if every module is the one validated (an edited module is refused
-  until ``trace-envs validate`` records it again), and its modules are never imported here: each is
-  registered as a boxed id (:mod:`trace_envs.box`), whose ``gym.make`` returns a proxy that plays the
-  module's env in a box process, from the exact text whose sha256 the manifest records.
+  until ``trace-envs validate`` records it again), and its boxes run the exact text whose sha256 the
+  manifest records.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ SYNTHESIS_MANIFEST = "manifest.json"
 SYNTHESIS_FORMAT = "trace-envs/synthesis@1"
 _LOADED_FOLDERS: dict[Path, list[str]] = {}
 """Each folder :func:`load_envs` loaded, in load order, and the ids it registered."""
-_FOLDER_IDS: set[str] = set()
+_TRUSTED_FOLDERS: set[Path] = set()
+"""The folders loaded with ``boxed=False`` (imported into this process)."""
 
 
 class UnvalidatedModule(ValueError):
@@ -73,17 +77,23 @@ def plugin_packages() -> list[ModuleType]:
     return [sys.modules[name] for name in sorted(names) if name in sys.modules]
 
 
-def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool | None = None) -> list[str]:
-    """Import every ``*.py`` module of the folder ``path`` (names starting with ``_`` are skipped) and
-    register each ``CapabilityEnv`` subclass a module defines; returns their ids, in file order.
+def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool = True) -> list[str]:
+    """Register the env of every ``*.py`` module of the folder ``path`` (names starting with ``_`` are
+    skipped) as a boxed id; returns their ids, in file order.
 
-    A synthesis output folder (one with a trace-envs ``manifest.json``) is always boxed: its modules run only
-    in box processes, never in this one (``boxed=False`` is refused). Any other folder is your own code and is
-    imported here, unless ``boxed=True`` (then each module must define exactly one env).
+    Each module is read once, as UTF-8 text, and runs only in box processes, never in this one: that text
+    (its sha256 is the class's ``source_sha256``) is what every box runs, whatever the file holds later.
+    A boxed module defines exactly one concrete ``CapabilityEnv`` subclass and imports only installed
+    packages (not its neighbours in the folder). A synthesis output folder (one with a trace-envs
+    ``manifest.json``) loads only the modules its manifest vouches for.
+
+    ``boxed=False`` imports the modules of a folder of **your own, trusted** code into this process instead
+    (each may then define several envs); it is refused for a synthesis output folder, and
+    ``$TRACE_ENVS_PATH`` never uses it.
 
     The id is the module's ``ENV_ID`` when it sets one (then it must define exactly one env), else
-    ``trace/<capability name with dashes>-v0``. Modules are imported under names unique to the folder, so
-    two folders may hold files of the same name; loading a folder again registers nothing new. With
+    ``trace/<capability name with dashes>-v0``. Two folders may hold files of the same name (imported, they
+    get names unique to the folder); loading a folder again registers nothing new. With
     ``id_prefix`` the ids are ``trace/<prefix>-<capability>-v0``, so folders that train the same capability
     (e.g. one per target domain) can be loaded side by side.
     """
@@ -95,10 +105,9 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
         raise ValueError(
             f"load_envs: {folder} is a synthesis output folder, whose modules only ever run boxed; leave boxed out"
         )
-    if manifest is not None or boxed:
+    if boxed:
         boxed_ids = _load_boxed(folder, manifest, id_prefix)
         _LOADED_FOLDERS.setdefault(folder, boxed_ids)
-        _FOLDER_IDS.update(boxed_ids)
         return boxed_ids
     prefix = "trace_envs_loaded_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:12]
     ids: list[str] = []
@@ -108,6 +117,7 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
         module = _import_file(f"{prefix}_{file.stem}", file)
         ids += _register_module(module, file, id_prefix)
     _LOADED_FOLDERS.setdefault(folder, ids)
+    _TRUSTED_FOLDERS.add(folder)
     return ids
 
 
@@ -182,7 +192,7 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
         if problems:
             raise UnvalidatedModule("load_envs: refusing to load " + "; ".join(problems))
     else:
-        sources = {f: f.read_text(encoding="utf-8") for f in sorted(folder.glob("*.py")) if not f.name.startswith("_")}
+        sources = {f: _module_text(f) for f in sorted(folder.glob("*.py")) if not f.name.startswith("_")}
     entries = (manifest or {}).get("modules") or {}
     ids = []
     for file, source in sources.items():
@@ -194,15 +204,22 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
     return ids
 
 
-def loaded_folders(env_ids: Collection[str] | None = None) -> list[str]:
+def _module_text(file: Path) -> str:
+    """A module of a folder of your own as the UTF-8 text its boxes run (read once, here)."""
+    try:
+        return file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportError(f"load_envs: {file} is not UTF-8 text; save it as UTF-8") from None
+
+
+def loaded_folders(env_ids: Collection[str] | None = None, *, boxed: bool | None = None) -> list[str]:
     """The folders :func:`load_envs` has loaded in this process, in load order (for worker processes); with
-    ``env_ids``, only those that registered one of them."""
-    return [str(f) for f, ids in _LOADED_FOLDERS.items() if env_ids is None or set(ids) & set(env_ids)]
-
-
-def folder_env_ids() -> set[str]:
-    """Ids :func:`load_envs` registered boxed in this process (a worker gets them by loading the folders again)."""
-    return set(_FOLDER_IDS)
+    ``env_ids``, only those that registered one of them; with ``boxed``, only those loaded that way."""
+    return [
+        str(f)
+        for f, ids in _LOADED_FOLDERS.items()
+        if (env_ids is None or set(ids) & set(env_ids)) and (boxed is None or (f not in _TRUSTED_FOLDERS) == boxed)
+    ]
 
 
 def load_env_path() -> list[str]:
@@ -215,7 +232,7 @@ def load_env_path() -> list[str]:
                     f"${PATH_VARIABLE}: {entry!r} is not a folder; set it to folders of env modules separated by "
                     f"{os.pathsep!r}, or unset it"
                 )
-            ids += load_envs(entry)
+            ids += load_envs(entry, boxed=True)  # never imported here, whoever set the variable
     return ids
 
 

@@ -250,14 +250,21 @@ def test_rollout_workers_play_a_boxed_folder(tmp_path: Path, clean_ids: list[str
     assert summary.episodes == 4 and summary.failed == 0 and summary.pass_rate == 1.0
 
 
-def test_a_folder_of_your_own_is_imported_unless_boxed_is_asked(tmp_path: Path, clean_ids: list[str]) -> None:
+def test_a_folder_of_your_own_is_boxed_unless_boxed_false_is_asked(tmp_path: Path, clean_ids: list[str]) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "cancel.py").write_text(GOOD + '\nENV_ID = "trace/box-own-v0"\n', encoding="utf-8")
-    (env_id,) = trace_envs.load_envs(folder, boxed=True)
+    (env_id,) = trace_envs.load_envs(folder)
     clean_ids.append(env_id)
     env = gym.make(env_id).unwrapped
     assert env_id == "trace/box-own-v0" and isinstance(env, BoxedEnv)
     env.reset(seed=2)
     assert play_actions(env, env.oracle_actions(), seed=2)[0] == 1.0
     env.close()
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    (trusted / "cancel.py").write_text(GOOD + '\nENV_ID = "trace/box-own-trusted-v0"\n', encoding="utf-8")
+    (env_id,) = trace_envs.load_envs(trusted, boxed=False)  # your own code, imported here as you asked
+    clean_ids.append(env_id)
+    here = gym.make(env_id).unwrapped
+    assert isinstance(here, CapabilityEnv) and not isinstance(here, BoxedEnv)

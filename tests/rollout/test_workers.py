@@ -60,7 +60,9 @@ def test_an_env_registered_at_run_time_reaches_the_workers() -> None:
     assert list(summary.per_env) == [RUNTIME_ENV_ID]
 
 
-def test_envs_loaded_from_a_folder_reach_the_workers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("boxed", [True, False])
+def test_envs_loaded_from_a_folder_reach_the_workers(tmp_path: Path, boxed: bool) -> None:
+    """Boxed: the worker gets the class (it pickles as the text read at load time); imported: it imports too."""
     (tmp_path / "renamed.py").write_text(
         "from generated_envs.order_cancel import OrderCancelEnv\n"
         "from trace_envs.core import Capability\n\n"
@@ -68,7 +70,9 @@ def test_envs_loaded_from_a_folder_reach_the_workers(tmp_path: Path) -> None:
         "    capability = Capability(name='worker_order_cancel', description='Cancel the named order.')\n",
         encoding="utf-8",
     )
-    (env_id,) = trace_envs.load_envs(tmp_path)
+    (env_id,) = trace_envs.load_envs(tmp_path, boxed=boxed)
+    if boxed:  # an edit after loading changes nothing, in the workers either
+        (tmp_path / "renamed.py").write_text("raise RuntimeError('the edited file ran')\n", encoding="utf-8")
     try:
         summary = run_rollouts(make_jobs([env_id], range(4)), "oracle", workers=2)
     finally:

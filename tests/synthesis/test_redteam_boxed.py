@@ -92,11 +92,15 @@ def test_a_payload_at_import_fires_nowhere_in_validation(canary: Path, fake_home
     assert_fired_nowhere(canary, listener)
 
 
+@pytest.mark.parametrize("manifest", [True, False], ids=["synthesis-folder", "plain-folder"])
 def test_a_payload_at_import_fires_nowhere_after_load_envs_or_in_use(
-    canary: Path, fake_home: Path, listener: Listener, tmp_path: Path
+    canary: Path, fake_home: Path, listener: Listener, tmp_path: Path, manifest: bool
 ) -> None:
     source = everywhere_payload(canary, fake_home, listener.port)
-    (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"everywhere.py": source}))
+    folder = synthesis_folder(tmp_path / "envs", {"everywhere.py": source})
+    if not manifest:  # any folder load_envs loads is boxed, with or without a synthesis manifest
+        (folder / "manifest.json").unlink()
+    (env_id,) = trace_envs.load_envs(folder)
     try:
         env = gym.make(env_id).unwrapped
         env.reset(seed=0)

@@ -1,5 +1,9 @@
 """One box process seen from the trusted side: start it, make calls with a deadline, kill it.
 
+A reset or step of an episode whose user the parent's model plays may ask for the user's lines first
+(:class:`~trace_envs.box.protocol.UserTurn`): the call's ``user`` answers each (a box that asks during any
+other call, or more than ``limits.user_turns_per_call`` times, or with a line over
+:data:`MAX_USER_TURN_BYTES`, broke the protocol), and the time it takes is added to the call's deadline.
 A call that does not answer in time kills the box (:class:`BoxTimeout`); a box that dies, writes
 something that is not a reply of the protocol, or a reply too large, is killed too (:class:`BoxCrashed`,
 :class:`BoxProtocolError`). An exception of the env's own code comes back as :class:`BoxedEnvError`.
@@ -19,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -39,11 +44,14 @@ from .protocol import (
     Start,
     Step,
     StepReply,
+    UserLine,
+    UserTurn,
     _Message,
 )
 
 SERVER_MODULE = "trace_envs.box.server"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+MAX_USER_TURN_BYTES = 1024 * 1024
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
 
@@ -109,6 +117,8 @@ class BoxProcess:
         """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
         self.resets = 0
         self.failure: BoxFailure | None = None
+        self.owner = os.getpid()
+        """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
         self._buffer = b""
         self._started = False
         self.outputs: dict[str, str] = {}
@@ -156,22 +166,36 @@ class BoxProcess:
         self._reader.start()
 
     @property
-    def alive(self) -> bool:
-        return self.failure is None and self.process.poll() is None
+    def owned(self) -> bool:
+        """Whether this process started the box (a process forked since holds a copy of its pipes, no more)."""
+        return self.owner == os.getpid()
 
-    def call(self, request: _Message, *, stage: str | None = None) -> Any:
-        """Send ``request`` and return its reply; :class:`BoxFailure` (box killed) or :class:`BoxedEnvError`."""
+    @property
+    def alive(self) -> bool:
+        return self.owned and self.failure is None and self.process.poll() is None
+
+    def call(
+        self, request: _Message, *, stage: str | None = None, user: Callable[[UserTurn], UserLine] | None = None
+    ) -> Any:
+        """Send ``request`` and return its reply; :class:`BoxFailure` (box killed) or :class:`BoxedEnvError`.
+        ``user`` answers the box's :class:`UserTurn` requests during this call (``None``: it may make none)."""
         stage = stage or str(getattr(request, "op", "call"))
         if self.failure is not None:
             raise type(self.failure)(f"the box already failed: {self.failure}", stage=stage)
+        if not self.owned:
+            raise BoxCrashed(f"the box belongs to process {self.owner}, which this one was forked from", stage=stage)
         deadline = time.monotonic() + self.limits.wall_seconds
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
-            reply = REPLY.validate_json(self._read_line(deadline, stage))
+            reply = self._reply(deadline, stage, user)
         except ValidationError as exc:
             self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {exc.errors()[:1]}", stage=stage))
         except BoxFailure as exc:
             self._fail(exc)
+        except BaseException:  # the user's model failed mid-call: the box waits for a line it will not get
+            self.failure = BoxCrashed(f"the box was stopped during {stage}: its user's model failed", stage=stage)
+            self.kill()
+            raise
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
         expected = EXPECTED_REPLY.get(type(request))
@@ -181,6 +205,30 @@ class BoxProcess:
             self.resets += 1
             self._restore_shared(reply)
         return reply
+
+    def _reply(self, deadline: float, stage: str, user: Callable[[UserTurn], UserLine] | None) -> Any:
+        """The request's reply, after answering the user turns the box asks for first (with ``user``); the
+        time ``user`` takes (the parent's model) is not the box's, so it moves the deadline."""
+        turns = 0
+        while True:
+            line = self._read_line(deadline, stage)
+            reply = REPLY.validate_json(line)
+            if not isinstance(reply, UserTurn):
+                return reply
+            turns += 1
+            if user is None:
+                raise BoxProtocolError(
+                    f"the box asked for a user turn during {stage}, where none is played", stage=stage
+                )
+            if turns > self.limits.user_turns_per_call:
+                limit = self.limits.user_turns_per_call
+                raise BoxProtocolError(f"the box asked for over {limit} user turns during one {stage}", stage=stage)
+            if len(line) > MAX_USER_TURN_BYTES:
+                raise BoxProtocolError(f"the box's user turn is over {MAX_USER_TURN_BYTES:,} bytes", stage=stage)
+            began = time.monotonic()
+            answer = user(reply)
+            deadline += time.monotonic() - began
+            self._write(answer.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
 
     def _restore_shared(self, reply: ResetReply) -> None:
         """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
@@ -234,6 +282,10 @@ class BoxProcess:
             signal_name=name,
         )
 
+    def fail(self, failure: BoxFailure) -> NoReturn:
+        """Record ``failure``, kill the box and raise it (for a caller's own check of what the box said)."""
+        self._fail(failure)
+
     def _fail(self, failure: BoxFailure) -> NoReturn:
         self.failure = failure
         self.kill()
@@ -278,9 +330,16 @@ class BoxProcess:
         except OSError:
             return ""
 
+    def _close_pipes(self) -> None:
+        for fd in (self._requests, self._replies):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._requests = self._replies = -1
+
     def close(self) -> None:
         """Ask the box to end, then make sure it has (and that nothing it started is left)."""
-        if self.process.poll() is None and self.failure is None:
+        if self.owned and self.process.poll() is None and self.failure is None:
             with contextlib.suppress(OSError):
                 os.write(self._requests, Close().model_dump_json().encode() + b"\n")
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -288,7 +347,11 @@ class BoxProcess:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the box's whole process group and any stray, close the pipes, remove its folders."""
+        """SIGKILL the box's whole process group and any stray, close the pipes, remove its folders (in a forked
+        child: only close its copies of the pipes; the box is the parent's)."""
+        if not self.owned:
+            self._close_pipes()
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -296,10 +359,7 @@ class BoxProcess:
         kill_strays(self.run_id)
         for name in ("stdout", "stderr"):
             self.outputs[name] = self._tail(name)
-        for fd in (self._requests, self._replies):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._requests = self._replies = -1
+        self._close_pipes()
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.private, ignore_errors=True)
 

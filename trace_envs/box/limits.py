@@ -36,6 +36,11 @@ class BoxLimits(BaseModel):
     wall_seconds: float = Field(
         default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
     )
+    user_turns_per_call: int = Field(
+        default=4,
+        ge=1,
+        description="Most user lines a box may ask the parent's model for during one reset or step (one is usual).",
+    )
     namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
     resets_per_box: int = Field(
         default=1024,

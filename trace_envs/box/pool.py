@@ -1,5 +1,10 @@
 """Boxes kept between episodes: a proxy takes a box of its module and options, and gives it back on close.
 
+A pool is per process: a process forked from one that holds boxes (an ``AsyncVectorEnv`` worker, a
+rollout worker) starts boxes of its own and never talks to, reuses or ends its parent's; pickled, a
+pool arrives empty (its limits only). The process's default pool closes its boxes at exit, in a
+``multiprocessing`` worker too (whose exit skips ``atexit``).
+
 A box returned healthy is reused by the next proxy of the same module and options (``reset`` inside the
 box starts the new episode), until it has served ``limits.resets_per_box`` resets. A pool also keeps what
 every box it started reported (refusals of the audit hook, failures), which validation reads.
@@ -10,6 +15,8 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import multiprocessing.util
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -33,17 +40,41 @@ class BoxPool:
         self.max_idle = max_idle
         self.stop_after_failure = stop_after_failure
         """Refuse new boxes once one has failed (validation: one hang is enough, do not wait for more)."""
+        self.stage: Callable[[], str] = lambda: "start"
+        """What the caller is doing (named in failures; validation sets the property being checked)."""
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """No boxes yet, in this process."""
         self.refusals: list[Refusal] = []
         self.failures: list[BoxFailure] = []
         self.started = 0
         self._idle: dict[str, list[BoxProcess]] = {}
         self._boxes: list[BoxProcess] = []
         self._lock = threading.Lock()
-        self.stage: Callable[[], str] = lambda: "start"
-        """What the caller is doing (named in failures; validation sets the property being checked)."""
+        self.owner = os.getpid()
+
+    @property
+    def owned(self) -> bool:
+        """Whether this process made the pool (not a process forked from it since)."""
+        return self.owner == os.getpid()
+
+    def _own(self) -> None:
+        """In a process forked since the pool got its boxes: let go of the parent's boxes (close this process's
+        copies of their pipes, never the boxes) and start afresh."""
+        if not self.owned:
+            inherited = self._boxes
+            self._fresh()
+            for box in inherited:
+                box.kill()  # a box of another process: only our copies of its pipes are closed
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (e.g. with a boxed env class, to a spawned worker): an empty pool with the same settings."""
+        return (type(self), (self.limits,), {"max_idle": self.max_idle, "stop_after_failure": self.stop_after_failure})
 
     def acquire(self, source: str, options: dict[str, Any]) -> BoxProcess:
         """An idle healthy box of this module and options, or a new one."""
+        self._own()
         key = source_key(source, options)
         with self._lock:
             if self.stop_after_failure and self.failures:
@@ -65,6 +96,7 @@ class BoxPool:
 
     def release(self, box: BoxProcess, source: str, options: dict[str, Any]) -> None:
         """Take ``box`` back: kept for reuse when healthy and wanted, else closed."""
+        self._own()
         if box.failure is not None:
             self.note_failure(box.failure)
         key = source_key(source, options)
@@ -82,6 +114,7 @@ class BoxPool:
 
     def close(self) -> None:
         """Close every box this pool started (idle or not); :attr:`boxes` still lists them."""
+        self._own()
         with self._lock:
             boxes, self._idle = list(self._boxes), {}
         for box in boxes:
@@ -103,8 +136,10 @@ _DEFAULT: list[BoxPool] = []
 
 
 def default_pool() -> BoxPool:
-    """The process's shared pool (closed at exit)."""
-    if not _DEFAULT:
-        _DEFAULT.append(BoxPool())
-        atexit.register(_DEFAULT[0].close)
+    """The process's shared pool, closed at exit; a process forked from this one gets a pool of its own."""
+    if not _DEFAULT or not _DEFAULT[0].owned:
+        pool = BoxPool()
+        _DEFAULT[:] = [pool]
+        atexit.register(pool.close)
+        multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)  # a multiprocessing worker skips atexit
     return _DEFAULT[0]

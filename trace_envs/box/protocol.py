@@ -10,6 +10,10 @@ matching reply or by :class:`Failed` (an exception of the env's code, raised aga
 Version 2 (what a reset repeats is declared once, in :class:`Ready`: the reset's ``info`` sends the tool
 schemas and the policy as ``null`` when they are the declared ones, and the parent formats the reference
 solutions from the task when the env's ``oracle_actions`` and ``flawed_actions`` are ``CapabilityEnv``'s own).
+Version 3 (a user played by the parent's model: a :class:`Reset` with ``model_user`` makes the box ask the
+parent for each of the user's lines while that reset, and every later step, is under way: it writes a
+:class:`UserTurn` on its reply pipe instead of the reply, and reads the parent's :class:`UserLine` on its
+request pipe, then goes on; the model and its network stay in the parent).
 A box refuses a :class:`Start` of another version (it answers :class:`Failed`, kind
 ``ProtocolVersion``), so parent and box always come from the same installed trace-envs.
 """
@@ -18,11 +22,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from trace_envs.core.task import Task
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MODULE_NAME = "trace_envs_boxed_module"
 """The name the module runs under in every box (validation, calibration, training, evaluation)."""
 MODULE_FILENAME = "env_module.py"
@@ -49,6 +53,10 @@ class Reset(_Message):
     op: Literal["reset"] = "reset"
     seed: int | None = None
     options: dict[str, Any] | None = None
+    model_user: bool = Field(
+        default=False,
+        description="The episode's user is played by the parent's model: the box asks for each line (UserTurn).",
+    )
 
 
 class Step(_Message):
@@ -67,8 +75,17 @@ class Close(_Message):
     op: Literal["close"] = "close"
 
 
+class UserLine(_Message):
+    """The parent's answer to a :class:`UserTurn`: the user's line, and whether the user is done."""
+
+    op: Literal["user_line"] = "user_line"
+    text: str
+    done: bool
+
+
 Request = Annotated[Start | Reset | Step | Ask | Close, Field(discriminator="op")]
 REQUEST = TypeAdapter(Request)
+USER_LINE = TypeAdapter(UserLine)
 
 
 TaskActions = Literal["oracle_actions", "flawed_actions"]
@@ -137,7 +154,28 @@ class Failed(_Message):
     traceback: str = ""
 
 
-Reply = Annotated[Ready | ResetReply | StepReply | Answer | Failed, Field(discriminator="kind")]
+class UserTurn(_Message):
+    """Box to parent, while a reset or step of a ``model_user`` episode is under way: the user's next line.
+
+    ``start``: the opening line of the episode's ``task`` (the parent builds its user from it, with the user
+    factory, :func:`trace_envs.core.user.model_user`); ``reply``: the user's answer to ``agent_message``.
+    The parent answers :class:`UserLine`; it does nothing else for a box."""
+
+    kind: Literal["user_turn"] = "user_turn"
+    turn: Literal["start", "reply"]
+    task: Task | None = None
+    agent_message: str | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> UserTurn:
+        if (self.turn == "start") != (self.task is not None) or (self.turn == "reply") != (
+            self.agent_message is not None
+        ):
+            raise ValueError("a start turn carries the task only, a reply turn the agent's message only")
+        return self
+
+
+Reply = Annotated[Ready | ResetReply | StepReply | Answer | Failed | UserTurn, Field(discriminator="kind")]
 REPLY = TypeAdapter(Reply)
 
 

@@ -6,33 +6,49 @@ the env leaves to ``CapabilityEnv`` (formatted here from the task, ``Ready.actio
 the turn and how the episode ended are kept here from the replies, so everything that reads a
 ``CapabilityEnv`` (the property suite, scripted policies, the TRL bridge, rollouts) reads a boxed one the
 same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
-this process's own objects. A box that hangs or dies during ``step`` ends the episode with an error
-observation (reward 0, ``info["box_error"]``); during anything else it raises :class:`BoxFailure`.
+this process's own objects. With ``user_model`` the user is played here, by the registered user factory
+(:func:`trace_envs.core.user.model_user`, by default ``LLMUser``) with that model: the box asks for each
+of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else. A box that hangs or
+dies during ``step`` ends the episode with an error observation (reward 0, ``info["box_error"]``); during
+anything else it raises :class:`BoxFailure`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copyreg
+import hashlib
+from collections.abc import Callable
 from typing import Any, ClassVar, SupportsFloat
 
 from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict
 from trace_envs.core.conversation import ConversationEnv
 from trace_envs.core.env import NoKnobs
+from trace_envs.core.user import model_user
 from trace_envs.registry import get_domain
 
-from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess
+from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
 from .pool import BoxPool, default_pool
-from .protocol import Ask, Ready, Reset, Step
+from .protocol import Ask, Ready, Reset, Step, UserLine, UserTurn
 
 BOX_ERROR_ENDING = "box_error"
 """``info["ended"]`` of an episode whose box failed."""
 
 
-class BoxedEnv(CapabilityEnv):
+class BoxedEnvType(type):
+    """The type of boxed env classes: one pickles as the data it was made from (:func:`pickled_class`), so a
+    spawned worker (``AsyncVectorEnv``, rollout workers) rebuilds the same class and reads no file."""
+
+
+class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     """A ``CapabilityEnv`` played in a box; subclasses made by :func:`boxed_env_class` name the module."""
 
     source: ClassVar[str] = ""
     """The module's validated text (executed in the box; never here)."""
+    source_sha256: ClassVar[str] = ""
+    """The sha256 of :attr:`source` (its UTF-8 bytes): which text this class runs, whatever the file holds later."""
+    ready: ClassVar[Ready | None] = None
+    """What the module's box declared when the class was made."""
     origin: ClassVar[str] = ""
     """Where the text came from (a path), for messages."""
     pool: ClassVar[BoxPool | None] = None
@@ -41,13 +57,10 @@ class BoxedEnv(CapabilityEnv):
     """The module's own ``ENV_ID``, if it sets one."""
 
     def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
-        if user_model is not None:
-            raise ValueError(
-                f"{type(self).__name__} runs in a box without network access, so its user cannot be played by a "
-                "model; leave user_model out (the task's scripted user plays)"
-            )
         ConversationEnv.__init__(self, render_mode=render_mode)
-        self.user_model = None
+        self.user_model = user_model
+        """The chat model that plays the user, here (the box has no network); ``None``: the scripted user."""
+        self._user_task: Task | None = None
         self.options = dict(knobs)
         self.knobs = NoKnobs()
         self._cache_key = (f"boxed.{type(self).__qualname__}", repr(sorted(knobs.items())))
@@ -99,7 +112,12 @@ class BoxedEnv(CapabilityEnv):
         self._pending_seed = None
         ConversationEnv.reset(self, seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        reply = self._take_box(new_episode=True).call(Reset(seed=task_seed, options=options))
+        self.user, self._user_task = None, None
+        box = self._take_box(new_episode=True)
+        played = self.user_model is not None
+        reply = box.call(Reset(seed=task_seed, options=options, model_user=played), user=self._played_user(True))
+        if self._user_task is not None and self._user_task != reply.task:
+            box.fail(BoxProtocolError("the box started the user of another task than it reset to", stage="reset"))
         self.task, self.task_seed, self._gold_hash = reply.task, reply.seed, None
         self.start_conversation(list(reply.info.get("messages") or []))
         return reply.observation, reply.info
@@ -109,7 +127,7 @@ class BoxedEnv(CapabilityEnv):
             raise RuntimeError("call reset() before step()")
         text = action if isinstance(action, str) else str(action)
         try:
-            reply = self._episode_box().call(Step(action=text))
+            reply = self._episode_box().call(Step(action=text), user=self._played_user(False))
         except BoxFailure as exc:
             return self._box_failed(exc)
         self.messages.extend(reply.info.get("messages") or [])
@@ -117,6 +135,25 @@ class BoxedEnv(CapabilityEnv):
         if reply.terminated or reply.truncated:
             self.ended = str(reply.info.get("ended") or ("terminated" if reply.terminated else "truncated"))
         return reply.observation, reply.reward, reply.terminated, reply.truncated, reply.info
+
+    def _played_user(self, resetting: bool) -> Callable[[UserTurn], UserLine] | None:
+        """What answers the box's user turns during a reset (``resetting``) or a step; None: no model plays."""
+        if self.user_model is None:
+            return None
+        return lambda turn: self._user_line(turn, resetting)
+
+    def _user_line(self, turn: UserTurn, resetting: bool) -> UserLine:
+        """The user's line the box asks for: its opening (once, while resetting) or its reply, played here."""
+        if turn.turn == "start":
+            if not resetting or self.user is not None or turn.task is None:
+                raise BoxProtocolError("the box asked to start a user outside a reset, or twice", stage="user")
+            self.user, self._user_task = model_user(self.user_model, turn.task), turn.task
+            text = self.user.start()
+        else:
+            if self.user is None or turn.agent_message is None:
+                raise BoxProtocolError("the box asked for a user's reply before its opening", stage="user")
+            text = self.user.reply(turn.agent_message)
+        return UserLine(text=text, done=self.user.done)
 
     def _box_failed(self, exc: BoxFailure) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """The episode ends with an error observation; the next ``reset`` takes a fresh box."""
@@ -199,6 +236,8 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
     """A :class:`BoxedEnv` subclass for the module ``source``, declaring what its box's ``Ready`` said."""
     namespace: dict[str, Any] = {
         "source": source,
+        "source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        "ready": ready,
         "origin": origin,
         "pool": pool,
         "declared_id": ready.env_id,
@@ -212,3 +251,25 @@ def boxed_env_class(source: str, ready: Ready, *, origin: str = "", pool: BoxPoo
         "__module__": __name__,
     }
     return type(f"Boxed{ready.class_name}", (BoxedEnv,), namespace)
+
+
+_REBUILT: dict[tuple[str, str, str], type[BoxedEnv]] = {}
+
+
+def rebuilt_class(source: str, ready_json: str, origin: str) -> type[BoxedEnv]:
+    """The boxed class of ``source`` as pickled (one class per text and declaration in each process)."""
+    key = (hashlib.sha256(source.encode("utf-8")).hexdigest(), ready_json, origin)
+    if key not in _REBUILT:
+        _REBUILT[key] = boxed_env_class(source, Ready.model_validate_json(ready_json), origin=origin)
+    return _REBUILT[key]
+
+
+def pickled_class(cls: BoxedEnvType) -> Any:
+    """How pickle writes a boxed class: its text, declaration and origin (its pool, per process, is not sent)."""
+    ready = vars(cls).get("ready")
+    if not isinstance(ready, Ready):
+        return cls.__qualname__  # BoxedEnv itself: by name
+    return rebuilt_class, (vars(cls)["source"], ready.model_dump_json(), vars(cls)["origin"])
+
+
+copyreg.pickle(BoxedEnvType, pickled_class)

@@ -21,7 +21,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from trace_envs.core import CapabilityEnv
+from trace_envs.core import CapabilityEnv, Task
+from trace_envs.core.user import set_user_factory
 
 from .audit import AuditPolicy, AuditReporter, install
 from .limits import BoxLimits, apply_limits
@@ -30,6 +31,7 @@ from .protocol import (
     MODULE_NAME,
     PROTOCOL_VERSION,
     REQUEST,
+    USER_LINE,
     Answer,
     Ask,
     Close,
@@ -42,6 +44,7 @@ from .protocol import (
     Step,
     StepReply,
     TaskActions,
+    UserTurn,
     _Message,
 )
 
@@ -157,6 +160,15 @@ class Channel:
         line = self.requests.readline()
         return REQUEST.validate_json(line) if line else None
 
+    def user_line(self, turn: UserTurn) -> tuple[str, bool]:
+        """Ask the parent for the user's line (:class:`UserTurn`) and wait for its :class:`UserLine`."""
+        self.send(turn)
+        line = self.requests.readline()
+        if not line:  # the parent is gone: nothing is left to serve
+            os._exit(0)
+        answer = USER_LINE.validate_json(line)
+        return answer.text, answer.done
+
     def send(self, message: _Message) -> None:
         try:
             data = message.model_dump_json(fallback=str).encode("utf-8", "replace") + b"\n"
@@ -164,6 +176,46 @@ class Channel:
             data = failed(exc).model_dump_json().encode("utf-8") + b"\n"
         while data:
             data = data[os.write(self.replies, data) :]
+
+
+class ParentModel:
+    """The ``user_model`` of a box's env while the parent's model plays the user: a link, not a model."""
+
+    def __init__(self, channel: Channel):
+        self.channel = channel
+
+    def chat(self, messages: Any, **sampling: Any) -> Any:
+        raise RuntimeError(
+            "a boxed env's model-played user comes from the user factory (CapabilityEnv.make_user); this env "
+            "calls the model itself, which a box cannot: leave user_model out, or keep make_user as it is"
+        )
+
+
+class ParentUser:
+    """The user of a ``model_user`` episode: each line is asked of the parent, whose model plays it."""
+
+    def __init__(self, model: ParentModel, task: Task):
+        self.channel, self.task = model.channel, task
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def start(self) -> str:
+        text, self._done = self.channel.user_line(UserTurn(turn="start", task=self.task))
+        return text
+
+    def reply(self, agent_message: str) -> str:
+        text, self._done = self.channel.user_line(UserTurn(turn="reply", agent_message=agent_message))
+        return text
+
+
+def parent_user(model: Any, task: Task) -> ParentUser:
+    """The box's user factory: a user played by the parent (the only model a box's env is ever given)."""
+    if not isinstance(model, ParentModel):
+        raise TypeError("in a box, user_model is set by the box itself (the parent's model plays the user)")
+    return ParentUser(model, task)
 
 
 def report_limit_signals(reporter: AuditReporter) -> None:
@@ -211,6 +263,7 @@ def main(argv: list[str]) -> None:
     start = channel.receive()
     if not isinstance(start, Start):
         os._exit(2)
+    set_user_factory(parent_user)
     install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter)
     reporter.stage = "import"
     try:
@@ -225,6 +278,8 @@ def main(argv: list[str]) -> None:
         if request is None or isinstance(request, Close | Start):
             break
         reporter.stage = request.op
+        if isinstance(request, Reset):
+            env.user_model = ParentModel(channel) if request.model_user else None
         try:
             channel.send(serve(env, request, declared))
         except BaseException as exc:  # as above: an env error is a reply, never the end of the box

@@ -22,7 +22,7 @@ import gymnasium as gym
 from pydantic import BaseModel
 
 from trace_envs.llm.errors import AuthenticationFailed
-from trace_envs.plugins import folder_env_ids, loaded_folders
+from trace_envs.plugins import loaded_folders
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .runner import arun_rollouts, checked_policy_spec
@@ -35,7 +35,8 @@ _REGISTER_FIELDS = (
 )  # fmt: skip
 """The ``EnvSpec`` fields ``gym.register`` takes: workers re-register envs the parent registered at
 run time (e.g. a user's own env), since a spawned process only has the ones ``import trace_envs`` registers
-(folders loaded with ``load_envs`` are loaded again in the worker, so their modules exist there)."""
+(a boxed id's class pickles as the text its boxes run; folders of your own loaded with ``load_envs(folder,
+boxed=False)`` are imported again in the worker, so their modules exist there)."""
 
 
 class WorkerFailed(RuntimeError):
@@ -58,7 +59,7 @@ class WorkerPlan(BaseModel):
     sampling: dict[str, Any] | None = None
     user_model: dict[str, Any] | None = None
     env_folders: list[str] = []
-    """Folders of env modules the parent loaded with ``load_envs``: the worker loads them too."""
+    """Folders of your own the parent imported with ``load_envs(folder, boxed=False)``: the worker does too."""
     store_path: str | None = None
     fsync: FsyncMode = "background"
 
@@ -71,7 +72,7 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
         from trace_envs.registration import env_class
 
         for folder in plan.env_folders:
-            trace_envs.load_envs(folder)
+            trace_envs.load_envs(folder, boxed=False)
         for env_id, spec in env_specs.items():
             if env_id not in gym.registry:
                 gym.register(**{k: v for k, v in vars(spec).items() if k in _REGISTER_FIELDS})
@@ -135,9 +136,8 @@ def run_rollouts_in_workers(
     start = time.perf_counter()
     if not shards:
         return summary
-    folders = loaded_folders({job.env_id for job in pending})  # only the folders these jobs need
-    boxed = folder_env_ids()  # built from a folder's text in each process: the worker loads the folder itself
-    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending if job.env_id not in boxed}
+    folders = loaded_folders({job.env_id for job in pending}, boxed=False)  # imported here: there too
+    env_specs = {job.env_id: gym.spec(job.env_id) for job in pending}  # a boxed class pickles as its text
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     processes = []
