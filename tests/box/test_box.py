@@ -212,6 +212,16 @@ def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean
     ours.close()
 
 
+@pytest.mark.parametrize(
+    ("env_id", "why"),
+    [("trace/tau2-retail-v0", "is not a capability env .*run in-process"), ("trace/device-v0", "imports relatively")],
+)
+def test_an_env_that_cannot_be_boxed_is_refused_with_the_reason(env_id: str, why: str) -> None:
+    with pytest.raises(ValueError, match=f"{env_id}.*{why}"):
+        box_installed_env(env_id)
+    assert env_id.replace("-v0", "-boxed-v0") not in gym.registry
+
+
 def test_the_path_variable_registers_a_synthesis_folder_boxed_for_the_cli(tmp_path: Path) -> None:
     """``TRACE_ENVS_PATH`` in a fresh process (as a training or rollout worker gets it): list, describe, play."""
     import os

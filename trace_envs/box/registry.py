@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 from pathlib import Path
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 
+from trace_envs.core import CapabilityEnv
 from trace_envs.registry import register_env
 
 from .client import BoxedEnvError, BoxFailure
@@ -36,13 +39,25 @@ def boxed_class(source: str, origin: str) -> type[BoxedEnv]:
 def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
     """Register a boxed twin of an installed env (a shipped one, or a plugin's): the same module's text, run in
     boxes; returns its id (``trace/<name>-boxed-v<N>`` unless ``boxed_id``). Installed envs run in-process by
-    default; this is the option to box one too. Its module must define exactly one env and be one file."""
+    default; this is the option to box one too. It boxes capability envs (``CapabilityEnv`` subclasses, whose
+    module must define exactly one env and be one file); target envs (tau2, device) run in-process."""
     entry = gym.spec(env_id).entry_point
+    cls = load_env_creator(entry) if isinstance(entry, str) else entry
+    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+        raise ValueError(
+            f"{env_id} is not a capability env ({getattr(cls, '__name__', entry)!r}); box_installed_env boxes "
+            "CapabilityEnv subclasses, and target envs such as tau2's and the device scenarios run in-process"
+        )
     module_name = entry.partition(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", "")
     spec = importlib.util.find_spec(module_name) if module_name else None
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         raise ValueError(f"{env_id}: its entry point {entry!r} is not a module file that can be boxed")
     source = Path(spec.origin).read_text(encoding="utf-8")
+    if any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(ast.parse(source))):
+        raise ValueError(
+            f"{env_id}: {module_name} imports relatively (it is part of a package), so it cannot run as one file "
+            "in a box; box_installed_env boxes single-file env modules"
+        )
     name, _, version = env_id.rpartition("-v")
     target = boxed_id or f"{name}-boxed-v{version}"
     register_env(target, boxed_class(source, f"{module_name} (boxed twin of {env_id})"))
