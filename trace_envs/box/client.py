@@ -28,6 +28,7 @@ from .launch import box_environment, boxed_command, denied_read_roots, fresh_has
 from .limits import BoxLimits
 from .protocol import (
     REPLY,
+    REPLY_TO,
     Answer,
     Ask,
     Close,
@@ -44,12 +45,10 @@ from .protocol import (
 
 SERVER_MODULE = "trace_envs.box.server"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+READ_BYTES = 64 * 1024
+"""One read of the reply pipe: a pipe's default capacity (a larger buffer costs a large allocation per read)."""
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
-
-
-EXPECTED_REPLY: dict[type[_Message], type[_Message]] = {Start: Ready, Reset: ResetReply, Step: StepReply, Ask: Answer}
-"""The one reply kind (besides :class:`Failed`) each request may get."""
 
 
 class BoxFailure(RuntimeError):
@@ -167,20 +166,30 @@ class BoxProcess:
         deadline = time.monotonic() + self.limits.wall_seconds
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
-            reply = REPLY.validate_json(self._read_line(deadline, stage))
-        except ValidationError as exc:
-            self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {exc.errors()[:1]}", stage=stage))
+            line = self._read_line(deadline, stage)
         except BoxFailure as exc:
             self._fail(exc)
+        reply = self._parse(line, type(request), stage)
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
-        expected = EXPECTED_REPLY.get(type(request))
-        if expected is not None and not isinstance(reply, expected):
-            self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
         if isinstance(reply, ResetReply):
             self.resets += 1
             self._restore_shared(reply)
         return reply
+
+    def _parse(self, line: bytes, request: type[_Message], stage: str) -> Any:
+        """The reply, parsed with the one model its request may get (or :class:`Failed`); a reply of another kind,
+        or none of the protocol, kills the box (:class:`BoxProtocolError`)."""
+        try:
+            return REPLY_TO[request].validate_json(line)
+        except (KeyError, ValidationError) as exc:
+            error = exc
+        try:
+            kind = REPLY.validate_json(line).kind  # only to say what came instead
+        except ValidationError:
+            details = error.errors()[:1] if isinstance(error, ValidationError) else error
+            self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {details}", stage=stage))
+        self._fail(BoxProtocolError(f"the box answered {kind!r} to a {stage} request", stage=stage))
 
     def _restore_shared(self, reply: ResetReply) -> None:
         """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
@@ -209,7 +218,7 @@ class BoxProcess:
             readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
                 raise self._timeout(stage)
-            chunk = os.read(self._replies, 1 << 20)
+            chunk = os.read(self._replies, READ_BYTES)
             if not chunk:
                 raise self._died(stage)
             self._buffer += chunk

@@ -139,6 +139,12 @@ class Failed(_Message):
 
 Reply = Annotated[Ready | ResetReply | StepReply | Answer | Failed, Field(discriminator="kind")]
 REPLY = TypeAdapter(Reply)
+"""Any reply (the parent parses with :data:`REPLY_TO` and uses this only to name a reply of the wrong kind)."""
+REPLY_TO: dict[type[_Message], TypeAdapter[Any]] = {
+    request: TypeAdapter(Annotated[reply | Failed, Field(discriminator="kind")])
+    for request, reply in ((Start, Ready), (Reset, ResetReply), (Step, StepReply), (Ask, Answer))
+}
+"""The replies each request may get: its own kind or :class:`Failed` (one model to validate, not five)."""
 
 
 class Refusal(BaseModel):
