@@ -29,17 +29,14 @@ from .limits import BoxLimits
 from .protocol import (
     REPLY,
     REPLY_TO,
-    Answer,
     Ask,
     Close,
     Failed,
     Ready,
     Refusal,
-    Reset,
     ResetReply,
     Start,
     Step,
-    StepReply,
     _Message,
 )
 
