@@ -4,6 +4,7 @@ however many reads it takes, and a reply of another kind or of no kind still kil
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -88,5 +89,22 @@ def test_a_reply_larger_than_one_read_comes_back_whole_read_a_pipe_capacity_at_a
         assert reply.observation == "big" and reply.info["blob"] == "x" * 300_000
         assert box.call(Step(action="big")).info["turn"] == 1  # and the next reply starts clean
         assert sizes and max(sizes) <= 64 * 1024
+    finally:
+        box.close()
+
+
+def test_a_reply_of_many_reads_costs_its_length_not_its_length_times_the_reads() -> None:
+    """A 32 MiB reply arrives in hundreds of reads; joining them by copying what came before each time (or
+    searching all of it for the newline each time) costs gigabytes of copying, seconds of the parent's CPU."""
+    size = 32 * 2**20
+    big = with_payload(f"if action == 'big':\n    return 'big', 0.0, False, False, {{'blob': 'x' * {size}}}", at="step")
+    box = BoxProcess(big, limits=BoxLimits(wall_seconds=60))
+    try:
+        box.call(Reset(seed=0))
+        before = time.thread_time()
+        reply = box.call(Step(action="big"))
+        spent = time.thread_time() - before
+        assert len(reply.info["blob"]) == size
+        assert spent < 1.0, f"reading a {size:,}-byte reply took {spent:.2f} s of the parent's CPU"
     finally:
         box.close()

@@ -105,7 +105,8 @@ class BoxProcess:
         """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
         self.resets = 0
         self.failure: BoxFailure | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
+        """What the box wrote past the last reply line read (nothing, in a box that keeps the protocol)."""
         self._started = False
         self.outputs: dict[str, str] = {}
         """The ends of its stdout and stderr, once it is gone."""
@@ -209,8 +210,11 @@ class BoxProcess:
                 raise self._timeout(stage)
 
     def _read_line(self, deadline: float, stage: str) -> bytes:
-        while b"\n" not in self._buffer:
-            if len(self._buffer) > MAX_REPLY_BYTES:
+        """The next reply line; each read's bytes are appended once and searched once (a reply of many reads
+        costs its length, not its length times the number of reads)."""
+        buffer, searched = self._buffer, 0
+        while (end := buffer.find(b"\n", searched)) < 0:
+            if len(buffer) > MAX_REPLY_BYTES:
                 raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
             readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
@@ -218,8 +222,10 @@ class BoxProcess:
             chunk = os.read(self._replies, READ_BYTES)
             if not chunk:
                 raise self._died(stage)
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+            searched = len(buffer)
+            buffer += chunk
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
         return line
 
     def _timeout(self, stage: str) -> BoxTimeout:
