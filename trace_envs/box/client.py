@@ -164,10 +164,9 @@ class BoxProcess:
         deadline = time.monotonic() + self.limits.wall_seconds
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
-            line = self._read_line(deadline, stage)
+            reply = self._parse(self._read_line(deadline, stage), type(request), stage)
         except BoxFailure as exc:
             self._fail(exc)
-        reply = self._parse(line, type(request), stage)
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
         if isinstance(reply, ResetReply):
@@ -175,9 +174,10 @@ class BoxProcess:
             self._restore_shared(reply)
         return reply
 
-    def _parse(self, line: bytes, request: type[_Message], stage: str) -> Any:
+    @staticmethod
+    def _parse(line: bytes, request: type[_Message], stage: str) -> Any:
         """The reply, parsed with the one model its request may get (or :class:`Failed`); a reply of another kind,
-        or none of the protocol, kills the box (:class:`BoxProtocolError`)."""
+        or none of the protocol, is a :class:`BoxProtocolError`."""
         try:
             return REPLY_TO[request].validate_json(line)
         except (KeyError, ValidationError) as exc:
@@ -186,8 +186,8 @@ class BoxProcess:
             kind = REPLY.validate_json(line).kind  # only to say what came instead
         except ValidationError:
             details = error.errors()[:1] if isinstance(error, ValidationError) else error
-            self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {details}", stage=stage))
-        self._fail(BoxProtocolError(f"the box answered {kind!r} to a {stage} request", stage=stage))
+            raise BoxProtocolError(f"the box's reply is not one of the protocol: {details}", stage=stage) from None
+        raise BoxProtocolError(f"the box answered {kind!r} to a {stage} request", stage=stage)
 
     def _restore_shared(self, reply: ResetReply) -> None:
         """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
