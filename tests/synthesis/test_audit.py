@@ -93,3 +93,32 @@ def test_the_hook_reports_once_and_raises_even_when_the_caller_catches(policy: A
     with open(read_fd, encoding="utf-8") as channel:
         lines = channel.read().splitlines()
     assert len(lines) == 1 and '"event": "os.fork"' in lines[0]
+
+
+def test_the_hook_asks_the_policy_once_per_allowed_name_only_event_and_every_time_for_paths(
+    policy: AuditPolicy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``builtins.id`` fires on every ``id()`` (a deepcopy in a step raises it dozens of times): decided once.
+    What depends on the arguments (``open``, writes, imports) is decided on every event, as before."""
+    read_fd, write_fd = os.pipe()
+    asked: list[str] = []
+    decide = policy.decide
+
+    def asking(event: str, args: tuple[object, ...]) -> str | None:
+        asked.append(event)
+        return decide(event, args)
+
+    monkeypatch.setattr(policy, "decide", asking)
+    hook = make_hook(policy, AuditReporter(write_fd))
+    for _ in range(5):
+        hook("builtins.id", (1,))
+        hook("open", (f"{policy.scratch}/out.txt", "w", 0))
+    assert asked.count("builtins.id") == 1 and asked.count("open") == 5
+    with pytest.raises(PermissionError, match="outside the scratch"):
+        hook("open", (str(tmp_path / "outside.txt"), "w", 0))  # an allowed open lets no other path through
+    for _ in range(2):
+        with pytest.raises(PermissionError, match=r"refused os\.fork"):
+            hook("os.fork", ())  # a refused name is refused (and asked) every time
+    assert asked.count("os.fork") == 2
+    os.close(write_fd)
+    os.close(read_fd)

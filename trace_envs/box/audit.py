@@ -3,7 +3,8 @@
 It refuses sockets, new processes, native code, signals, rlimit changes, writes outside the scratch
 directory and reads of process state (``/proc/<pid>/...``) or the user's home, and reports every
 refusal on the report channel at once, so a module that catches the ``PermissionError`` and carries
-on is still rejected. CPython audit hooks are a tripwire, not a security boundary: code running in
+on is still rejected. An allowed event decided by its name alone is remembered, so the many ``builtins.id``
+and ``object.__getattr__`` events of an env's step cost a set lookup each. CPython audit hooks are a tripwire, not a security boundary: code running in
 the same interpreter can get around them. The namespaces and rlimits set up by
 :mod:`trace_envs.synthesis.sandbox.process` are what confine a determined attacker.
 """
@@ -54,6 +55,10 @@ WRITE_EVENTS: dict[str, tuple[int, ...]] = {
 READ_EVENTS: dict[str, tuple[int, ...]] = {"os.listdir": (0,), "os.scandir": (0,)}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 MAX_REPORTED = 200
+PATH_EVENTS = frozenset({"import", "open", *WRITE_EVENTS, *READ_EVENTS})
+"""Events decided by their arguments; every other event is decided by its name alone."""
+MAX_REMEMBERED = 4096
+"""How many allowed event names the hook remembers (a module may raise any number of its own events)."""
 
 
 def _under(path: str, root: str) -> bool:
@@ -165,17 +170,24 @@ class AuditReporter:
 
 
 def make_hook(policy: AuditPolicy, reporter: AuditReporter) -> Callable[[str, tuple[Any, ...]], None]:
-    """The hook function: refuse and report; reentrant calls (from the policy itself) pass through."""
+    """The hook function: refuse and report; reentrant calls (from the policy itself) pass through.
+
+    An event the policy decides by its name alone (not in :data:`PATH_EVENTS`) and allowed once is let through
+    at once after that: ``builtins.id`` or ``object.__getattr__``, raised many times in a step, cost a set
+    lookup instead of the policy's checks, with the same decision."""
     busy = [False]
+    allowed: set[str] = set()
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if busy[0]:
+        if event in allowed or busy[0]:
             return
         busy[0] = True
         try:
             reason = policy.decide(event, args)
             if reason is not None:
                 reporter.blocked(event, reason)
+            elif event not in PATH_EVENTS and len(allowed) < MAX_REMEMBERED:
+                allowed.add(event)
         finally:
             busy[0] = False
         if reason is not None:

@@ -33,17 +33,15 @@ from .launch import box_environment, boxed_command, denied_read_roots, fresh_has
 from .limits import BoxLimits
 from .protocol import (
     REPLY,
-    Answer,
+    REPLY_TO,
     Ask,
     Close,
     Failed,
     Ready,
     Refusal,
-    Reset,
     ResetReply,
     Start,
     Step,
-    StepReply,
     UserLine,
     UserTurn,
     _Message,
@@ -52,12 +50,10 @@ from .protocol import (
 SERVER_MODULE = "trace_envs.box.server"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 MAX_USER_TURN_BYTES = 1024 * 1024
+READ_BYTES = 64 * 1024
+"""One read of the reply pipe: a pipe's default capacity (a larger buffer costs a large allocation per read)."""
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
-
-
-EXPECTED_REPLY: dict[type[_Message], type[_Message]] = {Start: Ready, Reset: ResetReply, Step: StepReply, Ask: Answer}
-"""The one reply kind (besides :class:`Failed`) each request may get."""
 
 
 class BoxFailure(RuntimeError):
@@ -119,7 +115,8 @@ class BoxProcess:
         self.failure: BoxFailure | None = None
         self.owner = os.getpid()
         """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
-        self._buffer = b""
+        self._buffer = bytearray()
+        """What the box wrote past the last reply line read (nothing, in a box that keeps the protocol)."""
         self._started = False
         self.outputs: dict[str, str] = {}
         """The ends of its stdout and stderr, once it is gone."""
@@ -187,9 +184,7 @@ class BoxProcess:
         deadline = time.monotonic() + self.limits.wall_seconds
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
-            reply = self._reply(deadline, stage, user)
-        except ValidationError as exc:
-            self._fail(BoxProtocolError(f"the box's reply is not one of the protocol: {exc.errors()[:1]}", stage=stage))
+            reply = self._reply(type(request), deadline, stage, user)
         except BoxFailure as exc:
             self._fail(exc)
         except BaseException:  # the user's model failed mid-call: the box waits for a line it will not get
@@ -198,21 +193,20 @@ class BoxProcess:
             raise
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
-        expected = EXPECTED_REPLY.get(type(request))
-        if expected is not None and not isinstance(reply, expected):
-            self._fail(BoxProtocolError(f"the box answered {reply.kind!r} to a {stage} request", stage=stage))
         if isinstance(reply, ResetReply):
             self.resets += 1
             self._restore_shared(reply)
         return reply
 
-    def _reply(self, deadline: float, stage: str, user: Callable[[UserTurn], UserLine] | None) -> Any:
+    def _reply(
+        self, request: type[_Message], deadline: float, stage: str, user: Callable[[UserTurn], UserLine] | None
+    ) -> Any:
         """The request's reply, after answering the user turns the box asks for first (with ``user``); the
         time ``user`` takes (the parent's model) is not the box's, so it moves the deadline."""
         turns = 0
         while True:
             line = self._read_line(deadline, stage)
-            reply = REPLY.validate_json(line)
+            reply = self._parse(line, request, stage)
             if not isinstance(reply, UserTurn):
                 return reply
             turns += 1
@@ -229,6 +223,21 @@ class BoxProcess:
             answer = user(reply)
             deadline += time.monotonic() - began
             self._write(answer.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
+
+    @staticmethod
+    def _parse(line: bytes, request: type[_Message], stage: str) -> Any:
+        """The reply, parsed with the one model its request may get (or :class:`Failed`); a reply of another kind,
+        or none of the protocol, is a :class:`BoxProtocolError`."""
+        try:
+            return REPLY_TO[request].validate_json(line)
+        except (KeyError, ValidationError) as exc:
+            error = exc
+        try:
+            kind = REPLY.validate_json(line).kind  # only to say what came instead
+        except ValidationError:
+            details = error.errors()[:1] if isinstance(error, ValidationError) else error
+            raise BoxProtocolError(f"the box's reply is not one of the protocol: {details}", stage=stage) from None
+        raise BoxProtocolError(f"the box answered {kind!r} to a {stage} request", stage=stage)
 
     def _restore_shared(self, reply: ResetReply) -> None:
         """Put back the reset ``info`` values the box sent as null because its :class:`Ready` declared them."""
@@ -251,17 +260,22 @@ class BoxProcess:
                 raise self._timeout(stage)
 
     def _read_line(self, deadline: float, stage: str) -> bytes:
-        while b"\n" not in self._buffer:
-            if len(self._buffer) > MAX_REPLY_BYTES:
+        """The next reply line; each read's bytes are appended once and searched once (a reply of many reads
+        costs its length, not its length times the number of reads)."""
+        buffer, searched = self._buffer, 0
+        while (end := buffer.find(b"\n", searched)) < 0:
+            if len(buffer) > MAX_REPLY_BYTES:
                 raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
             readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
             if not readable:
                 raise self._timeout(stage)
-            chunk = os.read(self._replies, 1 << 20)
+            chunk = os.read(self._replies, READ_BYTES)
             if not chunk:
                 raise self._died(stage)
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+            searched = len(buffer)
+            buffer += chunk
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
         return line
 
     def _timeout(self, stage: str) -> BoxTimeout:

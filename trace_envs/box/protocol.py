@@ -5,7 +5,9 @@ on its reply pipe (other descriptors: the box's stdout and stderr go to files, r
 to a third pipe). The first request is :class:`Start`, carrying the module's text itself (the validated
 UTF-8 text, read once by the parent), the env class's constructor options and the protocol version;
 the box answers :class:`Ready` with what the env declares. Every later request is answered by the
-matching reply or by :class:`Failed` (an exception of the env's code, raised again in the parent).
+matching reply or by :class:`Failed` (an exception of the env's code, raised again in the parent): the
+parent parses a reply with :data:`REPLY_TO` of its request, and with the union :data:`REPLY` only to name
+the kind of a reply that is not the expected one (a protocol error either way).
 
 Version 2 (what a reset repeats is declared once, in :class:`Ready`: the reset's ``info`` sends the tool
 schemas and the policy as ``null`` when they are the declared ones, and the parent formats the reference
@@ -177,6 +179,15 @@ class UserTurn(_Message):
 
 Reply = Annotated[Ready | ResetReply | StepReply | Answer | Failed | UserTurn, Field(discriminator="kind")]
 REPLY = TypeAdapter(Reply)
+"""Any reply (the parent parses with :data:`REPLY_TO` and uses this only to name a reply of the wrong kind)."""
+REPLY_TO: dict[type[_Message], TypeAdapter[Any]] = {
+    Start: TypeAdapter(Annotated[Ready | Failed, Field(discriminator="kind")]),
+    Reset: TypeAdapter(Annotated[ResetReply | UserTurn | Failed, Field(discriminator="kind")]),
+    Step: TypeAdapter(Annotated[StepReply | UserTurn | Failed, Field(discriminator="kind")]),
+    Ask: TypeAdapter(Annotated[Answer | Failed, Field(discriminator="kind")]),
+}
+"""The replies each request may get: its own kind or :class:`Failed` (and a reset's or a step's, the box's
+:class:`UserTurn`); one small union to validate, not all six."""
 
 
 class Refusal(BaseModel):

@@ -1,7 +1,8 @@
 """The program inside a box: ``python -m trace_envs.box.server REQUESTS REPLIES REPORTS LIMITS DENIED RUN_ID``.
 
 Order matters (in a mount namespace of its own, :mod:`trace_envs.box.mounts` has already sealed every mount
-but the scratch and dropped every capability): rlimits first, then every trusted import, then the
+but the scratch and dropped every capability): rlimits first, then every trusted import (its objects frozen
+out of garbage collection: they live as long as the box), then the
 :class:`~trace_envs.box.protocol.Start` request (the module's text), then the audit hook, and only then the
 module, executed from that text under the same name in every box. The box then serves one env, one
 request at a time, until :class:`~trace_envs.box.protocol.Close` or end of input, and leaves with
@@ -12,6 +13,7 @@ itself (the checks run in the parent).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -260,6 +262,7 @@ def main(argv: list[str]) -> None:
     roots = trusted_roots()
     report_seal(reporter)
     channel = Channel(requests, replies)
+    gc.freeze()  # what the trusted imports made lives as long as the box: full collections need not walk it
     start = channel.receive()
     if not isinstance(start, Start):
         os._exit(2)
