@@ -59,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=16, help="GRPO steps")
     parser.add_argument("--k", type=int, default=8, help="rollouts per group")
     parser.add_argument("--groups", type=int, default=1, help="groups per step")
+    parser.add_argument(
+        "--micro-batch",
+        type=int,
+        default=None,
+        help="rollouts per forward/backward pass (default K; K/2 halves the peak memory of a step)",
+    )
     parser.add_argument("--lr", type=float, default=2e-4, help="GRPO learning rate (paper: 1e-5 over 40 x 8 x 16)")
     parser.add_argument("--hint-share", type=float, default=0.25)
     parser.add_argument("--max-completion", type=int, default=256)
@@ -149,13 +155,16 @@ def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
     """A GRPO LoRA adapter on order-cancel with the library's trainer (training seeds from 1,000)."""
     from trace_envs.training import LoraSettings, TrainConfig, train
 
+    micro = args.micro_batch or args.k
+    if (args.groups * args.k) % micro:
+        raise SystemExit(f"--micro-batch {micro} must divide the {args.groups * args.k} rollouts of a step")
     config = TrainConfig(
         env_ids=[ENV_ID],
         max_steps=args.steps,
         num_generations=args.k,
         groups_per_step=args.groups,
-        per_device_train_batch_size=args.k,
-        gradient_accumulation_steps=args.groups,
+        per_device_train_batch_size=micro,
+        gradient_accumulation_steps=args.groups * args.k // micro,
         learning_rate=args.lr,
         lora=LoraSettings(r=16, alpha=16, target_modules="paper"),
         constant_groups="resample",
