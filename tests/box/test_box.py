@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import time
 from pathlib import Path
 
@@ -127,6 +128,42 @@ def test_an_exception_of_the_env_comes_back_with_the_module_line() -> None:
             env.step("boom")
         assert raised.value.line is not None and raised.value.line > GOOD.count("\n")
         assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0  # the box lives on
+
+
+@pytest.mark.parametrize("spin", [0.0, 0.00001, 0.005])
+def test_calls_are_served_whether_they_come_within_the_spin_or_after_it(spin: float) -> None:
+    """Each side polls ``spin_seconds`` for the other's message, then sleeps: a call served either way is the same."""
+    with BoxPool(BoxLimits(spin_seconds=spin)) as pool:
+        env = boxed(GOOD, pool)
+        for seed, pause in ((0, 0.0), (1, 0.05), (2, 0.0)):
+            env.reset(seed=seed)
+            actions = env.oracle_actions()
+            time.sleep(pause)  # 50 ms: past any spin, so the box and this process sleep and are woken
+            assert play_actions(env, actions, seed=seed)[0] == 1.0
+
+
+def _group_cpu_seconds(group: int) -> float:
+    """User + system CPU time of every process in process group ``group`` (from /proc)."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group:  # pgrp
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def test_an_idle_box_sleeps_after_its_spin() -> None:
+    with BoxPool(BoxLimits(spin_seconds=0.01)) as pool:
+        env = boxed(GOOD, pool)
+        env.reset(seed=0)
+        group = env._box.process.pid
+        before = _group_cpu_seconds(group)
+        time.sleep(1.0)
+        assert _group_cpu_seconds(group) - before < 0.2  # polled at most 10 ms, then slept
+        assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0
 
 
 def test_a_pool_reuses_a_box_across_episodes_until_its_reset_budget() -> None:

@@ -137,6 +137,7 @@ class BoxProcess:
         request_read, self._requests = os.pipe()
         os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
+        os.set_blocking(self._replies, False)
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
         server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
@@ -263,13 +264,20 @@ class BoxProcess:
         """The next reply line; each read's bytes are appended once and searched once (a reply of many reads
         costs its length, not its length times the number of reads)."""
         buffer, searched = self._buffer, 0
+        spin_until = time.perf_counter() + self.limits.spin_seconds
         while (end := buffer.find(b"\n", searched)) < 0:
             if len(buffer) > MAX_REPLY_BYTES:
                 raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
-            readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
-            if not readable:
-                raise self._timeout(stage)
-            chunk = os.read(self._replies, READ_BYTES)
+            try:
+                chunk = os.read(self._replies, READ_BYTES)  # the pipe is non-blocking
+            except BlockingIOError:
+                if time.perf_counter() < spin_until:  # poll a little before sleeping (limits.spin_seconds)
+                    os.sched_yield()
+                    continue
+                readable, _, _ = select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))
+                if not readable:
+                    raise self._timeout(stage) from None
+                continue
             if not chunk:
                 raise self._died(stage)
             searched = len(buffer)

@@ -36,6 +36,14 @@ class BoxLimits(BaseModel):
     wall_seconds: float = Field(
         default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
     )
+    spin_seconds: float = Field(
+        default=0.0002,
+        ge=0.0,
+        le=0.01,
+        description="How long each side polls for the other's next message before it sleeps: calls that come fast "
+        "then find both processes on a running CPU with warm caches (a sleep and wake-up costs more than the step "
+        "itself on many machines); 0 always sleeps.",
+    )
     user_turns_per_call: int = Field(
         default=4,
         ge=1,

@@ -16,8 +16,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import select
 import signal
 import sys
+import time
 import traceback
 import types
 from pathlib import Path
@@ -154,18 +156,42 @@ def failed(exc: BaseException) -> Failed:
 class Channel:
     """The request and reply pipes: one JSON line each way per request."""
 
-    def __init__(self, requests: int, replies: int):
-        self.requests = os.fdopen(requests, "rb", buffering=65536)
+    def __init__(self, requests: int, replies: int, spin_seconds: float = 0.0):
+        self.requests = requests
+        os.set_blocking(requests, False)
         self.replies = replies
+        self.spin_seconds = spin_seconds
+        self.buffer = bytearray()
+
+    def readline(self) -> bytes:
+        """The next request line (``b""`` at the end of input); polls ``spin_seconds`` before it sleeps, so that
+        a request that comes right after the last reply finds the box on a running CPU."""
+        searched, spin_until = 0, time.perf_counter() + self.spin_seconds
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            try:
+                chunk = os.read(self.requests, 65536)
+            except BlockingIOError:
+                if time.perf_counter() >= spin_until:
+                    select.select([self.requests], [], [])
+                else:
+                    os.sched_yield()
+                continue
+            if not chunk:
+                return b""
+            searched = len(self.buffer)
+            self.buffer += chunk
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
+        return line
 
     def receive(self) -> Start | Reset | Step | Ask | Close | None:
-        line = self.requests.readline()
+        line = self.readline()
         return REQUEST.validate_json(line) if line else None
 
     def user_line(self, turn: UserTurn) -> tuple[str, bool]:
         """Ask the parent for the user's line (:class:`UserTurn`) and wait for its :class:`UserLine`."""
         self.send(turn)
-        line = self.requests.readline()
+        line = self.readline()
         if not line:  # the parent is gone: nothing is left to serve
             os._exit(0)
         answer = USER_LINE.validate_json(line)
@@ -261,7 +287,7 @@ def main(argv: list[str]) -> None:
 
     roots = trusted_roots()
     report_seal(reporter)
-    channel = Channel(requests, replies)
+    channel = Channel(requests, replies, limits.spin_seconds)
     gc.freeze()  # what the trusted imports made lives as long as the box: full collections need not walk it
     start = channel.receive()
     if not isinstance(start, Start):
