@@ -162,8 +162,13 @@ def test_load_envs_says_what_is_wrong(tmp_path: Path) -> None:
     (two / "two.py").write_text(
         RENAMED_ENV + "\nclass Other(PluginOrderCancelEnv):\n    pass\n\nENV_ID = 'trace/x-v0'\n", encoding="utf-8"
     )
-    with pytest.raises(ImportError, match="must define exactly one concrete CapabilityEnv subclass; found Other, "):
+    with pytest.raises(
+        ImportError, match="must define exactly one concrete CapabilityEnv subclass; found Other, "
+    ) as two_envs:
         trace_envs.load_envs(two)
+    assert str(two_envs.value).endswith(
+        "split it, or load a folder of your own trusted code with load_envs(folder, boxed=False)"
+    )
     with pytest.raises(ValueError, match="sets ENV_ID but defines 2 envs"):
         trace_envs.load_envs(two, boxed=False)
 

@@ -196,7 +196,15 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
     entries = (manifest or {}).get("modules") or {}
     ids = []
     for file, source in sources.items():
-        cls = boxed_class(source, str(file))
+        try:
+            cls = boxed_class(source, str(file))
+        except ImportError as exc:
+            if manifest is not None:
+                raise
+            raise ImportError(
+                f"{exc}. A boxed module defines exactly one env and imports only what a box allows; split it, or "
+                "load a folder of your own trusted code with load_envs(folder, boxed=False)"
+            ) from exc
         recorded = (entries.get(file.name) or {}).get("env_id") or cls.declared_id
         env_id = str(recorded) if recorded and not id_prefix else _default_id(cls, file, id_prefix)
         register_env(env_id, cls)
