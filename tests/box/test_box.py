@@ -142,6 +142,27 @@ def test_calls_are_served_whether_they_come_within_the_spin_or_after_it(spin: fl
             assert play_actions(env, actions, seed=seed)[0] == 1.0
 
 
+def test_a_process_with_over_1024_open_files_still_plays_a_boxed_env() -> None:
+    """The pipes of a box opened by a busy process have numbers past select()'s 1,024 on both sides."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open at most {hard} files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with BoxPool() as pool:
+            env = boxed(GOOD, pool)
+            env.reset(seed=0)
+            assert min(env._box._requests, env._box._replies) > 1024
+            assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def _group_cpu_seconds(group: int) -> float:
     """User + system CPU time of every process in process group ``group`` (from /proc)."""
     ticks = 0

@@ -162,6 +162,8 @@ class Channel:
         self.replies = replies
         self.spin_seconds = spin_seconds
         self.buffer = bytearray()
+        self.poller = select.poll()  # not select(): the pipe's number is the parent's, which may be over 1,024
+        self.poller.register(requests, select.POLLIN)
 
     def readline(self) -> bytes:
         """The next request line (``b""`` at the end of input); polls ``spin_seconds`` before it sleeps, so that
@@ -172,7 +174,7 @@ class Channel:
                 chunk = os.read(self.requests, 65536)
             except BlockingIOError:
                 if time.perf_counter() >= spin_until:
-                    select.select([self.requests], [], [])
+                    self.poller.poll()
                 else:
                     os.sched_yield()
                 continue
