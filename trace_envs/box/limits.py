@@ -37,7 +37,7 @@ class BoxLimits(BaseModel):
         default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
     )
     spin_seconds: float = Field(
-        default=0.0002,
+        default=0.001,
         ge=0.0,
         le=0.01,
         description="How long each side polls for the other's next message before it sleeps: calls that come fast "
