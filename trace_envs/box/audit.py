@@ -3,10 +3,11 @@
 It refuses sockets, new processes, native code, signals, rlimit changes, writes outside the scratch
 directory and reads of process state (``/proc/<pid>/...``) or the user's home, and reports every
 refusal on the report channel at once, so a module that catches the ``PermissionError`` and carries
-on is still rejected. An allowed event decided by its name alone is remembered, so the many ``builtins.id``
-and ``object.__getattr__`` events of an env's step cost a set lookup each. CPython audit hooks are a tripwire, not a security boundary: code running in
-the same interpreter can get around them. The namespaces and rlimits set up by
-:mod:`trace_envs.synthesis.sandbox.process` are what confine a determined attacker.
+on is still rejected. An allowed event decided by its name alone is remembered, so the many
+``builtins.id`` and ``object.__getattr__`` events of an env's step cost a set lookup each. CPython audit
+hooks are a tripwire, not a security boundary: code running in the same interpreter can get around them.
+The namespaces and rlimits set up by :mod:`trace_envs.synthesis.sandbox.process` are what confine a
+determined attacker.
 """
 
 from __future__ import annotations
