@@ -69,7 +69,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hint-share", type=float, default=0.25)
     parser.add_argument("--max-completion", type=int, default=256)
     parser.add_argument("--max-tokens", type=int, default=96, help="tokens per evaluation turn")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.micro_batch is not None and (args.groups * args.k) % args.micro_batch:
+        parser.error(f"--micro-batch {args.micro_batch} must divide the {args.groups * args.k} rollouts of a step")
+    return args
 
 
 class Stages:
@@ -151,14 +154,12 @@ def play(policy: str, env_id: str, seeds: list[int], store: Path, max_tokens: in
     return [1.0 if by_seed[s].success else 0.0 for s in seeds]
 
 
-def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
-    """A GRPO LoRA adapter on order-cancel with the library's trainer (training seeds from 1,000)."""
-    from trace_envs.training import LoraSettings, TrainConfig, train
+def train_config(args: argparse.Namespace) -> Any:
+    """The GRPO run's ``TrainConfig``: G groups of K a step, ``--micro-batch`` rollouts a forward/backward pass."""
+    from trace_envs.training import LoraSettings, TrainConfig
 
     micro = args.micro_batch or args.k
-    if (args.groups * args.k) % micro:
-        raise SystemExit(f"--micro-batch {micro} must divide the {args.groups * args.k} rollouts of a step")
-    config = TrainConfig(
+    return TrainConfig(
         env_ids=[ENV_ID],
         max_steps=args.steps,
         num_generations=args.k,
@@ -178,6 +179,13 @@ def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
         save_steps=4,
         seed=args.seed,
     )
+
+
+def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
+    """A GRPO LoRA adapter on order-cancel with the library's trainer (training seeds from 1,000)."""
+    from trace_envs.training import train
+
+    config = train_config(args)
 
     def progress(step: int, total: int, entry: dict[str, Any]) -> None:
         reward = entry.get("reward", entry.get("rewards/mean"))
@@ -203,7 +211,7 @@ def compare(base: list[float], adapter: list[float], seed: int) -> dict[str, Any
     wins = sum(1 for a, b in zip(adapter, base, strict=True) if a > b)
     losses = sum(1 for a, b in zip(adapter, base, strict=True) if a < b)
     diffs = [a - b for a, b in zip(adapter, base, strict=True)]
-    boot = {"resamples": 2000, "level": 0.95, "seed": seed}
+    boot: dict[str, Any] = {"resamples": 2000, "level": 0.95, "seed": seed}
     return {
         "n": len(base),
         "base": estimate(base, **boot).model_dump(mode="json"),

@@ -10,7 +10,6 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = [pytest.mark.train, pytest.mark.slow]
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learning.py"
 
 
@@ -22,6 +21,21 @@ def _benchmark() -> ModuleType:
     return module
 
 
+def test_micro_batch_splits_a_step_and_must_divide_it(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("trl")
+    learning = _benchmark()
+    config = learning.train_config(
+        learning.parse_args(["--out", "x", "--k", "8", "--groups", "2", "--micro-batch", "2"])
+    )
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (2, 8)
+    assert learning.train_config(learning.parse_args(["--out", "x", "--k", "8"])).per_device_train_batch_size == 8
+    with pytest.raises(SystemExit) as refused:
+        learning.parse_args(["--out", "x", "--k", "8", "--micro-batch", "3"])
+    assert refused.value.code == 2 and "--micro-batch 3 must divide the 8 rollouts of a step" in capsys.readouterr().err
+
+
+@pytest.mark.train
+@pytest.mark.slow
 def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("matplotlib")
