@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
 from .limits import BoxLimits
+from .lines import LineReader, LineTooLong, PipeClosed, PipeTimeout, wait_for
 from .protocol import (
     REPLY,
     REPLY_TO,
@@ -50,18 +51,8 @@ from .protocol import (
 SERVER_MODULE = "trace_envs.box.server"
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 MAX_USER_TURN_BYTES = 1024 * 1024
-READ_BYTES = 64 * 1024
-"""One read of the reply pipe: a pipe's default capacity (a larger buffer costs a large allocation per read)."""
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
-
-
-def wait_for(fd: int, event: int, deadline: float) -> bool:
-    """Whether ``fd`` is ready for ``event`` (or hung up) before ``deadline`` (``time.monotonic``); ``poll``, not
-    ``select``, so that a process with over 1,024 open files can still talk to its boxes."""
-    poller = select.poll()
-    poller.register(fd, event)
-    return bool(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
 
 
 class BoxFailure(RuntimeError):
@@ -123,8 +114,6 @@ class BoxProcess:
         self.failure: BoxFailure | None = None
         self.owner = os.getpid()
         """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
-        self._buffer = bytearray()
-        """What the box wrote past the last reply line read (nothing, in a box that keeps the protocol)."""
         self._started = False
         self.outputs: dict[str, str] = {}
         """The ends of its stdout and stderr, once it is gone."""
@@ -145,7 +134,7 @@ class BoxProcess:
         request_read, self._requests = os.pipe()
         os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
-        os.set_blocking(self._replies, False)
+        self._reply_lines = LineReader(self._replies, self.limits.spin_seconds, MAX_REPLY_BYTES)
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
         server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
@@ -268,29 +257,15 @@ class BoxProcess:
                 raise self._timeout(stage)
 
     def _read_line(self, deadline: float, stage: str) -> bytes:
-        """The next reply line; each read's bytes are appended once and searched once (a reply of many reads
-        costs its length, not its length times the number of reads)."""
-        buffer, searched = self._buffer, 0
-        spin_until = time.perf_counter() + self.limits.spin_seconds
-        while (end := buffer.find(b"\n", searched)) < 0:
-            if len(buffer) > MAX_REPLY_BYTES:
-                raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage)
-            try:
-                chunk = os.read(self._replies, READ_BYTES)  # the pipe is non-blocking
-            except BlockingIOError:
-                if time.perf_counter() < spin_until:  # poll a little before sleeping (limits.spin_seconds)
-                    os.sched_yield()
-                    continue
-                if not wait_for(self._replies, select.POLLIN, deadline):
-                    raise self._timeout(stage) from None
-                continue
-            if not chunk:
-                raise self._died(stage)
-            searched = len(buffer)
-            buffer += chunk
-        line = bytes(buffer[:end])
-        del buffer[: end + 1]
-        return line
+        """The next reply line (:class:`~trace_envs.box.lines.LineReader`), or the box's failure."""
+        try:
+            return self._reply_lines.readline(deadline)
+        except LineTooLong:
+            raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage) from None
+        except PipeTimeout:
+            raise self._timeout(stage) from None
+        except PipeClosed:
+            raise self._died(stage) from None
 
     def _timeout(self, stage: str) -> BoxTimeout:
         return BoxTimeout(f"the box did not answer within {self.limits.wall_seconds:g} s during {stage}", stage=stage)

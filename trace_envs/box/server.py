@@ -16,10 +16,8 @@ from __future__ import annotations
 import gc
 import json
 import os
-import select
 import signal
 import sys
-import time
 import traceback
 import types
 from pathlib import Path
@@ -30,6 +28,7 @@ from trace_envs.core.user import set_user_factory
 
 from .audit import AuditPolicy, AuditReporter, install
 from .limits import BoxLimits, apply_limits
+from .lines import LineReader, PipeClosed
 from .protocol import (
     MODULE_FILENAME,
     MODULE_NAME,
@@ -157,34 +156,15 @@ class Channel:
     """The request and reply pipes: one JSON line each way per request."""
 
     def __init__(self, requests: int, replies: int, spin_seconds: float = 0.0):
-        self.requests = requests
-        os.set_blocking(requests, False)
+        self.requests = LineReader(requests, spin_seconds)
         self.replies = replies
-        self.spin_seconds = spin_seconds
-        self.buffer = bytearray()
-        self.poller = select.poll()  # not select(): the pipe's number is the parent's, which may be over 1,024
-        self.poller.register(requests, select.POLLIN)
 
     def readline(self) -> bytes:
-        """The next request line (``b""`` at the end of input); polls ``spin_seconds`` before it sleeps, so that
-        a request that comes right after the last reply finds the box on a running CPU."""
-        searched, spin_until = 0, time.perf_counter() + self.spin_seconds
-        while (end := self.buffer.find(b"\n", searched)) < 0:
-            try:
-                chunk = os.read(self.requests, 65536)
-            except BlockingIOError:
-                if time.perf_counter() >= spin_until:
-                    self.poller.poll()
-                else:
-                    os.sched_yield()
-                continue
-            if not chunk:
-                return b""
-            searched = len(self.buffer)
-            self.buffer += chunk
-        line = bytes(self.buffer[:end])
-        del self.buffer[: end + 1]
-        return line
+        """The next request line, whenever it comes (``b""`` once the parent has closed its end)."""
+        try:
+            return self.requests.readline()
+        except PipeClosed:
+            return b""
 
     def receive(self) -> Start | Reset | Step | Ask | Close | None:
         line = self.readline()
