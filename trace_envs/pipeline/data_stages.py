@@ -192,8 +192,10 @@ def folder_manifests(folders: dict[str, Path]) -> dict[str, str]:
     again is a changed input of the synthesize stage."""
     import hashlib
 
+    from trace_envs.plugins import SYNTHESIS_MANIFEST
+
     found = {}
     for target, folder in sorted(folders.items()):
-        path = folder / "manifest.json"
+        path = folder / SYNTHESIS_MANIFEST
         found[target] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
     return found

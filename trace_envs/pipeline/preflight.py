@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trace_envs.llm.gguf_model import PACKAGED_MODELS
+from trace_envs.plugins import SYNTHESIS_MANIFEST
 
 from .config import PipelineConfig
 
@@ -150,7 +151,7 @@ def _data_checks(config: PipelineConfig) -> Iterator[Check]:
             continue
         yield Check(f"{name} data", True, str(folder), "", data_stages)
     for name, folder in config.synthesize.folders.items():
-        found = (folder / "manifest.json").is_file()
+        found = (folder / SYNTHESIS_MANIFEST).is_file()
         fix = "" if found else "point it at a folder `trace-envs synthesize` wrote (it holds manifest.json)"
         yield Check(f"synthesize.folders.{name}", found, str(folder), fix, ("synthesize",))
     model = config.train.model
