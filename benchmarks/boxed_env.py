@@ -5,6 +5,7 @@ Each shipped env's boxed twin (``trace_envs.box.box_installed_env``) runs the sa
 play the reference solution of the same seeds. Step times are of ``env.step`` alone; steps/s counts resets too.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/boxed_env.py [--episodes 50] [--boxes 5] [--train-steps 3]
+       [--train-rounds 1]
 """
 
 from __future__ import annotations
@@ -79,35 +80,59 @@ def box_start(boxes: int) -> None:
     )
 
 
-def grpo_steps(env_id: str, steps: int) -> None:
+def grpo_step_median(env_id: str, model: str, steps: int, out: Path) -> tuple[float, float]:
+    """The median GRPO step time (seconds) of ``steps`` steps on ``env_id`` (K=4, batch 4, 64 tokens), and the
+    tokens the run trained on (equal both ways when both generated the same completions)."""
+    from trace_envs.training import TrainConfig, train
+
+    config = TrainConfig(
+        env_ids=[env_id],
+        max_steps=steps,
+        num_generations=4,
+        per_device_train_batch_size=4,
+        max_completion_length=64,
+        num_seeds=16,
+        save_steps=10_000,
+    )
+    meta = train(config, model, out, resume=False, progress=lambda *_: None)
+    tokens = max((float(e["num_tokens"]) for e in meta.curve if "num_tokens" in e), default=0.0)
+    return statistics.median(e["step_time"] for e in meta.curve if "step_time" in e), tokens
+
+
+def grpo_steps(env_id: str, steps: int, rounds: int) -> None:
+    """GRPO on the tiny model both ways, ``rounds`` times, alternating which way goes first.
+
+    Both ways train on the same seeds with the same sampling seed, so they generate the same tokens and only
+    the env calls differ; alternating the order keeps a drift of the machine out of the ratio."""
     import torch
 
     from trace_envs.box import box_installed_env
+    from trace_envs.evaluation.stats import bootstrap_interval
     from trace_envs.llm.tiny_model import build_tiny_model
-    from trace_envs.training import TrainConfig, train
 
     torch.set_num_threads(1)
-    boxed_id = box_installed_env(env_id)
+    ways = {"in-process": env_id, "boxed": box_installed_env(env_id)}
+    ratios: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_tiny_model(Path(tmp) / "tiny"))
-        medians = {}
-        for label, make_id in (("in-process", env_id), ("boxed", boxed_id)):
-            config = TrainConfig(
-                env_ids=[make_id],
-                max_steps=steps,
-                num_generations=4,
-                per_device_train_batch_size=4,
-                max_completion_length=64,
-                num_seeds=16,
-                save_steps=10_000,
+        for round_ in range(rounds):
+            order = list(ways) if round_ % 2 == 0 else list(reversed(ways))
+            runs = {way: grpo_step_median(ways[way], model, steps, Path(tmp) / f"{way}-{round_}") for way in order}
+            medians = {way: median for way, (median, _) in runs.items()}
+            same = "same tokens" if runs["boxed"][1] == runs["in-process"][1] else "DIFFERENT tokens"
+            ratios.append(medians["boxed"] / medians["in-process"] - 1)
+            print(
+                f"GRPO step on the tiny model ({env_id}, K=4, batch 4, 64 tokens), round {round_ + 1}: median "
+                f"{medians['in-process']:.3f}s in-process, {medians['boxed']:.3f}s boxed ({ratios[-1]:+.1%}) "
+                f"over {steps} steps, {order[0]} first, {same} both ways"
             )
-            meta = train(config, model, Path(tmp) / label, resume=False, progress=lambda *_: None)
-            medians[label] = statistics.median(e["step_time"] for e in meta.curve if "step_time" in e)
-    here, boxed = medians["in-process"], medians["boxed"]
-    print(
-        f"GRPO step on the tiny model ({env_id}, K=4, batch 4, 64 tokens): median {here:.2f}s in-process, "
-        f"{boxed:.2f}s boxed ({boxed / here - 1:+.1%}) over {steps} steps"
-    )
+    if rounds > 1:
+        interval = bootstrap_interval(ratios, resamples=2000, level=0.95, seed=0)
+        spread = f", 95% interval of the mean {interval.low:+.1%} to {interval.high:+.1%}" if interval else ""
+        print(
+            f"GRPO boxed vs in-process over {rounds} rounds: median {statistics.median(ratios):+.1%}, "
+            f"mean {statistics.fmean(ratios):+.1%}{spread}"
+        )
 
 
 def main() -> None:
@@ -115,6 +140,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=50, help="Reference episodes per env and way.")
     parser.add_argument("--boxes", type=int, default=5, help="Boxes started to time a start.")
     parser.add_argument("--train-steps", type=int, default=3, help="GRPO steps per way (0: skip training).")
+    parser.add_argument(
+        "--train-rounds", type=int, default=1, help="GRPO runs per way, alternating which way goes first."
+    )
     parser.add_argument("--train-env", default="trace/order-cancel-v0")
     args = parser.parse_args()
 
@@ -124,7 +152,7 @@ def main() -> None:
         compare_steps(env_id, args.episodes)
     box_start(args.boxes)
     if args.train_steps > 0:
-        grpo_steps(args.train_env, args.train_steps)
+        grpo_steps(args.train_env, args.train_steps, args.train_rounds)
 
 
 if __name__ == "__main__":
