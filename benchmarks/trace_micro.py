@@ -52,7 +52,7 @@ POLICIES = ("base", "routed", "grpo-target")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The run's sizes; defaults fit about an hour of CPU on 2 cores with SmolLM2."""
+    """The run's sizes; the defaults are small, yet SmolLM2 on device prompts takes hours of CPU (docs/performance.md)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
