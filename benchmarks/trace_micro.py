@@ -136,7 +136,8 @@ def pipeline_config(args: argparse.Namespace, warm: Path) -> Any:
             "max_completion_length": args.max_completion,
             "num_seeds": 16,
             "learning_rate": args.lr,
-            "grpo": {"gradient_accumulation_steps": args.k // micro},
+            # device prompts are about 5k tokens: activations recomputed, not kept, bound a step's memory
+            "grpo": {"gradient_accumulation_steps": args.k // micro, "gradient_checkpointing": True},
         },
         "route": {"enabled": True},
     }

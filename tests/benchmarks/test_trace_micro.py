@@ -59,6 +59,7 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
     train = section_train_config(config, micro.ENV_ID)
     assert (train.max_steps, train.num_generations, train.groups_per_step) == (3, 4, 1)
     assert (train.per_device_train_batch_size, train.gradient_accumulation_steps) == (2, 2)
+    assert train.gradient_checkpointing
     scripted = micro.parse_args(["--out", "x", "--rollout-policy", micro.WARMUP_POLICY])
     assert micro.pipeline_config(scripted, tmp_path).rollout.policy == micro.WARMUP_POLICY
 
