@@ -9,6 +9,7 @@ import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Literal
 
 import pytest
 
@@ -64,7 +65,7 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
     assert micro.pipeline_config(scripted, tmp_path).rollout.policy == micro.WARMUP_POLICY
 
 
-def _adapter(folder: Path, status: str, rollouts: int) -> None:
+def _adapter(folder: Path, status: Literal["training", "complete"], rollouts: int) -> None:
     from trace_envs.training import AdapterMetadata, save_metadata
 
     meta = AdapterMetadata(
