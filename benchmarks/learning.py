@@ -78,14 +78,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 class Stages:
     """The result file, stage by stage, with the CPU time of each stage."""
 
-    def __init__(self, out: Path, args: argparse.Namespace):
+    def __init__(self, out: Path, args: argparse.Namespace, name: str = "learning"):
         self.out = out
+        self.name = name
         self.path = out / "result.json"
         self.result: dict[str, Any] = (
             json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {"stages": {}}
         )
-        self.result["command"] = "python benchmarks/learning.py " + " ".join(sys.argv[1:])
+        self.result["command"] = f"python benchmarks/{name}.py " + " ".join(sys.argv[1:])
         self.result["settings"] = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+
+    def save(self) -> None:
+        """Write the result file as it stands."""
+        self.path.write_text(json.dumps(self.result, indent=2) + "\n", encoding="utf-8")
 
     def done(self, name: str) -> dict[str, Any] | None:
         stage = self.result["stages"].get(name)
@@ -95,8 +100,8 @@ class Stages:
         data = {**data, "cpu_s": round(time.process_time() - started, 1), "wall_s": round(time.time() - wall, 1)}
         self.result["stages"][name] = data
         self.result["cpu_minutes_total"] = round(sum(s["cpu_s"] for s in self.result["stages"].values()) / 60, 1)
-        self.path.write_text(json.dumps(self.result, indent=2) + "\n", encoding="utf-8")
-        print(f"[learning] {name}: {json.dumps({k: v for k, v in data.items() if k != 'curve'})[:400]}", flush=True)
+        self.save()
+        print(f"[{self.name}] {name}: {json.dumps({k: v for k, v in data.items() if k != 'curve'})[:400]}", flush=True)
         return data
 
 
@@ -114,14 +119,16 @@ def make_base(args: argparse.Namespace, out: Path) -> Path:
     return make_packaged_model("smollm2-135m-instruct", folder, wheel=args.wheel)
 
 
-def warm_up(args: argparse.Namespace, base: Path, out: Path) -> dict[str, Any]:
-    """SFT on the flawed policy's successful episodes (seeds 0..N-1), LoRA merged into ``out/warm``."""
+def warm_up(
+    args: argparse.Namespace, base: Path, out: Path, env_id: str = ENV_ID, policy: str = f"flawed:{CAPABILITY}"
+) -> dict[str, Any]:
+    """SFT on ``policy``'s successful episodes of ``env_id`` (seeds 0..N-1), LoRA merged into ``out/warm``."""
     from trace_envs.baselines.sft_synthetic import SFTSettings
     from trace_envs.baselines.warmup import warmup_on_episodes
     from trace_envs.training import LoraSettings
 
     settings = SFTSettings(
-        policy=f"flawed:{CAPABILITY}",
+        policy=policy,
         learning_rate=args.warmup_lr,
         epochs=args.warmup_epochs,
         max_steps=args.warmup_steps,
@@ -132,7 +139,7 @@ def warm_up(args: argparse.Namespace, base: Path, out: Path) -> dict[str, Any]:
     )
     record = warmup_on_episodes(
         base,
-        [ENV_ID],
+        [env_id],
         out / "warm",
         policy=settings.policy,
         episodes=args.warmup_episodes,
@@ -206,16 +213,19 @@ def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def compare(base: list[float], adapter: list[float], seed: int) -> dict[str, Any]:
-    """Success of both with 95% bootstrap intervals, and the paired sign (McNemar) and permutation tests."""
+def compare(
+    base: list[float], adapter: list[float], seed: int, names: tuple[str, str] = ("base", "adapter")
+) -> dict[str, Any]:
+    """Success of both (keyed by ``names``) with 95% bootstrap intervals, and the paired sign (McNemar) and
+    permutation tests of the second against the first."""
     wins = sum(1 for a, b in zip(adapter, base, strict=True) if a > b)
     losses = sum(1 for a, b in zip(adapter, base, strict=True) if a < b)
     diffs = [a - b for a, b in zip(adapter, base, strict=True)]
     boot: dict[str, Any] = {"resamples": 2000, "level": 0.95, "seed": seed}
     return {
         "n": len(base),
-        "base": estimate(base, **boot).model_dump(mode="json"),
-        "adapter": estimate(adapter, **boot).model_dump(mode="json"),
+        names[0]: estimate(base, **boot).model_dump(mode="json"),
+        names[1]: estimate(adapter, **boot).model_dump(mode="json"),
         "difference": estimate(diffs, **boot).model_dump(mode="json"),
         "wins": wins,
         "losses": losses,
@@ -313,7 +323,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             comparisons["other_env"] = compare(
                 st["other_base_eval"]["success"], st["other_adapter_eval"]["success"], args.seed
             )
-        stages.path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        stages.save()
         plot(result, out / "learning.png")
     return stages.result
 
