@@ -30,6 +30,8 @@ class RolloutSection(_Section):
     )
     max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks per target (null: all).")
     device_split: Literal["train", "test", "all"] = Field(default="all", description="Built-in device scenarios.")
+    max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
+    max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most (a model policy).")
 
 
 class AnalyzeSection(_Section):

@@ -22,7 +22,11 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
     section = ctx.config.rollout
     prepare_data(ctx.config, ctx.folder)
     try:
-        factory, spec = policy_factory(section.policy, model_options={"cache_dir": str(ctx.root / "llm-cache")})
+        factory, spec = policy_factory(
+            section.policy,
+            model_options={"cache_dir": str(ctx.root / "llm-cache")},
+            sampling={"max_tokens": section.max_tokens} if section.max_tokens else None,
+        )
     except (ValueError, ModuleNotFoundError, LLMError) as exc:
         raise ctx.fail(f"rollout.policy: {exc}") from None
     summary: dict[str, Any] = {"policy": spec, "targets": {}}
@@ -43,8 +47,9 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
 
         try:
             result = rollout_into_store(
-                path, jobs, factory, spec=spec, concurrency=section.concurrency, user_model=user, on_episode=on_episode
-            )
+                path, jobs, factory, spec=spec, concurrency=section.concurrency, user_model=user, on_episode=on_episode,
+                max_steps=section.max_steps,
+            )  # fmt: skip
         except LLMError as exc:
             raise ctx.fail(f"{path}: {exc}; rerun the same command to resume") from None
         if result.missing:
