@@ -120,9 +120,15 @@ def make_base(args: argparse.Namespace, out: Path) -> Path:
 
 
 def warm_up(
-    args: argparse.Namespace, base: Path, out: Path, env_id: str = ENV_ID, policy: str = f"flawed:{CAPABILITY}"
+    args: argparse.Namespace,
+    base: Path,
+    out: Path,
+    env_id: str = ENV_ID,
+    policy: str = f"flawed:{CAPABILITY}",
+    micro_batch: int = 4,
 ) -> dict[str, Any]:
-    """SFT on ``policy``'s successful episodes of ``env_id`` (seeds 0..N-1), LoRA merged into ``out/warm``."""
+    """SFT on ``policy``'s successful episodes of ``env_id`` (seeds 0..N-1), LoRA merged into ``out/warm``; batches
+    of 4 episodes, ``micro_batch`` (1, 2 or 4) a forward/backward pass, so long episodes fit in memory."""
     from trace_envs.baselines.sft_synthetic import SFTSettings
     from trace_envs.baselines.warmup import warmup_on_episodes
     from trace_envs.training import LoraSettings
@@ -132,7 +138,8 @@ def warm_up(
         learning_rate=args.warmup_lr,
         epochs=args.warmup_epochs,
         max_steps=args.warmup_steps,
-        batch_size=4,
+        batch_size=micro_batch,
+        gradient_accumulation_steps=4 // micro_batch,
         lora=LoraSettings(r=16, alpha=32),
         seed=args.seed,
         concurrency=4,

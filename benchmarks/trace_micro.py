@@ -77,8 +77,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--micro-batch", type=int, default=None, help="rollouts per forward/backward (default K)")
     parser.add_argument("--lr", type=float, default=2e-4, help="GRPO learning rate (pipeline and baseline)")
     parser.add_argument("--max-completion", type=int, default=256, help="token cap of one GRPO rollout")
-    parser.add_argument("--max-tokens", type=int, default=96, help="tokens per evaluation turn")
-    parser.add_argument("--max-turns", type=int, default=10, help="agent turns per evaluation episode")
+    parser.add_argument("--max-tokens", type=int, default=96, help="tokens per agent turn (rollout and evaluation)")
+    parser.add_argument("--max-turns", type=int, default=10, help="agent turns per episode (rollout and evaluation)")
     args = parser.parse_args(argv)
     for problem in argument_problems(args):
         parser.error(problem)
@@ -124,6 +124,8 @@ def pipeline_config(args: argparse.Namespace, warm: Path) -> Any:
             "concurrency": 1,
             "device_split": "train",
             "max_tasks": args.rollout_tasks,
+            "max_steps": args.max_turns,
+            "max_tokens": args.max_tokens,
         },
         "analyze": {"analyst": "probes", "runs": 2},
         "synthesize": {"generator": "catalogue", "rounds": 1, "seeds": 8, "fuzz_examples": 10, "jobs": 1},
@@ -322,7 +324,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     config = pipeline_config(args, warm)
     steps: list[tuple[str, Any]] = [
         ("make_model", lambda: {"folder": str(base if args.base is not None else make_base(args, out))}),
-        ("warm_up", lambda: warm_up(args, base, out, ENV_ID, WARMUP_POLICY)),
+        # device episodes are about 5.5k tokens: one a forward/backward pass
+        ("warm_up", lambda: warm_up(args, base, out, ENV_ID, WARMUP_POLICY, micro_batch=1)),
         *[(f"pipeline_{name}", lambda name=name: pipeline_stage(config, out, name)) for name in PIPELINE_STAGES],
         ("train_rollouts", lambda: spent(out)),
         ("grpo_target", lambda: baseline(config, warm, out)),
