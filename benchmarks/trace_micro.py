@@ -61,8 +61,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--base", type=Path, default=None, help="an existing base model folder (used, not copied)")
     parser.add_argument("--warmup-episodes", type=int, default=24, help="flawed episodes on generated scenarios")
     parser.add_argument("--warmup-reference", type=int, default=8, help="reference (oracle) episodes mixed in")
-    parser.add_argument("--warmup-steps", type=int, default=8, help="SFT steps")
-    parser.add_argument("--warmup-epochs", type=float, default=3.0, help="(used when --warmup-steps is 0)")
+    parser.add_argument(
+        "--warmup-steps", type=int, default=8, help="SFT steps (0: no warm-up, the --base model is the agent as it is)"
+    )
+    parser.set_defaults(warmup_epochs=3.0)  # the warm-up's length is --warmup-steps, which overrides the epochs
     parser.add_argument("--warmup-lr", type=float, default=5e-4)
     parser.add_argument(
         "--rollout-policy",
@@ -82,8 +84,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for problem in argument_problems(args):
         parser.error(problem)
-    if args.warmup_steps == 0:
-        args.warmup_steps = None
     return args
 
 
@@ -314,18 +314,30 @@ def spent(out: Path) -> dict[str, Any]:
     return {"adapters": per_adapter, "total": sum(per_adapter.values()), "curves": curves}
 
 
+def no_warm_up(base: Path) -> dict[str, Any]:
+    """The warm-up stage's record when ``--warmup-steps 0`` skips it."""
+    return {"skipped": "--warmup-steps 0: the base model is the agent as it is", "folder": str(base)}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(out, args, name="trace_micro")
-    warm = out / "warm"
     base = args.base.resolve() if args.base is not None else out / "base"
+    warm = base if args.warmup_steps == 0 else out / "warm"
     config = pipeline_config(args, warm)
     steps: list[tuple[str, Any]] = [
         ("make_model", lambda: {"folder": str(base if args.base is not None else make_base(args, out))}),
         # device episodes are about 5.5k tokens: one a forward/backward pass
-        ("warm_up", lambda: warm_up(args, base, out, ENV_ID, WARMUP_POLICY, micro_batch=1)),
+        (
+            "warm_up",
+            lambda: (
+                no_warm_up(base)
+                if args.warmup_steps == 0
+                else warm_up(args, base, out, ENV_ID, WARMUP_POLICY, micro_batch=1)
+            ),
+        ),
         *[(f"pipeline_{name}", lambda name=name: pipeline_stage(config, out, name)) for name in PIPELINE_STAGES],
         ("train_rollouts", lambda: spent(out)),
         ("grpo_target", lambda: baseline(config, warm, out)),
