@@ -56,6 +56,7 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
         "train",
         5,
     )
+    assert (config.rollout.max_steps, config.rollout.max_tokens) == (args.max_turns, args.max_tokens)
     assert (config.analyze.analyst, config.synthesize.generator) == ("probes", "catalogue")
     train = section_train_config(config, micro.ENV_ID)
     assert (train.max_steps, train.num_generations, train.groups_per_step) == (3, 4, 1)
