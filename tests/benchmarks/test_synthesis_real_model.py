@@ -4,29 +4,17 @@ stopped the failed one with its finding, seconds and tokens, and a rerun resumes
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import threading
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.benchmarks.scripts import BENCHMARKS, load_benchmark
 from tests.conftest import REPO_ROOT
 
-BENCHMARKS = REPO_ROOT / "benchmarks"
 KNOWN_GOOD = REPO_ROOT / "tests" / "synthesis" / "modules" / "retail_cancel.py"
 CAPABILITY = "order_owner_check"
-
-
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # pydantic resolves the script's annotations through its module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _answer(folder: Path, stop: threading.Event) -> None:
@@ -44,7 +32,7 @@ def _answer(folder: Path, stop: threading.Event) -> None:
 
 
 def test_relay_renders_and_numbers_each_request_once(tmp_path: Path) -> None:
-    relay_endpoint = _script("relay_endpoint")
+    relay_endpoint = load_benchmark("relay_endpoint")
     relay = relay_endpoint.Relay(tmp_path)
     body = {
         "model": "relay",
@@ -61,7 +49,7 @@ def test_relay_renders_and_numbers_each_request_once(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_benchmark_through_the_relay_records_rounds_and_resumes(tmp_path: Path, shared_data: Path) -> None:
-    relay_endpoint, benchmark = _script("relay_endpoint"), _script("synthesis_real_model")
+    relay_endpoint, benchmark = load_benchmark("relay_endpoint"), load_benchmark("synthesis_real_model")
     capabilities = tmp_path / "capabilities.json"
     entry = {
         "capability": CAPABILITY,
@@ -106,7 +94,9 @@ def test_benchmark_through_the_relay_records_rounds_and_resumes(tmp_path: Path, 
 def test_the_benchmarks_capabilities_are_two_per_target_and_none_is_shipped() -> None:
     from trace_envs.capabilities import capabilities
 
-    requests = _script("synthesis_real_model").load_requests(BENCHMARKS / "data" / "real_model_capabilities.json")
+    requests = load_benchmark("synthesis_real_model").load_requests(
+        BENCHMARKS / "data" / "real_model_capabilities.json"
+    )
     targets = [request.target for request in requests]
     assert sorted(targets) == sorted(["retail", "airline", "device"] * 2)
     shipped = set(capabilities())

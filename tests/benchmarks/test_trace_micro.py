@@ -5,26 +5,18 @@ work), reports consistent counts, and resumes without redoing a stage."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "trace_micro.py"
+from tests.benchmarks.scripts import BENCHMARKS, load_benchmark
 
-
-def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("trace_micro_benchmark", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = BENCHMARKS / "trace_micro.py"
 
 
 @pytest.mark.parametrize(
@@ -40,7 +32,7 @@ def _benchmark() -> ModuleType:
 def test_bad_arguments_are_refused_when_parsed(
     extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    micro = _benchmark()
+    micro = load_benchmark("trace_micro")
     with pytest.raises(SystemExit) as refused:
         micro.parse_args(["--out", "x", *extra])
     assert refused.value.code == 2 and message in capsys.readouterr().err
@@ -50,7 +42,7 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
     pytest.importorskip("trl")
     from trace_envs.pipeline.model_stages import section_train_config
 
-    micro = _benchmark()
+    micro = load_benchmark("trace_micro")
     args = micro.parse_args(["--out", "x", "--rollout-tasks", "5", "--k", "4", "--micro-batch", "2", "--steps", "3"])
     config = micro.pipeline_config(args, tmp_path / "warm")
     assert config.targets == ["device"]
@@ -81,7 +73,7 @@ def _adapter(folder: Path, status: Literal["training", "complete"], rollouts: in
 
 def test_the_baseline_budget_is_what_the_finished_adapters_collected(tmp_path: Path) -> None:
     pytest.importorskip("trl")
-    micro = _benchmark()
+    micro = load_benchmark("trace_micro")
     train = tmp_path / "pipeline" / "train"
     _adapter(train / "device" / "datetime_reasoning", "complete", 12)
     _adapter(train / "device" / "permission_error_recovery", "complete", 8)
@@ -93,7 +85,7 @@ def test_the_baseline_budget_is_what_the_finished_adapters_collected(tmp_path: P
 
 def test_no_adapter_means_no_baseline_step(tmp_path: Path) -> None:
     pytest.importorskip("trl")
-    micro = _benchmark()
+    micro = load_benchmark("trace_micro")
     config = micro.pipeline_config(micro.parse_args(["--out", "x", "--k", "2"]), tmp_path / "warm")
     skipped = micro.baseline(config, tmp_path / "warm", tmp_path)
     assert skipped["budget"] == 0 and "less than one GRPO step" in skipped["skipped"]
@@ -115,7 +107,7 @@ def run_script(args: list[str]) -> dict[str, Any]:
 def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("matplotlib")
-    micro = _benchmark()
+    micro = load_benchmark("trace_micro")
     # no warm-up: an SFT step over the device's long episodes is most of a round's time (learning.py's round
     # covers the warm-up); the tiny base is the agent, and the scripted rollout gives the analysis its deficits
     args = ["--model", "tiny", "--out", str(tmp_path), "--warmup-steps", "0"]
