@@ -145,6 +145,8 @@ def main() -> None:
     )
     parser.add_argument("--train-env", default="trace/order-cancel-v0")
     args = parser.parse_args()
+    if args.train_rounds < 1:
+        parser.error(f"--train-rounds must be at least 1, got {args.train_rounds}")
 
     import trace_envs  # noqa: F401  (registers the shipped envs)
 
