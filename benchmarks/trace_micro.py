@@ -21,8 +21,8 @@ One command, one seed, a JSON result and a plot (sizes shortened for 2 CPU cores
    scenarios with the evaluation harness: success with 95% bootstrap intervals and the paired sign and
    permutation tests (routed vs base, routed vs grpo-target).
 
-The pipeline's own evaluate stage is not used: it plays the device target's default split (``all``, which holds
-the train scenarios the rollout used), so step 5 evaluates the held-out test split itself, with the same harness.
+The pipeline's own evaluate stage is not used: the grpo-target adapter is trained after the pipeline, so step 5
+evaluates all three policies on the held-out test split together, with the same harness.
 
 Every stage writes into ``--out`` and is skipped when its output is there, so a killed run resumes::
 

@@ -125,7 +125,7 @@ def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: P
     assert "4 problems:" in message and "more problem" not in message and "\n" not in message
     assert "targets: unknown target 'mars'; use one of airline, retail, device" in message
     assert "rollout.polcy: Extra inputs are not permitted (unknown key 'polcy'" in message
-    assert "allowed here: policy, samples" in message
+    assert "allowed here: device_split, max_steps, max_tokens, policy, samples" in message
     assert "train.grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
     assert "analyse: Extra inputs are not permitted (unknown key 'analyse'" in message and "analyze" in message
 

@@ -19,7 +19,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RolloutSection(_Section):
+class _EpisodeSection(_Section):
+    """What the rollout and evaluate sections share: which built-in scenarios a target plays, and how long an
+    episode may run."""
+
+    device_split: Literal["train", "test", "all"] = Field(
+        default="all", description="Built-in scenarios of a target that ships its tasks (device): train, test or all."
+    )
+    max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
+    max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most (a model policy).")
+
+    def sampling(self) -> dict[str, Any] | None:
+        """The sampling options a model policy gets (None: its defaults)."""
+        return {"max_tokens": self.max_tokens} if self.max_tokens else None
+
+
+class RolloutSection(_EpisodeSection):
     """Roll the base agent out on every target task."""
 
     policy: str = Field(description="Policy spec of the base agent (oracle, flawed:<cap>,…, anthropic:<model> …).")
@@ -29,9 +44,6 @@ class RolloutSection(_Section):
         default=None, description="Model spec of the tau2 customer; null: the scripted customer (generated tasks)."
     )
     max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks per target (null: all).")
-    device_split: Literal["train", "test", "all"] = Field(default="all", description="Built-in device scenarios.")
-    max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
-    max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most (a model policy).")
 
 
 class AnalyzeSection(_Section):
@@ -100,7 +112,7 @@ class RouteSection(_Section):
     enabled: bool = Field(default=True, description="false: skip routing (evaluate the base model only).")
 
 
-class EvaluateSection(_Section):
+class EvaluateSection(_EpisodeSection):
     """Evaluate policies on the targets."""
 
     policies: list[str] = Field(
@@ -110,8 +122,6 @@ class EvaluateSection(_Section):
     )
     trials: int = Field(default=1, ge=1, description="Trials per task (pass^k).")
     max_tasks: int | None = Field(default=None, ge=1, description="At most this many tasks per domain (null: all).")
-    max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
-    max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most.")
     concurrency: int = Field(default=8, ge=1, description="Episodes in flight at once.")
 
 

@@ -25,7 +25,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         factory, spec = policy_factory(
             section.policy,
             model_options={"cache_dir": str(ctx.root / "llm-cache")},
-            sampling={"max_tokens": section.max_tokens} if section.max_tokens else None,
+            sampling=section.sampling(),
         )
     except (ValueError, ModuleNotFoundError, LLMError) as exc:
         raise ctx.fail(f"rollout.policy: {exc}") from None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trace_envs.targets.registry import target as target_spec
+
 from .context import StageContext
 from .model_stages import adapter_dirs, trained_model
 from .targets import data_root
@@ -42,7 +44,8 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
     for target in ctx.config.targets:
         data = data_root(ctx.config, target, ctx.stage_dir("rollout"))
         try:
-            tasks = load_target(target, data, limit=section.max_tasks)
+            split = section.device_split if target_spec(target).builtin_tasks else None
+            tasks = load_target(target, data, split=split, limit=section.max_tasks)
             entries = [parse_policy(text) for text in policy_texts(ctx, target)]
         except (ValueError, FileNotFoundError) as exc:
             raise ctx.fail(f"evaluate.policies: {str(exc).splitlines()[0]}") from None
@@ -58,7 +61,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
         results = run_evaluation(
             tasks, entries, ctx.folder / target, trials=section.trials,
             user_model=simulated_user(ctx.config, target), concurrency=section.concurrency,
-            max_steps=section.max_steps, sampling={"max_tokens": section.max_tokens} if section.max_tokens else None,
+            max_steps=section.max_steps, sampling=section.sampling(),
             on_episode=on_episode,
         )  # fmt: skip
         summary["targets"][target] = {
@@ -66,7 +69,12 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
             for p in results.policies
         }
         info = results.target  # which tasks: the rollout ran on all of them, the evaluation maybe on the first few
-        summary["tasks"][target] = {"evaluated": info.tasks, "available": info.available, "limit": info.limit}
+        summary["tasks"][target] = {
+            "evaluated": info.tasks,
+            "available": info.available,
+            "limit": info.limit,
+            "split": info.split,
+        }
     return summary
 
 
