@@ -93,3 +93,18 @@ def test_command_writes_an_adapter_that_peft_loads(cli: Any, tiny_model: Path, t
         cli, [*args[:-2], "--out", str(tmp_path / "noop"), "--budget", "2", "--policy", "noop"]
     )
     assert nothing.exit_code == 2 and "no successful trajectory to train on" in nothing.output
+
+
+def test_each_row_is_trained_as_it_renders_alone(tiny_model: Path, tmp_path: Path) -> None:
+    """Rows of two envs (other tools, other call arguments) are tokenized one by one: none gains the keys of
+    another row's calls or schemas (an Arrow table of the rows would add them, as null)."""
+    from trace_envs.baselines.sft_synthetic import SFTSettings, build_sft_trainer
+
+    rows = collect(collection_jobs(ENVS, 2), "oracle", tmp_path).rows
+    trainer = build_sft_trainer(rows, str(tiny_model), tmp_path / "adapter", SFTSettings(max_steps=1))
+    tokenizer = trainer.processing_class
+    assert len(trainer.train_dataset) == len(rows) == 2
+    for row, example in zip(rows, trainer.train_dataset, strict=True):
+        alone = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=True, return_dict=True)
+        assert list(example["input_ids"]) == list(alone["input_ids"])
+        assert "null" not in tokenizer.decode(example["input_ids"])

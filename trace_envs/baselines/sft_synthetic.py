@@ -62,7 +62,8 @@ def sft_args(settings: SFTSettings, output_dir: Path) -> dict[str, Any]:
         "per_device_train_batch_size": settings.batch_size,
         "gradient_accumulation_steps": settings.gradient_accumulation_steps,
         "max_length": settings.max_length,
-        "assistant_only_loss": True,
+        # the rows come tokenized with their assistant masks (tokenized_rows), from which TRL builds the labels
+        "assistant_only_loss": False,
         "lr_scheduler_type": "constant",
         "logging_steps": 1,
         "save_strategy": "no",
@@ -74,10 +75,31 @@ def sft_args(settings: SFTSettings, output_dir: Path) -> dict[str, Any]:
     }
 
 
+def tokenized_rows(rows: list[dict[str, Any]], tokenizer: Any) -> Any:
+    """The rows ({messages, tools}) rendered and tokenized one by one, as a dataset of token ids and the mask of
+    the assistant's tokens (the loss's).
+
+    Handed to TRL as they are, the rows would first become one Arrow table. Arrow merges the tool-call
+    arguments and tool schemas of all rows into one struct and fills every key a row lacks with None, so the
+    template would render ``"key": null`` into calls and schemas that the episode never had."""
+    from datasets import Dataset
+
+    data = []
+    for index, row in enumerate(rows):
+        encoded = tokenizer.apply_chat_template(
+            row["messages"], tools=row.get("tools") or None, tokenize=True, return_dict=True,
+            return_assistant_tokens_mask=True,
+        )  # fmt: skip
+        mask = [int(bit) for bit in encoded["assistant_masks"]]
+        if 1 not in mask:
+            raise ValueError(f"row {index}: the chat template marks no assistant token, so there is nothing to learn")
+        data.append({"input_ids": [int(t) for t in encoded["input_ids"]], "assistant_masks": mask})
+    return Dataset.from_list(data)
+
+
 def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Path, settings: SFTSettings) -> Any:
     """TRL's ``SFTTrainer`` with a LoRA adapter on ``rows`` ({messages, tools}); the tokenizer carries TRL's
     training chat template (what GRPO renders rollouts with), which marks the assistant's tokens."""
-    from datasets import Dataset
     from transformers import AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
     from trl.trainer.sft_config import SFTConfig
@@ -92,7 +114,7 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
     return SFTTrainer(
         model=str(model),
         args=SFTConfig(**sft_args(settings, Path(out_dir) / "checkpoints")),
-        train_dataset=Dataset.from_list(rows),
+        train_dataset=tokenized_rows(rows, tokenizer),
         processing_class=tokenizer,
         peft_config=lora,
     )
