@@ -2,17 +2,19 @@
 and the successful ones as chat rows for TRL's ``SFTTrainer``.
 
 The budget is episodes: ``budget`` episodes are rolled out in all (successful or not), spread over the
-envs by largest remainder, each env's seeds counting up from ``first_seed``. A successful episode is
-replayed through the TRL bridge, so its row has exactly the tools and messages a GRPO rollout of the
-same actions has (tool calls as assistant ``tool_calls``, tool results and user replies as tool turns,
-the last message to the user as the final plain assistant turn).
+envs by largest remainder, each env's seeds counting up from ``first_seed``. A successful episode becomes a
+row in one of two forms (:data:`RowFormat`). ``grpo``, the default: replayed through the TRL bridge, the row
+has exactly the tools and messages a GRPO rollout of the same actions has (tool calls as assistant
+``tool_calls``, tool results and user replies as tool turns, the last message to the user as the final plain
+assistant turn). ``inference``: the conversation as the rollout showed it to the agent, with the tools the env
+offered; the warm-up trains on this form, because the agent it makes is played by rollouts and evaluations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +32,11 @@ from trace_envs.training.episodes import actions_conversation
 from .mixture import allocate_groups
 
 ROLLOUTS_FILE = "rollouts.jsonl"
+RowFormat = Literal["grpo", "inference"]
+"""How a successful episode becomes a chat row: as a GRPO rollout of its actions sees it (messages to the user are
+``send_message_to_user`` calls and the user's replies their results; the tools are every tool of the env's TRL
+class), or as a rollout showed it to the agent (user turns are user messages; the tools are those the env offered
+on that seed, as the ``hf:`` client renders them)."""
 
 
 class Collection(BaseModel):
@@ -67,9 +74,10 @@ def collect(
     concurrency: int = 16,
     model_options: dict[str, Any] | None = None,
     sampling: dict[str, Any] | None = None,
+    row_format: RowFormat = "grpo",
 ) -> Collection:
     """Roll out ``jobs`` with ``policy`` into ``OUT/rollouts.jsonl`` (episodes already there are not run
-    again) and return the successes as SFT rows."""
+    again) and return the successes as SFT rows in ``row_format``."""
     spec = checked_policy_spec(policy, model_options)
     path = Path(out_dir) / ROLLOUTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,6 +93,11 @@ def collect(
         )
     successes = [r for r in records if r is not None and r.success]
     collection = Collection(episodes=len(jobs), successes=len(successes))
+    if row_format == "inference":
+        by_key = {(j.env_id, j.seed, j.sample): j for j in jobs}
+        collection.rows = [inference_row(by_key[r.env_id, r.seed, r.sample], r) for r in successes]
+        collection.examples = successes
+        return collection
     classes = {
         env_id: trl_environment(env_id, **env_kwargs(jobs, env_id)) for env_id in dict.fromkeys(j.env_id for j in jobs)
     }
@@ -96,6 +109,24 @@ def collect(
         collection.rows.append({"messages": episode["messages"], "tools": episode["tools"]})
         collection.examples.append(record)
     return collection
+
+
+def inference_row(job: EpisodeJob, record: EpisodeRecord) -> dict[str, Any]:
+    """A stored episode as the rollout showed it to the agent: its conversation up to the agent's last turn, in
+    the form the ``hf:`` client renders (:func:`~trace_envs.llm.hf_client.to_hf`), and the tools the env offered
+    on the episode's seed."""
+    import gymnasium as gym
+
+    from trace_envs.llm.hf_client import to_hf
+
+    env = gym.make(job.env_id, **job.env_kwargs)
+    try:
+        _, info = env.reset(seed=job.seed)
+    finally:
+        env.close()
+    messages = to_hf(record.messages)
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    return {"messages": messages[: last + 1], "tools": list(info.get("tools") or [])}
 
 
 def env_kwargs(jobs: Sequence[EpisodeJob], env_id: str) -> dict[str, Any]:

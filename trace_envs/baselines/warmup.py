@@ -4,9 +4,11 @@ a pretrained model the tool format, and exactly the behaviour of the policy it i
 Fed the ``flawed:<capability>`` scripted policy's successful episodes, the result is a *deficient* base: it
 calls the tools as the env expects but lacks the planted capability (on ``trace/order-cancel-v0`` it
 cancels without looking the order up, and succeeds only where the order happened to be pending). The
-episodes are collected and rendered by :mod:`.sft_data`, trained by :func:`.sft_synthetic.build_sft_trainer`
-(TRL's ``SFTTrainer``, LoRA, loss on the assistant's turns), and the LoRA is merged into the weights, so the
-warmed-up model is an ordinary model folder that ``hf:`` policies, ``train`` and the router load.
+episodes are collected by :mod:`.sft_data` and rendered as the rollout showed them to the agent (its
+``inference`` rows: user turns as user messages, the tools the env offered), because the warmed-up model is the
+agent that rollouts and evaluations play. They are trained by :func:`.sft_synthetic.build_sft_trainer` (TRL's
+``SFTTrainer``, LoRA, loss on the assistant's turns), and the LoRA is merged into the weights, so the warmed-up
+model is an ordinary model folder that ``hf:`` policies, ``train`` and the router load.
 """
 
 from __future__ import annotations
@@ -65,11 +67,15 @@ def warmup_on_episodes(
     if done.is_file():
         return WarmupRecord.model_validate_json(done.read_text(encoding="utf-8"))
     jobs = collection_jobs(env_ids, episodes, settings.first_seed)
-    data = collect(jobs, policy, out / "episodes", concurrency=settings.concurrency)
+    data = collect(jobs, policy, out / "episodes", concurrency=settings.concurrency, row_format="inference")
     rows = list(data.rows)
     if reference_episodes:
         reference_jobs = collection_jobs(env_ids, reference_episodes, settings.first_seed + episodes)
-        rows += collect(reference_jobs, "oracle", out / "episodes-reference", concurrency=settings.concurrency).rows
+        reference = collect(
+            reference_jobs, "oracle", out / "episodes-reference", concurrency=settings.concurrency,
+            row_format="inference",
+        )  # fmt: skip
+        rows += reference.rows
         random.Random(settings.seed).shuffle(rows)
     trainer = build_sft_trainer(rows, str(model), out / "checkpoints", settings)
     trainer.train()

@@ -88,6 +88,14 @@ class HFChatModel(BaseChatModel):
         self.model = model.to(self.device).eval()
         self._generate_lock = threading.Lock()
 
+    def prompt(self, messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> str:
+        """The text the model continues for ``messages`` and ``tools`` (its chat template, generation prompt added)."""
+        return str(
+            self.tokenizer.apply_chat_template(
+                to_hf(messages), tools=tools or None, add_generation_prompt=True, tokenize=False
+            )
+        )
+
     def _request(
         self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
@@ -97,12 +105,7 @@ class HFChatModel(BaseChatModel):
         if tools and self._tool_error:
             raise BadRequest(self._tool_error)
         torch = self._torch
-        prompt = self.tokenizer.apply_chat_template(
-            to_hf(messages),
-            tools=tools or None,
-            add_generation_prompt=True,
-            tokenize=False,
-        )
+        prompt = self.prompt(messages, tools)
         inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
         temperature = float(sampling.get("temperature", 0.0) or 0.0)
         options: dict[str, Any] = {
