@@ -1,10 +1,8 @@
 """The warm-up's rows (``inference`` form) hold what a rollout showed the agent: on a device episode where the
 agent asks the user a question, the row keeps the user's reply as a user turn and the tools the env offered,
-and every prompt the ``hf:`` client rendered during the episode is a prefix of the text trained on.
-
-Up to one known difference, which the rows cannot remove: the chat template at inference (Qwen3's, or the one
-the library gives SmolLM2, which has Qwen3's form) renders the earlier assistant turns without their empty think
-block, and TRL's training variant of it keeps them, so that a conversation's tokens only ever grow."""
+and every prompt the ``hf:`` client rendered during the episode is a prefix of the tokens trained on: the
+client renders earlier turns with TRL's training template, as the trainers do (Qwen3's own template, and the one
+the library gives SmolLM2, drop the empty think block of earlier assistant turns, which training keeps)."""
 
 from __future__ import annotations
 
@@ -24,9 +22,9 @@ EMPTY_THINK = "<think>\n\n</think>\n\n"
 
 
 def test_inference_rows_are_what_the_rollout_showed_the_agent(tiny_model: Path, tmp_path: Path) -> None:
-    from trace_envs.baselines.sft_synthetic import tokenized_rows
     from trace_envs.llm import make_chat_model
     from trace_envs.llm.tool_template import adapt_tool_template
+    from trace_envs.training.sft_rows import tokenized_rows
 
     collection = collect(collection_jobs([ENV], 8), "oracle", tmp_path, row_format="inference")
     pairs = list(zip(collection.examples, collection.rows, strict=True))
@@ -50,11 +48,11 @@ def test_inference_rows_are_what_the_rollout_showed_the_agent(tiny_model: Path, 
     adapt_tool_template(tokenizer)
     tokenizer.chat_template = get_training_chat_template(tokenizer)
     (trained,) = tokenized_rows([row], tokenizer)
-    text = tokenizer.decode(trained["input_ids"])
     shown = make_chat_model(f"hf:{folder}")  # the client as a rollout uses it
     turns = [i for i, role in enumerate(roles) if role == "assistant"]
     assert len(turns) > 1
     for turn in turns:
         prompt = shown.prompt(episode.messages[:turn], info["tools"])  # type: ignore[attr-defined]
-        kept = text.replace(EMPTY_THINK, "", turns.index(turn))  # the earlier turns' blocks, which inference drops
-        assert kept.startswith(prompt), f"the prompt of assistant turn {turn} is not what was trained"
+        ids = shown.tokenizer(prompt, add_special_tokens=False)["input_ids"]  # type: ignore[attr-defined]
+        assert trained["input_ids"][: len(ids)] == ids, f"the prompt of assistant turn {turn} is not what was trained"
+    assert prompt.count(EMPTY_THINK) == len(turns) - 1  # the earlier turns keep their empty think block

@@ -16,8 +16,9 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.core import Message, render_transcript
-from trace_envs.llm.tool_template import adapt_tool_template
+from trace_envs.llm.tool_template import adapt_tool_template, training_template
 from trace_envs.training import AdapterMetadata, EpisodeExample, LoraSettings, save_metadata
+from trace_envs.training.sft_rows import tokenized_rows
 from trace_envs.training.trainer import _versions, add_to_curve
 
 from .grpo import ADAPTER_DIR
@@ -75,33 +76,10 @@ def sft_args(settings: SFTSettings, output_dir: Path) -> dict[str, Any]:
     }
 
 
-def tokenized_rows(rows: list[dict[str, Any]], tokenizer: Any) -> Any:
-    """The rows ({messages, tools}) rendered and tokenized one by one, as a dataset of token ids and the mask of
-    the assistant's tokens (the loss's).
-
-    Handed to TRL as they are, the rows would first become one Arrow table. Arrow merges the tool-call
-    arguments and tool schemas of all rows into one struct and fills every key a row lacks with None, so the
-    template would render ``"key": null`` into calls and schemas that the episode never had."""
-    from datasets import Dataset
-
-    data = []
-    for index, row in enumerate(rows):
-        encoded = tokenizer.apply_chat_template(
-            row["messages"], tools=row.get("tools") or None, tokenize=True, return_dict=True,
-            return_assistant_tokens_mask=True,
-        )  # fmt: skip
-        mask = [int(bit) for bit in encoded["assistant_masks"]]
-        if 1 not in mask:
-            raise ValueError(f"row {index}: the chat template marks no assistant token, so there is nothing to learn")
-        data.append({"input_ids": [int(t) for t in encoded["input_ids"]], "assistant_masks": mask})
-    return Dataset.from_list(data)
-
-
 def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Path, settings: SFTSettings) -> Any:
     """TRL's ``SFTTrainer`` with a LoRA adapter on ``rows`` ({messages, tools}); the tokenizer carries TRL's
     training chat template (what GRPO renders rollouts with), which marks the assistant's tokens."""
     from transformers import AutoTokenizer
-    from trl.chat_template_utils import get_training_chat_template
     from trl.trainer.sft_config import SFTConfig
     from trl.trainer.sft_trainer import SFTTrainer
 
@@ -109,7 +87,7 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
         raise ValueError("no successful trajectory to train on: raise --budget, or collect with a stronger --policy")
     tokenizer = AutoTokenizer.from_pretrained(str(model))
     adapt_tool_template(tokenizer)  # a template without tools renders them as rollouts do
-    tokenizer.chat_template = get_training_chat_template(tokenizer)
+    tokenizer.chat_template = training_template(tokenizer)
     lora = settings.lora.peft_config()
     return SFTTrainer(
         model=str(model),

@@ -2,7 +2,8 @@
 schemas, ``generate`` answers, and the answer's tool calls stay in its text (Qwen/Hermes ``<tool_call>``
 blocks, parsed by the rollout layer like any agent's text). An optional
 PEFT adapter is loaded by directory or name. A chat template that ignores tools is replaced by one that
-renders them (:mod:`.tool_template`), as in training. For CPU tests and small GPUs; use vLLM for scale."""
+renders them, and conversations are rendered with TRL's training variant of the template
+(:mod:`.tool_template`), as in training. For CPU tests and small GPUs; use vLLM for scale."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .base import ChatResponse, Usage
 from .client import SAMPLE_INDEX, BaseChatModel, Message
 from .errors import BadRequest
 from .spec import ModelConfig
-from .tool_template import adapt_tool_template
+from .tool_template import adapt_tool_template, render_as_trained
 
 SAMPLING_KEYS = ("max_tokens", "max_new_tokens", "temperature", "top_p", "top_k", "seed", "stop", "repetition_penalty")
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -80,6 +81,7 @@ class HFChatModel(BaseChatModel):
             adapt_tool_template(self.tokenizer)  # a template without tools gets one (what training renders too)
         except ValueError as exc:  # fine for plain chat; a request with tools is refused with this line
             self._tool_error = f"{self.spec}: {exc}"
+        render_as_trained(self.tokenizer)  # earlier turns as training renders them (TRL's training template)
         adapter = config.resolve_adapter()
         if adapter is not None:
             from peft import PeftModel

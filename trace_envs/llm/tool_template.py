@@ -66,3 +66,22 @@ def adapt_tool_template(tokenizer: Any) -> str | None:
         return None
     tokenizer.chat_template = template
     return REPLACEMENT
+
+
+def training_template(tokenizer: Any) -> Any:
+    """The chat template TRL trains this tokenizer with: its own where it already preserves prefixes and marks the
+    assistant's tokens, else TRL's training variant of it (a ``ValueError`` names a template TRL cannot patch)."""
+    from trl.chat_template_utils import get_training_chat_template
+
+    return get_training_chat_template(tokenizer) or tokenizer.chat_template
+
+
+def render_as_trained(tokenizer: Any) -> None:
+    """Render conversations as GRPO and the SFT trainers do (in place). Qwen3's template, and the one
+    :func:`adapt_tool_template` gives, drops the empty think block of every earlier assistant turn. TRL's training
+    variant keeps it, because a training conversation only ever grows, so a model would otherwise be trained on
+    one history and shown another. A template TRL cannot patch is left as it is."""
+    try:
+        tokenizer.chat_template = training_template(tokenizer)
+    except ValueError:
+        return

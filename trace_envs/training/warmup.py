@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.llm.tool_template import adapt_tool_template
+from trace_envs.llm.tool_template import adapt_tool_template, training_template
 
 from .bridge import trl_environment
 from .episodes import oracle_conversation
+from .sft_rows import tokenized_rows
 
 WarmupProgress = Callable[[str, int, int, dict[str, float]], None]
 """Called as ``progress(phase, done, total, info)``: phase ``episodes`` while the oracle episodes are
@@ -92,9 +93,7 @@ def warmup_model(
     """Fine-tune the model in ``model_dir`` on oracle episodes of ``env_ids``; save to ``out_dir`` (default:
     in place). ``progress`` hears about each rendered episode and each optimiser step."""
     import torch
-    from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl.chat_template_utils import get_training_chat_template
     from trl.trainer.sft_config import SFTConfig
     from trl.trainer.sft_trainer import SFTTrainer
 
@@ -105,7 +104,7 @@ def warmup_model(
     original_template = tokenizer.chat_template
     # TRL's training variant of the template (what GRPO renders rollouts with) marks the assistant's
     # tokens, so the loss covers only the model's own turns: not the prompt, tool results or user replies.
-    tokenizer.chat_template = get_training_chat_template(tokenizer)
+    tokenizer.chat_template = training_template(tokenizer)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     on_episode = None if progress is None else (lambda done, total: progress("episodes", done, total, {}))
     rows = oracle_dataset(env_ids, config.episodes_per_env, on_episode=on_episode)
@@ -115,7 +114,7 @@ def warmup_model(
         learning_rate=config.learning_rate,
         per_device_train_batch_size=config.batch_size,
         max_length=config.max_length,
-        assistant_only_loss=True,
+        assistant_only_loss=False,  # the rows come tokenized with their assistant masks (tokenized_rows)
         lr_scheduler_type="constant",
         logging_steps=max(1, config.max_steps // 10),
         save_strategy="no",
@@ -129,7 +128,7 @@ def warmup_model(
     trainer = SFTTrainer(
         model=model,
         args=args,
-        train_dataset=Dataset.from_list(rows),
+        train_dataset=tokenized_rows(rows, tokenizer),
         processing_class=tokenizer,
         callbacks=callbacks,
     )
