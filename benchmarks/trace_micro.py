@@ -326,14 +326,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     config = pipeline_config(args, warm)
     steps: list[tuple[str, Any]] = [
         ("make_model", lambda: {"folder": str(base if args.base is not None else make_base(args, out))}),
-        # device episodes are about 5.5k tokens: one a forward/backward pass
         (
             "warm_up",
-            lambda: (
-                no_warm_up(base)
-                if args.warmup_steps == 0
-                else warm_up(args, base, out, ENV_ID, WARMUP_POLICY, micro_batch=1)
-            ),
+            lambda: no_warm_up(base) if args.warmup_steps == 0 else warm_up(args, base, out, ENV_ID, WARMUP_POLICY),
         ),
         *[(f"pipeline_{name}", lambda name=name: pipeline_stage(config, out, name)) for name in PIPELINE_STAGES],
         ("train_rollouts", lambda: spent(out)),
