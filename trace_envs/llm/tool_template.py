@@ -80,8 +80,9 @@ def render_as_trained(tokenizer: Any) -> None:
     """Render conversations as GRPO and the SFT trainers do (in place). Qwen3's template, and the one
     :func:`adapt_tool_template` gives, drops the empty think block of every earlier assistant turn. TRL's training
     variant keeps it, because a training conversation only ever grows, so a model would otherwise be trained on
-    one history and shown another. A template TRL cannot patch is left as it is."""
+    one history and shown another. A template TRL cannot patch, or an install without TRL (where nothing was
+    trained with it), leaves the template as it is."""
     try:
         tokenizer.chat_template = training_template(tokenizer)
-    except ValueError:
+    except (ValueError, ModuleNotFoundError):
         return
