@@ -19,7 +19,7 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _EpisodeSection(_Section):
+class EpisodeSection(_Section):
     """What the rollout and evaluate sections share: which built-in scenarios a target plays, and how long an
     episode may run."""
 
@@ -34,7 +34,7 @@ class _EpisodeSection(_Section):
         return {"max_tokens": self.max_tokens} if self.max_tokens else None
 
 
-class RolloutSection(_EpisodeSection):
+class RolloutSection(EpisodeSection):
     """Roll the base agent out on every target task."""
 
     policy: str = Field(description="Policy spec of the base agent (oracle, flawed:<cap>,…, anthropic:<model> …).")
@@ -112,7 +112,7 @@ class RouteSection(_Section):
     enabled: bool = Field(default=True, description="false: skip routing (evaluate the base model only).")
 
 
-class EvaluateSection(_EpisodeSection):
+class EvaluateSection(EpisodeSection):
     """Evaluate policies on the targets."""
 
     policies: list[str] = Field(

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from trace_envs.targets.registry import target as target_spec
-
 from .context import StageContext
 from .model_stages import adapter_dirs, trained_model
-from .targets import data_root
+from .targets import builtin_split, data_root
 
 
 def policy_texts(ctx: StageContext, target: str) -> list[str]:
@@ -44,8 +42,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
     for target in ctx.config.targets:
         data = data_root(ctx.config, target, ctx.stage_dir("rollout"))
         try:
-            split = section.device_split if target_spec(target).builtin_tasks else None
-            tasks = load_target(target, data, split=split, limit=section.max_tasks)
+            tasks = load_target(target, data, split=builtin_split(section, target), limit=section.max_tasks)
             entries = [parse_policy(text) for text in policy_texts(ctx, target)]
         except (ValueError, FileNotFoundError) as exc:
             raise ctx.fail(f"evaluate.policies: {str(exc).splitlines()[0]}") from None

@@ -11,7 +11,7 @@ from typing import Any
 from trace_envs.rollout import EpisodeJob
 from trace_envs.targets.registry import target
 
-from .config import PipelineConfig
+from .config import EpisodeSection, PipelineConfig
 
 GENERATED_DATA = "tau2"
 """Folder of the rollout stage holding generated stand-in data (when no ``tau2_data`` is given)."""
@@ -44,11 +44,16 @@ def _pick(items: list[Any], limit: int | None, seed: int) -> list[Any]:
     return [items[i] for i in chosen]
 
 
+def builtin_split(section: EpisodeSection, name: str) -> str | None:
+    """The split of target ``name``'s built-in tasks that ``section`` plays (``None``: a target with a data folder)."""
+    return section.device_split if target(name).builtin_tasks else None
+
+
 def target_jobs(config: PipelineConfig, name: str, rollout_dir: Path) -> list[EpisodeJob]:
     """One job per (task, sample); the task is pinned by env options, the seed numbers the task."""
     section = config.rollout
     spec = target(name)
-    split = section.device_split if spec.builtin_tasks else None
+    split = builtin_split(section, name)
     tasks = _pick(spec.load_tasks(data_root(config, name, rollout_dir), split).tasks, section.max_tasks, config.seed)
     return [
         EpisodeJob(env_id=task.env_id, seed=index, sample=sample, env_kwargs={**task.env_kwargs, **task.reset_options})
