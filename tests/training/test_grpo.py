@@ -153,12 +153,22 @@ def _render_turn(message: dict[str, Any]) -> str:
     return "\n".join(f"<tool_call>\n{call}\n</tool_call>" for call in calls)
 
 
-@pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/tool-precision-v0"])
-def test_oracle_turns_through_trls_tool_loop_score_one(tiny_model: Path, tmp_path: Path, env_id: str) -> None:
+@pytest.mark.parametrize("env_id", ["trace/order-cancel-v0", "trace/tool-precision-v0", "trace/order-cancel-boxed-v0"])
+def test_oracle_turns_through_trls_tool_loop_score_one(
+    tiny_model: Path, tmp_path: Path, env_id: str, request: pytest.FixtureRequest
+) -> None:
     """The reference solution, generated turn by turn, goes through TRL's parsing and tool calling intact
-    (tau2 prompts are ~6.5k tokens in the tiny tokenizer: within the tiny model's context)."""
+    (tau2 prompts are ~6.5k tokens in the tiny tokenizer: within the tiny model's context). In the boxed twin
+    the box executes the tool calls: the order record comes back into the next prompt, and the cancellation
+    the verifier checks happened in the box's state."""
+    import gymnasium as gym
+
+    from trace_envs.box import box_installed_env
     from trace_envs.training import oracle_conversation, trl_environment
 
+    if "-boxed-" in env_id:
+        assert box_installed_env("trace/order-cancel-v0") == env_id
+        request.addfinalizer(lambda: gym.registry.pop(env_id, None))
     seed = 3
     turns = [m for m in oracle_conversation(trl_environment(env_id), seed)["messages"] if m["role"] == "assistant"]
     config = TrainConfig(
@@ -173,15 +183,19 @@ def test_oracle_turns_through_trls_tool_loop_score_one(tiny_model: Path, tmp_pat
     run = build_run(config, str(tiny_model), tmp_path / "adapter")
     tokenizer = run.trainer.processing_class
     calls: list[int] = []
+    prompts: list[str] = []
 
     def scripted(prompt_ids: list[list[int]], *args: Any, **kwargs: Any) -> tuple[list[list[int]], None]:
         text = _render_turn(turns[len(calls)]) + "<|im_end|>"
         calls.append(len(prompt_ids))
+        prompts.append(tokenizer.decode(prompt_ids[0]))
         return [tokenizer(text, add_special_tokens=False)["input_ids"] for _ in prompt_ids], None
 
     run.trainer._generate_single_turn = scripted
     meta = run.run()
     assert len(calls) == len(turns)
+    if env_id.startswith("trace/order-cancel"):  # the env ran the lookup: its record is in the next prompt
+        assert '"status"' not in prompts[0] and '"status"' in prompts[1]
     step = next(e for e in meta.curve if "loss" in e)
     assert step["reward"] == 1.0
     assert step["tools/failure_frequency"] == 0.0

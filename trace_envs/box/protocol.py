@@ -16,6 +16,9 @@ Version 3 (a user played by the parent's model: a :class:`Reset` with ``model_us
 parent for each of the user's lines while that reset, and every later step, is under way: it writes a
 :class:`UserTurn` on its reply pipe instead of the reply, and reads the parent's :class:`UserLine` on its
 request pipe, then goes on; the model and its network stay in the parent).
+Version 4 (an action that is not text, such as the ``ToolCall`` objects the TRL bridge passes, crosses as
+:class:`ParsedStep`: the calls the parent's ``parse_action`` found, which the box's env acts on as they are, so a
+boxed env acts on every action exactly as the env in-process does; text still crosses as text).
 A box refuses a :class:`Start` of another version (it answers :class:`Failed`, kind
 ``ProtocolVersion``), so parent and box always come from the same installed trace-envs.
 """
@@ -27,8 +30,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from trace_envs.core.task import Task
+from trace_envs.core.tools import ToolCall
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MODULE_NAME = "trace_envs_boxed_module"
 """The name the module runs under in every box (validation, calibration, training, evaluation)."""
 MODULE_FILENAME = "env_module.py"
@@ -61,9 +65,18 @@ class Reset(_Message):
     )
 
 
+class ParsedStep(_Message):
+    """A non-text action as the parent parsed it (``trace_envs.core.actions.ParsedAction``'s fields)."""
+
+    text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    content: str | None = None
+
+
 class Step(_Message):
     op: Literal["step"] = "step"
-    action: str
+    action: str | ParsedStep
 
 
 class Ask(_Message):

@@ -18,10 +18,11 @@ from __future__ import annotations
 import contextlib
 import copyreg
 import hashlib
+import json
 from collections.abc import Callable
 from typing import Any, ClassVar, SupportsFloat
 
-from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict
+from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict, parse_action
 from trace_envs.core.conversation import ConversationEnv
 from trace_envs.core.env import NoKnobs
 from trace_envs.core.user import model_user
@@ -29,7 +30,7 @@ from trace_envs.registry import get_domain
 
 from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
 from .pool import BoxPool, default_pool
-from .protocol import Ask, Ready, Reset, Step, UserLine, UserTurn
+from .protocol import Ask, ParsedStep, Ready, Reset, Step, UserLine, UserTurn
 
 BOX_ERROR_ENDING = "box_error"
 """``info["ended"]`` of an episode whose box failed."""
@@ -125,9 +126,8 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.task is None:
             raise RuntimeError("call reset() before step()")
-        text = action if isinstance(action, str) else str(action)
         try:
-            reply = self._episode_box().call(Step(action=text), user=self._played_user(False))
+            reply = self._episode_box().call(Step(action=wire_action(action)), user=self._played_user(False))
         except BoxFailure as exc:
             return self._box_failed(exc)
         self.messages.extend(reply.info.get("messages") or [])
@@ -215,6 +215,22 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     @state.setter
     def state(self, value: Any) -> None:
         """Ignored: the state lives in the box (the base class's constructor sets it to None)."""
+
+
+def wire_action(action: Any) -> str | ParsedStep:
+    """How an action crosses to the box: text as it is; anything else (a ``ToolCall``, a dict, a list of calls)
+    parsed here by ``parse_action``, as the in-process env would parse it, with arguments that are not JSON
+    shown by their ``repr`` (the tool's parameter check then refuses them in the box)."""
+    if isinstance(action, str):
+        return action
+    parsed = parse_action(action)
+    calls = [call.model_copy(update={"arguments": json_safe(call.arguments)}) for call in parsed.tool_calls]
+    return ParsedStep(text=parsed.text, tool_calls=calls, errors=parsed.errors, content=parsed.content)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as JSON would carry it (objects JSON cannot hold become their ``repr``)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=repr))
 
 
 def trusted_capability(declared: dict[str, Any]) -> Capability:

@@ -23,7 +23,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, Task
+from trace_envs.core import CapabilityEnv, ParsedAction, Task
 from trace_envs.core.user import set_user_factory
 
 from .audit import AuditPolicy, AuditReporter, install
@@ -39,6 +39,7 @@ from .protocol import (
     Ask,
     Close,
     Failed,
+    ParsedStep,
     Ready,
     Reset,
     ResetReply,
@@ -129,7 +130,7 @@ def serve(env: Any, request: Reset | Step | Ask, declared: Ready) -> _Message:
         shared = shared_info(info, declared)
         return ResetReply(observation=observation, info=info, task=env.current_task, seed=env.task_seed, shared=shared)
     if isinstance(request, Step):
-        observation, reward, terminated, truncated, info = env.step(request.action)
+        observation, reward, terminated, truncated, info = env.step(step_action(request.action))
         return StepReply(
             observation=observation, reward=float(reward), terminated=terminated, truncated=truncated, info=info
         )
@@ -138,6 +139,15 @@ def serve(env: Any, request: Reset | Step | Ask, declared: Ready) -> _Message:
     if request.what == "verify":
         return Answer(value=env.verify().model_dump(mode="json"))
     return Answer(value=getattr(env, request.what)())
+
+
+def step_action(action: str | ParsedStep) -> str | ParsedAction:
+    """What the env acts on: text as it came, or the calls the parent parsed from a non-text action."""
+    if isinstance(action, str):
+        return action
+    return ParsedAction(
+        text=action.text, tool_calls=list(action.tool_calls), errors=list(action.errors), content=action.content
+    )
 
 
 def failed(exc: BaseException) -> Failed:

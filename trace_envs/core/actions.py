@@ -3,7 +3,8 @@
 Accepted tool-call forms: a JSON object ``{"name": ..., "arguments": {...}}`` (``arguments`` may
 also be a JSON string, as OpenAI sends it, and ``parameters`` is accepted as its alias), a JSON
 list of such objects, one or more Qwen/Hermes ``<tool_call>{...}</tool_call>`` blocks, a ``dict``,
-a :class:`ToolCall`, or a list of those. Anything else is a message to the user.
+a :class:`ToolCall`, or a list of those. Anything else is a message to the user. A :class:`ParsedAction`
+is taken as already parsed (a boxed env's proxy parses a non-text action and sends the result to its box).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def format_tool_call(call: ToolCall) -> str:
 
 def parse_action(action: Any) -> ParsedAction:
     """Parse any action value; problems are reported in ``errors``, never raised."""
+    if isinstance(action, ParsedAction):
+        return action
     if isinstance(action, ToolCall):
         return ParsedAction(text=format_tool_call(action), tool_calls=[action])
     if isinstance(action, dict):
