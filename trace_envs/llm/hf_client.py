@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
 from .client import SAMPLE_INDEX, BaseChatModel, Message
 from .errors import BadRequest
+from .hf_batching import BatchedGenerator, RowSampling, request_seed
 from .spec import ModelConfig
 from .tool_template import adapt_tool_template, render_as_trained
 
@@ -53,9 +53,10 @@ def response_from_text(text: str) -> ChatResponse:
 
 
 class HFChatModel(BaseChatModel):
-    """``hf:<path>[@<adapter>]``: generation runs one request at a time (a lock), in a worker thread
-    for ``achat``. Greedy by default, so answers are deterministic; pass ``temperature`` (and
-    ``seed``) to sample."""
+    """``hf:<path>[@<adapter>]``: requests that arrive together (``achat`` runs each in a worker thread, and a
+    rollout plays many episodes at once) are generated as one batch (:mod:`.hf_batching`, at most
+    ``max_batch``). Greedy by default, so answers are deterministic; pass ``temperature`` (and ``seed``) to
+    sample: each request draws from its own seeded generator."""
 
     provider = "hf"
 
@@ -88,7 +89,8 @@ class HFChatModel(BaseChatModel):
 
             model = PeftModel.from_pretrained(model, str(adapter))
         self.model = model.to(self.device).eval()
-        self._generate_lock = threading.Lock()
+        self.generator = BatchedGenerator(self.model, self.tokenizer, self.device, max_batch=config.max_batch)
+        """Generates every request of this model (and so of its adapter), batching those that arrive together."""
 
     def prompt(self, messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> str:
         """The text the model continues for ``messages`` and ``tools`` (its chat template, generation prompt added)."""
@@ -106,37 +108,34 @@ class HFChatModel(BaseChatModel):
             raise ValueError(f"{self.spec}: unsupported sampling params {unknown}; allowed: {list(SAMPLING_KEYS)}")
         if tools and self._tool_error:
             raise BadRequest(self._tool_error)
-        torch = self._torch
-        prompt = self.prompt(messages, tools)
-        inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
-        temperature = float(sampling.get("temperature", 0.0) or 0.0)
-        options: dict[str, Any] = {
-            "max_new_tokens": int(sampling.get("max_new_tokens", sampling.get("max_tokens", DEFAULT_MAX_NEW_TOKENS))),
-            "do_sample": temperature > 0,
-            "pad_token_id": self.tokenizer.pad_token_id,
-        }
-        if temperature > 0:
-            options.update(temperature=temperature, top_p=sampling.get("top_p", 1.0), top_k=sampling.get("top_k", 0))
-        if "repetition_penalty" in sampling:
-            options["repetition_penalty"] = sampling["repetition_penalty"]
-        if sampling.get("stop"):
-            stops = sampling["stop"]
-            options["stop_strings"] = [stops] if isinstance(stops, str) else list(stops)
-            options["tokenizer"] = self.tokenizer
-        with self._generate_lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(sampling.get("seed", 0)) + 1_000_003 * SAMPLE_INDEX.get())
-            output = self.model.generate(**inputs, **options)
-        new_tokens = output[0, inputs["input_ids"].shape[1] :]
-        text = str(self.tokenizer.decode(new_tokens, skip_special_tokens=True))
-        eos = self.tokenizer.eos_token_id
-        finished = len(new_tokens) > 0 and int(new_tokens[-1]) == eos
+        prompt_ids = self.tokenizer(self.prompt(messages, tools), add_special_tokens=False)["input_ids"]
+        generated = self.generator.generate(prompt_ids, self.row_sampling(sampling, prompt_ids))
+        text = str(self.tokenizer.decode(generated.tokens, skip_special_tokens=True))
         response = response_from_text(text)
         return response.model_copy(
             update={
-                "usage": Usage(input_tokens=int(inputs["input_ids"].shape[1]), output_tokens=len(new_tokens)),
+                "usage": Usage(input_tokens=len(prompt_ids), output_tokens=len(generated.tokens)),
                 "model": self.config.model,
-                "stop_reason": "stop" if finished else "length",
+                "stop_reason": generated.stop_reason,
             }
+        )
+
+    def row_sampling(self, sampling: dict[str, Any], prompt_ids: list[int]) -> RowSampling:
+        """How this request is decoded: greedy unless ``temperature`` > 0; a sampled request is seeded from its
+        ``seed``, the episode's repeat (``SAMPLE_INDEX``) and its prompt, so an episode can be replayed."""
+        max_new = int(sampling.get("max_new_tokens", sampling.get("max_tokens", DEFAULT_MAX_NEW_TOKENS)))
+        if max_new < 1:
+            raise BadRequest(f"{self.spec}: max_tokens must be at least 1, got {max_new}")
+        stops = sampling.get("stop") or ()
+        penalty = sampling.get("repetition_penalty")
+        return RowSampling(
+            max_new_tokens=max_new,
+            temperature=float(sampling.get("temperature", 0.0) or 0.0),
+            top_p=float(sampling.get("top_p", 1.0)),
+            top_k=int(sampling.get("top_k", 0) or 0),
+            repetition_penalty=None if penalty is None else float(penalty),
+            stop=(stops,) if isinstance(stops, str) else tuple(stops),
+            seed=request_seed(int(sampling.get("seed", 0)), SAMPLE_INDEX.get(), prompt_ids),
         )
 
     async def _arequest(

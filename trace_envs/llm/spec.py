@@ -66,6 +66,7 @@ class ModelConfig(BaseModel):
     prompt_caching: bool = Field(default=True, description="anthropic: mark system/tools/history for prompt caching.")
     device: str | None = Field(default=None, description="hf: torch device (default cuda if available, else cpu).")
     dtype: str | None = Field(default=None, description="hf: torch dtype name, e.g. bfloat16 (default float32).")
+    max_batch: int = Field(default=16, ge=1, description="hf: requests generated together in one batch, at most.")
 
     @field_validator("base_url")
     @classmethod

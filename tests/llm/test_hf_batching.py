@@ -1,0 +1,132 @@
+"""Batched local generation: requests that arrive together are generated as one batch, each with its own budget,
+stop strings, sampling options and seed, and each row's text is what it would be alone."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trace_envs.llm import make_chat_model
+from trace_envs.llm.client import SAMPLE_INDEX
+from trace_envs.llm.hf_batching import BatchedGenerator, RowSampling, request_seed
+
+pytestmark = pytest.mark.train
+
+PROMPTS = ["Cancel my order please", "What is the status of order #W12?", "hi", "Tell me a long story about boats"]
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_model_dir: Path) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    return AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval(), AutoTokenizer.from_pretrained(tiny_model_dir)
+
+
+def _ids(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def _together(generator: BatchedGenerator, requests: list[tuple[list[int], RowSampling]]) -> list[list[int]]:
+    """The requests submitted from one thread each, all at once (a barrier), as a rollout's episodes do."""
+    results: list[list[int]] = [[] for _ in requests]
+    barrier = threading.Barrier(len(requests))
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = generator.generate(*requests[i]).tokens
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_greedy_alone_is_what_transformers_generate_gives(loaded: tuple[Any, Any]) -> None:
+    import torch
+
+    model, tokenizer = loaded
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    for text in PROMPTS:
+        ids = _ids(tokenizer, text)
+        ours = generator.generate(ids, RowSampling(max_new_tokens=12)).tokens
+        with torch.no_grad():
+            theirs = model.generate(torch.tensor([ids]), max_new_tokens=12, do_sample=False)[0, len(ids) :].tolist()
+        assert ours == theirs
+
+
+def test_requests_that_arrive_together_are_one_batch_and_each_row_is_what_it_is_alone(
+    loaded: tuple[Any, Any],
+) -> None:
+    model, tokenizer = loaded
+    requests = [
+        (_ids(tokenizer, PROMPTS[0]), RowSampling(max_new_tokens=5)),
+        (_ids(tokenizer, PROMPTS[1]), RowSampling(max_new_tokens=16)),
+        (_ids(tokenizer, PROMPTS[2]), RowSampling(max_new_tokens=9, repetition_penalty=1.3)),
+        (_ids(tokenizer, PROMPTS[3]), RowSampling(max_new_tokens=16, temperature=0.9, top_p=0.8, top_k=40, seed=11)),
+        (_ids(tokenizer, PROMPTS[3]), RowSampling(max_new_tokens=16, temperature=0.9, seed=12)),
+    ]
+    alone = BatchedGenerator(model, tokenizer, "cpu")
+    expected = [alone.generate(*request).tokens for request in requests]
+    assert alone.batch_sizes == [1] * len(requests)
+    batched = BatchedGenerator(model, tokenizer, "cpu", gather_seconds=0.05)
+    assert _together(batched, requests) == expected
+    assert max(batched.batch_sizes) > 1 and sum(batched.batch_sizes) == len(requests)
+    assert [len(t) for t in expected[:3]] <= [5, 16, 9] and expected[3] != expected[4]
+
+
+def test_a_stop_string_ends_its_row_only(loaded: tuple[Any, Any]) -> None:
+    model, tokenizer = loaded
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    ids = _ids(tokenizer, PROMPTS[3])
+    free = generator.generate(ids, RowSampling(max_new_tokens=16)).tokens
+    stop = str(tokenizer.decode(free[2:4]))
+    assert stop.strip(), "the tiny model's third and fourth tokens decode to text"
+    stopped = generator.generate(ids, RowSampling(max_new_tokens=16, stop=(stop,)))
+    assert stopped.stop_reason == "stop" and stop in tokenizer.decode(stopped.tokens)
+    assert stopped.tokens == free[: len(stopped.tokens)] and len(stopped.tokens) <= 4
+
+
+def test_a_failed_batch_fails_its_callers_and_the_next_batch_runs(loaded: tuple[Any, Any]) -> None:
+    model, tokenizer = loaded
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    with pytest.raises(ValueError, match="empty prompt"):
+        generator.generate([], RowSampling(max_new_tokens=3))
+    assert len(generator.generate(_ids(tokenizer, "hi"), RowSampling(max_new_tokens=3)).tokens) == 3
+
+
+def test_a_sampled_request_is_seeded_by_its_seed_repeat_and_prompt() -> None:
+    assert request_seed(1, 0, [5, 6]) == request_seed(1, 0, [5, 6])
+    seeds = {
+        request_seed(1, 0, [5, 6]),
+        request_seed(2, 0, [5, 6]),
+        request_seed(1, 1, [5, 6]),
+        request_seed(1, 0, [5]),
+    }
+    assert len(seeds) == 4
+
+
+def test_the_hf_client_batches_concurrent_chats_and_replays_a_sampled_one(tiny_model_dir: Path) -> None:
+    model = make_chat_model(f"hf:{tiny_model_dir}", device="cpu")
+    messages = [[{"role": "user", "content": text}] for text in PROMPTS]
+    sampled = {"max_tokens": 8, "temperature": 1.0, "seed": 3}
+
+    async def chats(sample: int) -> list[str]:
+        token = SAMPLE_INDEX.set(sample)
+        try:
+            replies = await asyncio.gather(*(model.achat(m, **sampled) for m in messages))
+        finally:
+            SAMPLE_INDEX.reset(token)
+        return [r.content or "" for r in replies]
+
+    first, again, repeat = asyncio.run(chats(0)), asyncio.run(chats(0)), asyncio.run(chats(1))
+    assert first == again and first != repeat
+    generator = model.generator  # type: ignore[attr-defined]
+    assert max(generator.batch_sizes) > 1
+    alone = [model.chat(m, **sampled).content or "" for m in messages]
+    assert alone == first
