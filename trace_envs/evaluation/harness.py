@@ -27,6 +27,7 @@ from trace_envs.rollout import (
 )
 from trace_envs.targets.registry import target_of_domain
 
+from .decoding import decoding_label, policy_sampling
 from .policies import PolicyEntry, check_names
 from .results import (
     BASE_ROUTE,
@@ -75,7 +76,8 @@ def evaluate(
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
     ``user_model`` plays tau2's customers (e.g. :class:`~trace_envs.targets.tau2.scripted_user.ScriptedCustomer` for scripted policies);
-    ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
+    ``sampling`` applies to every policy; an adapter without a temperature there is sampled at the temperature
+    it was trained at (:mod:`.decoding`). ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
     each policy but a routed one in that many processes (the user model must then come from ``make_chat_model``).
     """
     if trials < 1:
@@ -95,7 +97,8 @@ def evaluate(
     jobs = jobs_for(target, trials)
     evaluations = []
     for entry in policies:
-        factory, spec, route_of = _factory(entry, model_options or {}, sampling, workers)
+        chosen = policy_sampling(entry, sampling)
+        factory, spec, route_of = _factory(entry, model_options or {}, chosen, workers)
         path = store_path(folder, entry)
         with TrajectoryStore(path) as store:
             options: dict[str, Any] = {
@@ -104,7 +107,7 @@ def evaluate(
                 "on_episode": (lambda record, name=entry.name: on_episode(name, record)) if on_episode else None,
             }  # fmt: skip
             if factory is None:  # a spec string: each worker process builds its own policy from it
-                run_rollouts(jobs, spec, workers=workers, model_options=model_options, sampling=sampling, **options)
+                run_rollouts(jobs, spec, workers=workers, model_options=model_options, sampling=chosen, **options)
             else:
                 run_rollouts(jobs, factory, policy_spec=spec, **options)
         outcomes = read_outcomes(target, trials, path, spec, folder, route_of)
@@ -116,6 +119,8 @@ def evaluate(
                 base_model=entry.base_model,
                 adapters=entry.adapters,
                 rollouts_spent=entry.rollouts_spent,
+                decoding=decoding_label(chosen),
+                sampling=chosen or {},
                 outcomes=outcomes,
                 summary=policy_summary(outcomes, settings),
             )

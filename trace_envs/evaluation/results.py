@@ -7,7 +7,7 @@ Stable: the report and the pipeline read this file. Fields are only ever added, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -117,6 +117,8 @@ class PolicyEvaluation(_Model):
     rollouts_spent: int | None = Field(
         default=None, description="Training rollouts the method spent (from baseline.json / the pipeline), if known."
     )
+    decoding: str = Field(default="greedy", description="'greedy' or 'sampled (temperature T)'.")
+    sampling: dict[str, Any] = Field(default_factory=dict, description="The sampling options its episodes ran with.")
     outcomes: list[TrialOutcome] = Field(default_factory=list)
     summary: PolicySummary
 
