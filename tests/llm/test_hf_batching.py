@@ -130,3 +130,29 @@ def test_the_hf_client_batches_concurrent_chats_and_replays_a_sampled_one(tiny_m
     assert max(generator.batch_sizes) > 1
     alone = [model.chat(m, **sampled).content or "" for m in messages]
     assert alone == first
+
+
+def test_a_prompt_that_starts_like_an_earlier_request_reuses_its_states(loaded: tuple[Any, Any]) -> None:
+    model, tokenizer = loaded
+    fresh = BatchedGenerator(model, tokenizer, "cpu", prefix_tokens=0)
+    reusing = BatchedGenerator(model, tokenizer, "cpu")
+    first = _ids(tokenizer, PROMPTS[1])
+    answer = reusing.generate(first, RowSampling(max_new_tokens=6)).tokens
+    assert reusing.prefixes is not None and reusing.prefixes.reused_tokens == 0
+    follow_ups = [first + answer + _ids(tokenizer, " and then?"), first + _ids(tokenizer, " Also #W13.")]
+    requests = [(ids, RowSampling(max_new_tokens=8)) for ids in follow_ups]
+    expected = [fresh.generate(*request).tokens for request in requests]
+    assert _together(reusing, requests) == expected
+    assert reusing.prefixes.reused_tokens >= 2 * len(first)
+
+
+def test_the_prefix_store_keeps_its_token_budget() -> None:
+    from trace_envs.llm.hf_batching import PrefixStore
+
+    store = PrefixStore(max_tokens=10, min_reuse=2)
+    store.add([1, 2, 3, 4], [])
+    store.add([1, 2, 9, 9, 9], [])
+    assert store.longest([1, 2, 3, 4, 5])[1] == 4 and store.longest([1, 2, 9, 8])[1] == 3
+    assert store.longest([1, 2])[0] is None  # all but the last token: 1 < min_reuse
+    store.add([7, 7, 7, 7], [])  # 13 tokens: the least recently used ([1, 2, 3, 4]) goes
+    assert store.longest([1, 2, 3, 4, 5])[1] == 2 and store.longest([7, 7, 7, 1])[1] == 3

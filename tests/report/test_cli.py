@@ -75,7 +75,7 @@ def test_report_of_a_real_device_evaluation(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 0, result.output
     text = (run / "report" / "report.md").read_text(encoding="utf-8")
-    assert "| gold | scripted agent | `oracle` | overall | 48 | 100.0% [100.0%, 100.0%] |" in text
+    assert "| gold | scripted agent | `oracle` | greedy | overall | 48 | 100.0% [100.0%, 100.0%] |" in text
     assert "| 1.000 [1.000, 1.000] | 48 |" in text  # the oracle's mean similarity, then its episodes
     assert "2 policies on all 48 device tasks (split all)" in text  # which tasks: every one (no limit)
     flawed = next(line for line in text.splitlines() if line.startswith("| flawed | scripted agent |"))

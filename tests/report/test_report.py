@@ -62,8 +62,8 @@ def test_every_part_of_the_run_is_reported(run_dir: Path, tmp_path: Path) -> Non
     assert files.missing == []
     assert [line[3:] for line in text.splitlines() if line.startswith("## ")] == SECTION_TITLES
     # pass rates with their intervals, per domain and over the union
-    assert "| base | base model | `hf:tiny` | overall | 20 | 30.0% [20.0%, 40.0%] | k=1: 30.0% |" in text
-    assert "| trace | routed adapters (TRACE) | `routed` | airline | 10 | 45.0% [35.0%, 55.0%] |" in text
+    assert "| base | base model | `hf:tiny` | greedy | overall | 20 | 30.0% [20.0%, 40.0%] | k=1: 30.0% |" in text
+    assert "| trace | routed adapters (TRACE) | `routed` | greedy | airline | 10 | 45.0% [35.0%, 55.0%] |" in text
     assert "| trace | base | overall | 20 | 5/1/14 | +20.0 pts | 0.219 |" in text  # the paired comparison
     # route-only evaluation: both of the routed policy's adapters are candidates, each evaluated alone
     assert "| `structured_data_reasoning` | `adapters/structured_data_reasoning` | structured_data_reasoning |" in text

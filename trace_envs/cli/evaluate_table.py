@@ -24,8 +24,18 @@ def print_results(console: Any, results: Any, out: Path) -> None:
     table = Table(
         title=f"{results.target.name}: {results.target.tasks} tasks x {results.trials} trials ({level} intervals)"
     )
-    for column in ("policy", "domain", "tasks", "pass rate", "pass^k", "mean similarity", "perfect", "errors"):
-        table.add_column(column, justify="left" if column in ("policy", "domain") else "right")
+    for column in (
+        "policy",
+        "decoding",
+        "domain",
+        "tasks",
+        "pass rate",
+        "pass^k",
+        "mean similarity",
+        "perfect",
+        "errors",
+    ):
+        table.add_column(column, justify="left" if column in ("policy", "decoding", "domain") else "right")
     for policy in results.policies:
         summary = policy.summary
         rows = [*summary.domains.values(), summary.overall] if len(summary.domains) > 1 else [*summary.domains.values()]
@@ -33,7 +43,7 @@ def print_results(console: Any, results: Any, out: Path) -> None:
             pass_k = " ".join(f"{v:.2f}" for _, v in sorted(row.pass_hat_k.items()))
             perfect = f"{row.perfect_count}/{row.tasks}" if row.perfect_count is not None else "-"
             table.add_row(
-                policy.name, row.domain, str(row.tasks), _estimate(row.pass_rate), pass_k,
+                policy.name, policy.decoding, row.domain, str(row.tasks), _estimate(row.pass_rate), pass_k,
                 _estimate(row.mean_similarity, percent=False), perfect, str(summary.errors),
             )  # fmt: skip
     console.print(table)

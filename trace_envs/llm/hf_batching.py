@@ -6,6 +6,11 @@ random generator, so a row's text depends on its prompt and options only, not on
 the floating-point effects of batching, which ``benchmarks/local_generation.py`` checks under greedy
 decoding). A row that ends leaves the batch (its key/value cache rows are dropped). No background thread:
 the first waiting caller generates the next batch for everyone waiting (``BatchedGenerator.generate``).
+
+Prefix reuse: the key/value states of every finished request (its prompt and answer) are kept, up to a token
+budget (:class:`PrefixStore`), and a later prompt that starts with the same tokens (the system prompt and tools
+every episode shares, an episode's earlier turns) computes only the tokens after them, as vLLM's prefix caching
+does. On a CPU this, not the batching, removes most of the work: prompts are long and answers short.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +67,8 @@ class BatchedGenerator:
 
     ``gather_seconds``: how long the caller that runs the next batch waits for more requests to arrive (only
     while they keep arriving, at most ten times that), so that episodes whose last batch just ended join the
-    next one instead of running alone.
+    next one instead of running alone. ``prefix_tokens``: how many tokens' key/value states the prefix store
+    keeps (0 turns prefix reuse off).
     """
 
     def __init__(
@@ -72,8 +79,11 @@ class BatchedGenerator:
         *,
         max_batch: int = 16,
         gather_seconds: float = 0.002,
+        prefix_tokens: int = 32_768,
     ):
         self.model, self.tokenizer, self.device = model, tokenizer, device
+        self.prefixes = PrefixStore(prefix_tokens) if prefix_tokens > 0 else None
+        """Earlier requests' key/value states, reused for prompts that start alike (``prefix_tokens=0``: none)."""
         self.max_batch = max_batch
         self.gather_seconds = gather_seconds
         self.end_ids = end_token_ids(model, tokenizer)
@@ -120,7 +130,11 @@ class BatchedGenerator:
         self.batch_sizes.append(len(batch))
         try:
             results = decode_batch(
-                self.model, [r.prompt for r in batch], [r.sampling for r in batch], self._decoder_settings()
+                self.model,
+                [r.prompt for r in batch],
+                [r.sampling for r in batch],
+                self._decoder_settings(),
+                self.prefixes,
             )
         except BaseException as exc:  # every waiting caller gets the error, and the next batch still runs
             for request in batch:
@@ -160,24 +174,37 @@ class DecoderSettings:
 
 
 def decode_batch(
-    model: Any, prompts: Sequence[Sequence[int]], samplings: Sequence[RowSampling], settings: DecoderSettings
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    samplings: Sequence[RowSampling],
+    settings: DecoderSettings,
+    prefixes: PrefixStore | None = None,
 ) -> list[Generated]:
-    """Generate for every prompt at once: one left-padded prefill, then one token per live row a step."""
+    """Generate for every prompt at once: one left-padded prefill of what ``prefixes`` does not already hold,
+    then one token per live row a step. Every request's states go into ``prefixes`` when it ends."""
     import torch
 
     keyword = cache_keyword(model)
+    reused = [prefixes.longest(p) if prefixes is not None else (None, 0) for p in prompts]
     with torch.no_grad():
-        rows = _Rows(prompts, samplings, settings)
+        rows = _Rows(prompts, samplings, settings, [length for _, length in reused])
+        cache = prefix_cache(model, reused, settings.device)
+        extra = {keyword: cache} if cache is not None else {}
         output = model(
             input_ids=rows.input_ids,
             attention_mask=rows.mask,
-            position_ids=rows.positions(),
+            position_ids=rows.positions()[:, -rows.input_ids.shape[1] :],
             use_cache=True,
             logits_to_keep=1,
+            **extra,
         )
         while True:
             cache = output_cache(output)
             keep = rows.advance(output.logits[:, -1, :])
+            if prefixes is not None:
+                for row in sorted(set(range(len(rows.live))) - set(keep)):
+                    index = rows.live[row]
+                    prefixes.add(rows.seen[index][:-1], row_states(cache, row, rows.mask[row]))
             if not keep:
                 break
             if len(keep) < len(rows.live):
@@ -193,6 +220,88 @@ def decode_batch(
                 **{keyword: cache},
             )
     return rows.results()
+
+
+@dataclass
+class _Prefix:
+    ids: Any
+    """The tokens (a numpy array) whose states ``layers`` holds."""
+    layers: list[tuple[Any, Any]]
+    """Per layer, the keys and values of those tokens: ``[heads, tokens, head_dim]`` each."""
+
+
+class PrefixStore:
+    """Key/value states of finished requests (prompt and answer), for later prompts that start with the same tokens;
+    the least recently used go first once more than ``max_tokens`` tokens are held. ``min_reuse``: shorter common
+    starts are computed afresh (not worth assembling a cache for)."""
+
+    def __init__(self, max_tokens: int, min_reuse: int = 8):
+        self.max_tokens, self.min_reuse = max_tokens, min_reuse
+        self._entries: OrderedDict[int, _Prefix] = OrderedDict()
+        self._held = 0
+        self._next = 0
+        self.reused_tokens = 0
+        """Prompt tokens taken from the store instead of computed (for benchmarks)."""
+
+    def longest(self, prompt: Sequence[int]) -> tuple[_Prefix | None, int]:
+        """The entry sharing the longest start with ``prompt`` and that length (at most all but its last token,
+        whose logits the model must compute); ``(None, 0)`` when none shares ``min_reuse`` tokens."""
+        import numpy as np
+
+        target = np.asarray(prompt[:-1], dtype=np.int64)
+        best: tuple[int, int] | None = None
+        for key, entry in self._entries.items():
+            n = min(len(target), len(entry.ids))
+            differ = np.flatnonzero(target[:n] != entry.ids[:n])
+            length = int(differ[0]) if differ.size else n
+            if length >= self.min_reuse and (best is None or length > best[1]):
+                best = (key, length)
+        if best is None:
+            return None, 0
+        self._entries.move_to_end(best[0])
+        self.reused_tokens += best[1]
+        return self._entries[best[0]], best[1]
+
+    def add(self, ids: Sequence[int], layers: list[tuple[Any, Any]]) -> None:
+        """Keep the states of ``ids`` (dropping the least recently used entries beyond the budget)."""
+        import numpy as np
+
+        if not ids or len(ids) > self.max_tokens:
+            return
+        self._entries[self._next] = _Prefix(np.asarray(ids, dtype=np.int64), layers)
+        self._next += 1
+        self._held += len(ids)
+        while self._held > self.max_tokens:
+            _, dropped = self._entries.popitem(last=False)
+            self._held -= len(dropped.ids)
+
+
+def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]]:
+    """One batch row's keys and values, per layer, without its padding."""
+    real = mask.bool()
+    return [(layer.keys[row][:, real, :].clone(), layer.values[row][:, real, :].clone()) for layer in cache.layers]
+
+
+def prefix_cache(model: Any, reused: Sequence[tuple[_Prefix | None, int]], device: str) -> Any:
+    """A cache holding each row's reused states, left-padded to the longest (``None`` when no row reuses any)."""
+    import torch
+    from transformers import DynamicCache
+
+    width = max(length for _, length in reused)
+    sample = next((entry for entry, length in reused if entry is not None and length), None)
+    if sample is None or width == 0:
+        return None
+    cache = DynamicCache(config=getattr(model, "config", None))
+    for layer, (keys, _) in enumerate(sample.layers):
+        shape = (len(reused), keys.shape[0], width, keys.shape[2])
+        batch_keys = torch.zeros(shape, dtype=keys.dtype, device=device)
+        batch_values = torch.zeros(shape, dtype=keys.dtype, device=device)
+        for row, (entry, length) in enumerate(reused):
+            if entry is not None and length:
+                batch_keys[row, :, width - length :, :] = entry.layers[layer][0][:, :length, :]
+                batch_values[row, :, width - length :, :] = entry.layers[layer][1][:, :length, :]
+        cache.update(batch_keys, batch_values, layer)
+    return cache
 
 
 def cache_keyword(model: Any) -> str:
@@ -213,18 +322,28 @@ def output_cache(output: Any) -> Any:
 class _Rows:
     """The state of a batch being decoded: which requests are still generating, and each one's tokens."""
 
-    def __init__(self, prompts: Sequence[Sequence[int]], samplings: Sequence[RowSampling], settings: DecoderSettings):
+    def __init__(
+        self,
+        prompts: Sequence[Sequence[int]],
+        samplings: Sequence[RowSampling],
+        settings: DecoderSettings,
+        reused: Sequence[int],
+    ):
+        """``reused[i]``: how many of prompt ``i``'s first tokens come from the prefix store (their states are
+        in the cache, left-padded to the longest); the rest is left-padded into ``input_ids``."""
         import torch
 
         self.samplings, self.settings = list(samplings), settings
-        width = max(len(p) for p in prompts)
+        if any(not prompt for prompt in prompts):
+            raise ValueError("an empty prompt cannot be generated from")
+        cached, width = max(reused), max(len(p) - r for p, r in zip(prompts, reused, strict=True))
         self.input_ids = torch.full((len(prompts), width), settings.pad_id, dtype=torch.long)
-        self.mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            if not prompt:
-                raise ValueError("an empty prompt cannot be generated from")
-            self.input_ids[row, width - len(prompt) :] = torch.tensor(list(prompt), dtype=torch.long)
-            self.mask[row, width - len(prompt) :] = 1
+        self.mask = torch.zeros((len(prompts), cached + width), dtype=torch.long)
+        for row, (prompt, start) in enumerate(zip(prompts, reused, strict=True)):
+            rest = list(prompt[start:])
+            self.input_ids[row, width - len(rest) :] = torch.tensor(rest, dtype=torch.long)
+            self.mask[row, cached - start : cached] = 1
+            self.mask[row, cached + width - len(rest) :] = 1
         self.input_ids, self.mask = self.input_ids.to(settings.device), self.mask.to(settings.device)
         self.seen = [list(p) for p in prompts]
         """Prompt and new tokens of each request (what a repetition penalty reads)."""

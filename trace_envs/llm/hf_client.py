@@ -89,7 +89,13 @@ class HFChatModel(BaseChatModel):
 
             model = PeftModel.from_pretrained(model, str(adapter))
         self.model = model.to(self.device).eval()
-        self.generator = BatchedGenerator(self.model, self.tokenizer, self.device, max_batch=config.max_batch)
+        self.generator = BatchedGenerator(
+            self.model,
+            self.tokenizer,
+            self.device,
+            max_batch=config.max_batch,
+            prefix_tokens=config.prefix_cache_tokens,
+        )
         """Generates every request of this model (and so of its adapter), batching those that arrive together."""
 
     def prompt(self, messages: Sequence[Message], tools: list[dict[str, Any]] | None) -> str:

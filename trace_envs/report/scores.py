@@ -82,7 +82,19 @@ def gains(results: EvaluationResults, inputs: ReportInputs) -> list[tuple[str, P
 
 def _scores_table(results: EvaluationResults) -> Table:
     table = Table(
-        ["policy", "what", "spec", "domain", "tasks", "pass rate [CI]", "pass^k", "similarity [CI]", "episodes"], []
+        [
+            "policy",
+            "what",
+            "spec",
+            "decoding",
+            "domain",
+            "tasks",
+            "pass rate [CI]",
+            "pass^k",
+            "similarity [CI]",
+            "episodes",
+        ],
+        [],
     )
     for policy in results.policies:
         domains = policy.summary.domains
@@ -91,7 +103,7 @@ def _scores_table(results: EvaluationResults) -> Table:
             pass_k = ", ".join(f"k={k}: {pct(v)}" for k, v in sorted(summary.pass_hat_k.items()))
             errors = f" ({policy.summary.errors} errors)" if policy.summary.errors else ""
             table.rows.append(
-                [policy.name, KIND_WORDS.get(policy.kind, policy.kind), f"`{policy.spec}`", summary.domain,
+                [policy.name, KIND_WORDS.get(policy.kind, policy.kind), f"`{policy.spec}`", policy.decoding, summary.domain,
                  str(summary.tasks), estimate_text(summary.pass_rate), pass_k or "n/a",
                  estimate_text(summary.mean_similarity, percent=False), f"{policy.summary.episodes}{errors}"]
             )  # fmt: skip
