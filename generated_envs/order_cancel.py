@@ -3,7 +3,9 @@
 Capability: precondition_verification — check that a state-changing request is allowed before acting.
 Domain: toy_shop — two tools (get_order_details, cancel_order) over a shop of a few orders.
 Task kinds: cancel: the user asks to cancel one order, pending (allowed) or processed/delivered (refused).
-Knobs: distractor_orders (default 3): other orders in the shop's state.
+Knobs: distractor_orders (default 3): other orders in the shop's state; lookup_required (default False): a
+cancellation needs the lookup too, so acting without the check fails on every seed (the learning benchmark's
+variant: by default cancelling at once pays on every pending order, and the lookup earns nothing there).
 Verifier: the gold state hash (the order cancelled only when pending) and the fact "cancelled" or the
 order's status; a refusal also needs the get_order_details read of that order, and no message may name a
 shipped status the order does not have (so listing every status word does not pay).
@@ -29,6 +31,10 @@ class OrderCancelKnobs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     distractor_orders: int = Field(default=3, ge=0, le=50, description="Other orders in the shop's state.")
+    lookup_required: bool = Field(
+        default=False,
+        description="A cancellation also needs the order's lookup: acting without the check fails on every seed.",
+    )
 
 
 class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
@@ -77,7 +83,7 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
             # a refusal that lists every status (or a confirmation that calls the order shipped) contradicts itself
             forbidden_facts=[other for other in ("processed", "delivered") if other != status],
             # the status is one of two: without the lookup, "already delivered" would pay
-            required_reads=[] if status == "pending" else [lookup],
+            required_reads=[] if status == "pending" and not self.knobs.lookup_required else [lookup],
             flawed_solution=[  # cancels straight away, without looking the order up
                 ToolCall(name="cancel_order", arguments={"order_id": order_id}),
                 f"Your order {order_id} is now cancelled.",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gymnasium as gym
+import pytest
 
 import trace_envs  # noqa: F401  (registers the shipped envs)
 from generated_envs.order_cancel import OrderCancelEnv
+from tests.generated_envs.envs_a_variant_ids import ORDER_CANCEL_LOOKUP_REQUIRED
 from trace_envs.rollout import play_actions
+from trace_envs.testing import check_capability_env
 
 ENV_ID = "trace/order-cancel-v0"
 
@@ -41,3 +44,27 @@ def test_a_refusal_counts_only_after_the_lookup() -> None:
         assert reward == 0.0 and info["verdict"]["reads_done"] == {lookup: True}
         assert play_actions(env, [lookup, refusal], seed=seed)[0] == 1.0
     assert seen > 10
+
+
+@pytest.mark.parametrize("env_id", [ENV_ID, ORDER_CANCEL_LOOKUP_REQUIRED], ids=["default", "lookup_required"])
+def test_property_suite_100_seeds(env_id: str) -> None:
+    check_capability_env(env_id, seeds=range(100))
+
+
+def test_with_lookup_required_acting_without_the_check_fails_on_every_seed() -> None:
+    """The learning benchmark's variant: cancelling at once no longer pays on pending orders; looking up and
+    then cancelling does, and the default env is unchanged (cancelling at once pays on pending orders)."""
+    default, strict = make(), gym.make(ENV_ID, lookup_required=True, disable_env_checker=True).unwrapped
+    pending = 0
+    for seed in range(60):
+        strict.reset(seed=seed)
+        default.reset(seed=seed)
+        assert strict.current_task.metadata == default.current_task.metadata  # the same tasks
+        flawed, oracle = strict.flawed_actions(), strict.oracle_actions()
+        assert flawed is not None
+        assert play_actions(strict, flawed, seed=seed)[0] == 0.0
+        assert play_actions(strict, oracle, seed=seed)[0] == 1.0
+        if strict.current_task.metadata["eligible"]:
+            pending += 1
+            assert play_actions(default, flawed, seed=seed)[0] == 1.0
+    assert 20 < pending < 40
