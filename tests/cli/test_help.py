@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -84,11 +84,12 @@ def test_version() -> None:
     assert result.output.strip() == f"trace-envs {trace_envs.__version__}"
 
 
-def _all_command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _all_command_paths(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command's path, subcommands too (typer vendors click: a group is what has ``commands``)."""
     paths = []
     for name, command in group.commands.items():
         paths.append((*prefix, name))
-        if isinstance(command, click.Group):
+        if hasattr(command, "commands"):
             paths += _all_command_paths(command, (*prefix, name))
     return paths
 

@@ -135,7 +135,20 @@ class TraceCommand(TyperCommand):
 
 
 class TraceGroup(TyperGroup):
-    """The top-level group: commands listed in :data:`PIPELINE_ORDER`, help without Python types."""
+    """The top-level group: commands listed in :data:`PIPELINE_ORDER`, help without Python types, and a
+    usage error anywhere below it (parsing or a command's own check) one ``error:`` line (:mod:`.errors`)."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        from .errors import usage_errors_as_one_line
+
+        with usage_errors_as_one_line():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        from .errors import usage_errors_as_one_line
+
+        with usage_errors_as_one_line():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
