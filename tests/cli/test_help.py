@@ -109,3 +109,10 @@ def test_list_keeps_capability_names_whole_at_80_columns() -> None:
     output = runner.invoke(app, ["list"], terminal_width=80, env={"COLUMNS": "80"}).output
     for name in {row["capability"] for row in rows if row["capability"]}:
         assert name in output, f"{name} is split in:\n{output}"
+
+
+@pytest.mark.parametrize("path", _all_command_paths(typer.main.get_command(app)), ids=" ".join)
+def test_help_examples_use_paths_a_user_has(path: tuple[str, ...]) -> None:
+    """Not the repository's own layout (``../shared/data/tau2`` sits beside this repository's clone only)."""
+    output = runner.invoke(app, [*path, "--help"], terminal_width=200).output
+    assert "shared/" not in output, output
