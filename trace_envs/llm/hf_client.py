@@ -99,7 +99,11 @@ class HFChatModel(BaseChatModel):
         )
 
     def _request(
-        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self,
+        messages: Sequence[Message],
+        tools: list[dict[str, Any]] | None,
+        sampling: dict[str, Any],
+        cancelled: threading.Event | None = None,
     ) -> ChatResponse:
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
@@ -123,7 +127,11 @@ class HFChatModel(BaseChatModel):
             stops = sampling["stop"]
             options["stop_strings"] = [stops] if isinstance(stops, str) else list(stops)
             options["tokenizer"] = self.tokenizer
+        if cancelled is not None:
+            options["stopping_criteria"] = [_StopWhen(cancelled)]
         with self._generate_lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
+            if cancelled is not None and cancelled.is_set():  # its caller is gone: generate nothing
+                raise BadRequest(f"{self.spec}: the request was cancelled before it started")
             torch.manual_seed(int(sampling.get("seed", 0)) + 1_000_003 * SAMPLE_INDEX.get())
             output = self.model.generate(**inputs, **options)
         new_tokens = output[0, inputs["input_ids"].shape[1] :]
@@ -142,4 +150,24 @@ class HFChatModel(BaseChatModel):
     async def _arequest(
         self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
-        return await asyncio.to_thread(self._request, messages, tools, sampling)
+        """Generate in a worker thread. When the awaiting task is cancelled (a second Ctrl-C of a rollout),
+        the thread cannot be cancelled with it: the generation it runs stops at its next token, and one still
+        waiting for the lock never starts, so the process exits without generating answers nobody reads."""
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._request, messages, tools, sampling, cancelled)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+
+class _StopWhen:
+    """A transformers stopping criterion: stop every sequence once ``event`` is set (checked per token)."""
+
+    def __init__(self, event: threading.Event):
+        self.event = event
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
