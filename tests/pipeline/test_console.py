@@ -47,3 +47,55 @@ def test_the_route_summary_is_a_table(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_the_evaluation_line_says_which_tasks_were_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = printed([EVALUATE], tmp_path, monkeypatch)
     assert "device (first 9 of 48 tasks): base 0%; retail: base 67%" in text
+
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def stage_rows(terminal: bool) -> dict[str, str]:
+    """The first character of each stage row of a rerun (``rollout`` cached, so never started; ``analyze``
+    running; ``train`` waiting), drawn on a console that is a terminal or a file."""
+    import io
+
+    from rich.progress import Progress
+
+    console = Console(file=io.StringIO(), width=100, force_terminal=terminal)
+    assert console.is_terminal == terminal
+    progress = Progress(*cli_pipeline.stage_columns(console), console=console, auto_refresh=False)
+    display = cli_pipeline.ProgressDisplay(progress, ("rollout", "analyze", "train"))
+    display.stage_finished(StageOutcome("rollout", "cached", {}))
+    display.stage_started("analyze", "ran")
+    snapshot = Console(record=True, width=100)
+    snapshot.print(progress.get_renderable())
+    lines = [line for line in snapshot.export_text().splitlines() if line.strip()]
+    return {name: next(line for line in lines if name in line)[:1] for name in ("rollout", "analyze", "train")}
+
+
+def test_stage_rows_piped_to_a_file_show_no_spinner_glyph() -> None:
+    rows = stage_rows(terminal=False)
+    assert not set(rows.values()) & set(SPINNER_FRAMES), rows
+
+
+def test_in_a_terminal_only_the_running_stage_spins() -> None:
+    rows = stage_rows(terminal=True)
+    assert rows["analyze"] in SPINNER_FRAMES, rows
+    assert rows["rollout"] not in SPINNER_FRAMES and rows["train"] not in SPINNER_FRAMES, rows
+
+
+def test_ctrl_c_in_the_demo_says_what_is_kept_and_how_to_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import trace_envs.pipeline as pipeline
+    from trace_envs.cli import build_app
+    from trace_envs.pipeline import runner
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "preflight_pending", lambda *args: None)
+    monkeypatch.setattr(pipeline, "run_pipeline", interrupted)
+    result = CliRunner().invoke(build_app(), ["demo", "--out", str(tmp_path / "demo")], terminal_width=200)
+    assert result.exit_code == 130
+    words = " ".join(result.output.split())
+    assert f"interrupted: the finished stages are kept in {tmp_path / 'demo'}" in words, result.output
+    assert "rerun the same command" in words

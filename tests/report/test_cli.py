@@ -47,7 +47,7 @@ def test_bad_input_is_one_line_and_exit_code_2(run_dir: Path, tmp_path: Path) ->
 
 
 def test_help_lists_report_after_evaluate_and_route() -> None:
-    output = runner.invoke(app, ["--help"]).output
+    output = runner.invoke(app, ["--help"], terminal_width=200).output  # rich's panels at 100 columns or more
     listed = [line.split()[1] for line in output.splitlines() if re.match(r"^│ [a-z0-9-]+ ", line)]
     assert "report" in listed
     earlier = [name for name in ("route", "evaluate") if name in listed]

@@ -4,6 +4,7 @@ local TCP listener, a fake home directory, and gate contexts."""
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,23 @@ REPLIES = HERE / "data" / "replies"
 """Recorded generator replies: a correct module, and the same with a defect (global RNG) to repair."""
 CAPABILITY = "precondition_verification"
 TAU2_DATA = shared_dir() / "data" / "tau2"
+
+
+def sandbox_and_tau2_missing(platform: str = sys.platform, data: Path = TAU2_DATA) -> list[str]:
+    """What a test that runs modules in the sandbox on tau2 data lacks here, each naming where it looked and
+    the fix (empty when nothing is missing)."""
+    missing = []
+    if not platform.startswith("linux"):
+        missing.append(f"the sandbox needs Linux, this is {platform}")
+    if not data.is_dir():
+        missing.append(f"no tau2 data at {data}: put shared/ beside the checkout or set TRACE_ENVS_SHARED")
+    return missing
+
+
+def needs_sandbox_and_tau2() -> pytest.MarkDecorator:
+    """Skip (naming what is missing) unless the sandbox and the tau2 data are both here."""
+    missing = sandbox_and_tau2_missing()
+    return pytest.mark.skipif(bool(missing), reason="; ".join(missing) or "nothing missing")
 
 
 def redteam_source(name: str, **values: str) -> str:

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
-from .conftest import CAPABILITY, GOOD_MODULE, REDTEAM, TAU2_DATA
+from .conftest import CAPABILITY, GOOD_MODULE, REDTEAM, TAU2_DATA, needs_sandbox_and_tau2
 
 pytest.importorskip("typer")
-needs_sandbox = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or not TAU2_DATA.is_dir(), reason="needs Linux (sandbox) and the tau2 data"
-)
+needs_sandbox = needs_sandbox_and_tau2()
 FAST = ["--seeds", "5", "--fuzz-examples", "10", "--tau2-data", str(TAU2_DATA)]
 
 

@@ -14,7 +14,7 @@ import pytest
 from trace_envs.llm.fake_server import FakeModelServer
 from trace_envs.plugins import PATH_VARIABLE
 
-from .conftest import CAPABILITY, TAU2_DATA
+from .conftest import CAPABILITY, TAU2_DATA, needs_sandbox_and_tau2
 from .test_synthesize import KEY, SPEC, RecordedGenerator
 
 pytest.importorskip("anthropic")
@@ -22,9 +22,7 @@ pytest.importorskip("trl")
 pytestmark = [
     pytest.mark.train,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        not sys.platform.startswith("linux") or not TAU2_DATA.is_dir(), reason="needs Linux (sandbox) and the tau2 data"
-    ),
+    needs_sandbox_and_tau2(),
 ]
 ENV_ID = "trace/precondition-verification-v0"
 

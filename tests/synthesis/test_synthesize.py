@@ -17,12 +17,10 @@ from trace_envs.llm.fake_server import FakeModelServer, FakeReply, FakeRequest
 from trace_envs.synthesis import SynthesisSettings, read_manifest, synthesize
 from trace_envs.synthesis.generation.prompt import prompt_hash
 
-from .conftest import CAPABILITY, REPLIES, TAU2_DATA
+from .conftest import CAPABILITY, REPLIES, TAU2_DATA, needs_sandbox_and_tau2
 
 pytest.importorskip("anthropic")
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or not TAU2_DATA.is_dir(), reason="needs Linux (sandbox) and the tau2 data"
-)
+pytestmark = needs_sandbox_and_tau2()
 
 SPEC = "anthropic:claude-sonnet-4-6"
 KEY = "test-key"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trace_envs.core import Message, render_transcript
 from trace_envs.llm.tool_template import adapt_tool_template, training_template
 from trace_envs.training import AdapterMetadata, EpisodeExample, LoraSettings, save_metadata
+from trace_envs.training.library_warnings import known_library_warnings
 from trace_envs.training.sft_rows import tokenized_rows
 from trace_envs.training.trainer import _versions, add_to_curve
 
@@ -89,13 +90,14 @@ def build_sft_trainer(rows: list[dict[str, Any]], model: str, out_dir: str | Pat
     adapt_tool_template(tokenizer)  # a template without tools renders them as rollouts do
     tokenizer.chat_template = training_template(tokenizer)
     lora = settings.lora.peft_config()
-    return SFTTrainer(
-        model=str(model),
-        args=SFTConfig(**sft_args(settings, Path(out_dir) / "checkpoints")),
-        train_dataset=tokenized_rows(rows, tokenizer),
-        processing_class=tokenizer,
-        peft_config=lora,
-    )
+    with known_library_warnings():  # transformers' gradient_checkpointing rename
+        return SFTTrainer(
+            model=str(model),
+            args=SFTConfig(**sft_args(settings, Path(out_dir) / "checkpoints")),
+            train_dataset=tokenized_rows(rows, tokenizer),
+            processing_class=tokenizer,
+            peft_config=lora,
+        )
 
 
 def sft_synthetic(

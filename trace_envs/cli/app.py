@@ -38,6 +38,8 @@ PIPELINE_ORDER = (
 HELP_OPTION_NAMES = ["-h", "--help"]
 RICH_HELP_MIN_WIDTH = 100
 """Below this many columns a command's help is click's plain layout, which wraps instead of cutting."""
+SHORT_HELP_LIMIT = 400
+"""Characters of a command's first sentence that a group's plain help lists (all of it, in practice)."""
 
 
 def _terminal_width() -> int:
@@ -55,7 +57,8 @@ class _PlainArgument(TyperArgument):
     def _usage_display_name(self) -> str:
         name = self.metavar or (self.name or "").upper()
         name = name if self.required else f"[{name}]"
-        return name + ("..." if self.nargs != 1 else "")
+        repeats = self.nargs != 1 and not name.rstrip("]").endswith("...")  # a metavar may say it already
+        return name + ("..." if repeats else "")
 
 
 def plain_metavars(params: list[Any]) -> list[Any]:
@@ -79,6 +82,33 @@ def unwrap_paragraphs(text: str | None) -> str | None:
     return "\n\n".join(" ".join(line.strip() for line in paragraph.splitlines()) for paragraph in paragraphs)
 
 
+def unescape_markup(text: str | None) -> str | None:
+    """Help text as click's plain layout shows it: rich's ``\\[`` escape (which keeps ``[@<adapter>]`` or
+    ``[default: …]`` from being read as markup) becomes a plain ``[``."""
+    return text.replace("\\[", "[") if text else text
+
+
+def format_help_for_width(command: Any, ctx: Any, formatter: Any, format_help: Any) -> None:
+    """Format ``command``'s help with rich's panels at :data:`RICH_HELP_MIN_WIDTH` columns or more, else (a
+    narrow terminal, any non-tty) with click's plain layout, which wraps where rich's option panel would cut
+    long option names with an ellipsis; the plain layout shows rich's escaped brackets as plain ones. The
+    top-level group and every command take this one rule, so their help looks alike at any width."""
+    if (ctx.terminal_width or _terminal_width()) >= RICH_HELP_MIN_WIDTH:
+        return format_help(ctx, formatter)
+    params = command.get_params(ctx)
+    saved = command.rich_markup_mode, command.help, [param.help for param in params if hasattr(param, "help")]
+    command.rich_markup_mode, command.help = None, unescape_markup(command.help)
+    for param in params:
+        if hasattr(param, "help"):
+            param.help = unescape_markup(param.help)
+    try:
+        return format_help(ctx, formatter)
+    finally:
+        command.rich_markup_mode, command.help, helps = saved
+        for param, text in zip([param for param in params if hasattr(param, "help")], helps, strict=True):
+            param.help = text
+
+
 class TraceCommand(TyperCommand):
     """A command whose help shows metavars, not Python types, and wraps its paragraphs at the terminal's width;
     its setup problems (a missing API key or extra, an endpoint that cannot be reached) are one line naming the
@@ -92,14 +122,7 @@ class TraceCommand(TyperCommand):
         return plain_metavars(super().get_params(ctx))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        if (ctx.terminal_width or _terminal_width()) >= RICH_HELP_MIN_WIDTH:
-            return super().format_help(ctx, formatter)
-        # Rich's option panel cuts long option names and specs with an ellipsis when narrow: use click's layout.
-        markup_mode, self.rich_markup_mode = self.rich_markup_mode, None
-        try:
-            return super().format_help(ctx, formatter)
-        finally:
-            self.rich_markup_mode = markup_mode
+        format_help_for_width(self, ctx, formatter, super().format_help)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -112,7 +135,20 @@ class TraceCommand(TyperCommand):
 
 
 class TraceGroup(TyperGroup):
-    """The top-level group: commands listed in :data:`PIPELINE_ORDER`, help without Python types."""
+    """The top-level group: commands listed in :data:`PIPELINE_ORDER`, help without Python types, and a
+    usage error anywhere below it (parsing or a command's own check) one ``error:`` line (:mod:`.errors`)."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        from .errors import usage_errors_as_one_line
+
+        with usage_errors_as_one_line():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        from .errors import usage_errors_as_one_line
+
+        with usage_errors_as_one_line():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
@@ -121,6 +157,21 @@ class TraceGroup(TyperGroup):
 
     def get_params(self, ctx: Any) -> list[Any]:
         return plain_metavars(super().get_params(ctx))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        format_help_for_width(self, ctx, formatter, super().format_help)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The plain layout's command list: each command's first sentence whole, wrapped (as rich's panel
+        shows it), where click would cut it to the terminal's width with ``...``."""
+        rows = [
+            (name, command.get_short_help_str(limit=SHORT_HELP_LIMIT))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 class TraceTyper(typer.Typer):

@@ -25,6 +25,7 @@ from .env_args import (
     resolve_env_id,
 )
 from .errors import as_usage_error
+from .text import plural
 
 ENV_ID_HELP = "An env id: a registered one (e.g. trace/order-cancel-v0, see `trace-envs list`) or MODULE:ENV_ID."
 SEED_HELP = "Seed of the task (0 or more)."
@@ -158,8 +159,14 @@ def play(
             raise typer.BadParameter(f"{policy} cannot play {env_id}: {exc}", param_hint="--policy") from None
     console.rule(f"{env_id}  seed {seed}  policy {policy or 'you'}")
     _print_message({"role": "user", "content": observation})
+    turns = 0
     while True:
-        action = agent.act(observation, info) if agent else console.input("[bold cyan]agent>[/] ")
+        action = agent.act(observation, info) if agent else _typed_turn()
+        if action is None:
+            console.print(f"[yellow]ended:[/] end of input (Ctrl-D) after {plural(turns, 'turn')}: unscored")
+            env.close()
+            return
+        turns += 1
         observation, reward, terminated, truncated, info = env.step(action)
         step_messages = info.get("messages")
         if step_messages is None:  # an env without our structured messages: show the text exchange
@@ -184,6 +191,16 @@ def play(
 
 
 _STYLES = {"user": "green", "assistant": "cyan", "tool": "magenta"}
+
+
+def _typed_turn() -> str | None:
+    """The agent turn the user types at the prompt; None at the end of input (Ctrl-D), which ends the
+    episode rather than aborting the command."""
+    try:
+        return console.input("[bold cyan]agent>[/] ")
+    except EOFError:
+        console.print()  # the prompt's line had no newline
+        return None
 
 
 def _print_message(message: dict[str, Any]) -> None:

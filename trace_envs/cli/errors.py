@@ -1,10 +1,13 @@
 """The one error path of every command: a problem of the user's setup (a missing API key, an endpoint that
 cannot be reached or refuses the key, a missing optional extra) is one line naming the fix, exit code 2;
 other bad input is one ``error:`` line, printed as plain text (rich would read ``[llm]`` in
-``pip install "trace-envs[llm]"`` as markup and drop it)."""
+``pip install "trace-envs[llm]"`` as markup and drop it), the errors click finds while it parses the
+arguments included (:func:`usage_errors_as_one_line`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -44,13 +47,43 @@ def command_name(ctx: Any) -> str:
     return " ".join(reversed(names))
 
 
-def print_error(message: str, label: str = "error:") -> None:
-    """``error: MESSAGE`` on the console, the message as plain text on one line: the terminal wraps it, so a
-    path in it is never broken by an inserted newline (and copies whole)."""
+def print_error(message: str, label: str = "error:", *, stderr: bool = False) -> None:
+    """``error: MESSAGE`` on the console (stdout, or stderr), the message as plain text on one line: the
+    terminal wraps it, so a path in it is never broken by an inserted newline (and copies whole)."""
     from rich.console import Console
     from rich.markup import escape
 
-    Console(soft_wrap=True).print(f"[red]{label}[/red] {escape(message)}", highlight=False)
+    Console(soft_wrap=True, stderr=stderr).print(f"[red]{label}[/red] {escape(message)}", highlight=False)
+
+
+def usage_error_line(exc: typer.TyperException) -> str:
+    """What a usage error says on its one line: click's message, and where the options are listed when
+    click knows the command (``see 'trace-envs rollout -h'``)."""
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    return f"{message} (see '{ctx.command_path} -h')" if ctx is not None else message
+
+
+@contextmanager
+def usage_errors_as_one_line() -> Iterator[None]:
+    """Report a click usage error (an unknown option, a missing or bad value, raised while the arguments are
+    parsed or by a command's own checks) as one ``error:`` line on stderr with its exit code, the style of
+    every other bad input, instead of click's usage line, hint line and boxed panel. A bare command that
+    shows its help (``no_args_is_help``) prints that help."""
+    try:
+        yield
+    except typer.TyperException as exc:  # typer's (vendored) click exceptions all derive from it
+        if shows_help(exc):  # typer prints nothing for it: show the help, as click does
+            typer.echo(exc.format_message())
+        else:
+            print_error(usage_error_line(exc), stderr=True)
+        raise typer.Exit(exc.exit_code) from None
+
+
+def shows_help(exc: BaseException) -> bool:
+    """Whether ``exc`` is click's "no arguments: show the help" signal, not an error (typer vendors click, so
+    the class is matched by name rather than imported from a private module)."""
+    return any(cls.__name__ == "NoArgsIsHelpError" for cls in type(exc).__mro__)
 
 
 def fail(message: str) -> typer.Exit:

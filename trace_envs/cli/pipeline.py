@@ -59,13 +59,34 @@ class ProgressDisplay:
     def stage_finished(self, outcome: StageOutcome) -> None:
         label = {"cached": "[cyan]cached (inputs unchanged)", "resumed": "[green]done (resumed)"}
         row = self.rows[outcome.name]
+        self.progress.start_task(row)  # a cached stage never started: rich counts only a started task finished
         self.progress.update(row, status=label.get(outcome.action, "[green]done"), total=1, completed=1)
         self.progress.stop_task(row)
 
 
+def stage_columns(console: Console) -> tuple[Any, ...]:
+    """The columns of a stage row: a spinner while the stage runs (in a terminal only: written to a file or
+    a pipe the display is printed once, at the end, where a spinner's frozen frame means nothing), its name,
+    a bar, its status and its time."""
+    from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    class RunningSpinner(SpinnerColumn):
+        """No glyph for a stage still waiting, only for one running."""
+
+        def render(self, task: Any) -> Any:
+            return super().render(task) if task.started else self.finished_text
+
+    spinner = (RunningSpinner(),) if console.is_terminal else ()
+    return (
+        *spinner, TextColumn("[bold]{task.description:<10}"), BarColumn(bar_width=24),
+        TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+    )  # fmt: skip
+
+
 def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> list[StageOutcome]:
-    """Run the pipeline under a progress display; a stage error is one line (exit code 2)."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    """Run the pipeline under a progress display; a stage error is one line (exit code 2), Ctrl-C one line
+    saying what is kept and how to go on (exit code 130)."""
+    from rich.progress import Progress
 
     from trace_envs.pipeline import STAGE_NAMES, PipelineEvents, PreflightFailed, StageError, run_pipeline
     from trace_envs.pipeline.runner import preflight_pending
@@ -80,11 +101,7 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
         raise _fail("preflight failed: fix the rows marked failed above, then rerun") from None
     _quiet()
     names = STAGE_NAMES if stage is None else (stage,)
-    columns = (
-        SpinnerColumn(), TextColumn("[bold]{task.description:<10}"), BarColumn(bar_width=24),
-        TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
-    )  # fmt: skip
-    with Progress(*columns, console=console) as progress:
+    with Progress(*stage_columns(console), console=console) as progress:
         display = ProgressDisplay(progress, names)
 
         class Events(PipelineEvents):
@@ -97,6 +114,13 @@ def run_with_display(config: PipelineConfig, out: Path, stage: str | None) -> li
         except StageError as exc:
             progress.stop()
             raise _fail(str(exc)) from None
+        except KeyboardInterrupt:
+            progress.stop()
+            console.print(
+                f"[yellow]interrupted:[/yellow] the finished stages are kept in {out} and the stopped one "
+                "resumes; rerun the same command to go on"
+            )
+            raise typer.Exit(130) from None
 
 
 def print_checks(checks: list[Check]) -> None:

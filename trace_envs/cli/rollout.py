@@ -19,6 +19,7 @@ from .env_args import (
     sampling_options,
 )
 from .errors import as_usage_error, print_error
+from .text import plural
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -82,8 +83,10 @@ def rollout_command(
 ) -> None:
     """Roll out POLICY on every --env for N seeds and append the episodes to --out.
 
-    Rerunning the same command resumes: finished (env, seed, sample, policy) episodes are skipped (also after
-    Ctrl-C, which stops the run after the episodes in flight). Exits 1 when every episode of the run failed.
+    Rerunning the same command resumes: finished (env, seed, sample, policy) episodes are skipped. Ctrl-C
+    starts no new episode and lets the ones in flight finish into --out (with an hf: model, one generation at
+    a time, that can take a while; a second Ctrl-C drops them), then exits 130. With --workers, Ctrl-C stops
+    each worker process where it is. Exits 1 when every episode of the run failed.
     """
     from rich.console import Console
 
@@ -188,10 +191,17 @@ def _run_with_progress(console: Any, out: Path, jobs: list[Any], runner: Any, op
         def on_start(pending: int) -> None:
             progress.update(bar, total=pending)
 
+        def on_interrupt(in_flight: int) -> None:
+            progress.console.print(
+                f"[yellow]Ctrl-C:[/yellow] finishing the {plural(in_flight, 'episode')} in flight, starting no "
+                "more (Ctrl-C again drops them)"
+            )
+
         try:
             return rollout_into_store(
-                out, jobs, runner, on_start=on_start, on_episode=on_episode, keep_interrupted=True, **options
-            )
+                out, jobs, runner, on_start=on_start, on_episode=on_episode, keep_interrupted=True,
+                on_interrupt=on_interrupt, **options,
+            )  # fmt: skip
         except (LLMError, WorkerFailed) as exc:
             print_error(str(exc), "rollout stopped:")
             raise typer.Exit(2) from None

@@ -266,7 +266,7 @@ def validate_command(
     A module that passes and sits in a synthesis output folder is recorded in its manifest.json (so an
     edited module loads again once validated). Exit code 0: all passed; 1: some rejected; 2: bad input.
 
-    Example: trace-envs validate envs/unit_conversion.py --tau2-data ../shared/data/tau2 --json report.json
+    Example: trace-envs validate envs/unit_conversion.py --tau2-data ~/tau2-bench/data/tau2/domains --json report.json
     """
     from trace_envs.synthesis.module_checks import ModuleInputError, read_module, validate_modules
 

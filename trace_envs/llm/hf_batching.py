@@ -53,10 +53,17 @@ def request_seed(seed: int, sample: int, prompt_ids: Sequence[int]) -> int:
     return int.from_bytes(digest[:8], "big") & (2**63 - 1)
 
 
+class GenerationCancelled(Exception):
+    """The request's caller cancelled it before its batch started."""
+
+
 @dataclass
 class _Pending:
     prompt: list[int]
     sampling: RowSampling
+    cancelled: threading.Event | None = None
+    """Set by a caller that no longer waits (a second Ctrl-C): the request never starts, or its row ends at the
+    next token."""
     done: threading.Event = field(default_factory=threading.Event)
     result: Generated | None = None
     error: BaseException | None = None
@@ -94,9 +101,13 @@ class BatchedGenerator:
         self.batch_sizes: list[int] = []
         """The size of every batch generated so far (for benchmarks)."""
 
-    def generate(self, prompt: Sequence[int], sampling: RowSampling) -> Generated:
-        """The new tokens for ``prompt`` (blocks; safe from many threads, which are batched together)."""
-        request = _Pending(list(prompt), sampling)
+    def generate(
+        self, prompt: Sequence[int], sampling: RowSampling, cancelled: threading.Event | None = None
+    ) -> Generated:
+        """The new tokens for ``prompt`` (blocks; safe from many threads, which are batched together). Raises
+        :class:`GenerationCancelled` when ``cancelled`` was set before its batch started; set later, the answer
+        ends at the next token."""
+        request = _Pending(list(prompt), sampling, cancelled)
         with self._pending_lock:
             self._pending.append(request)
         while not request.done.is_set():
@@ -125,6 +136,10 @@ class BatchedGenerator:
         return batch
 
     def _run(self, batch: list[_Pending]) -> None:
+        for request in [r for r in batch if r.cancelled is not None and r.cancelled.is_set()]:
+            request.error = GenerationCancelled("the request was cancelled before it started")
+            request.done.set()
+            batch.remove(request)
         if not batch:
             return
         self.batch_sizes.append(len(batch))
@@ -135,6 +150,7 @@ class BatchedGenerator:
                 [r.sampling for r in batch],
                 self._decoder_settings(),
                 self.prefixes,
+                [r.cancelled for r in batch],
             )
         except BaseException as exc:  # every waiting caller gets the error, and the next batch still runs
             for request in batch:
@@ -179,15 +195,17 @@ def decode_batch(
     samplings: Sequence[RowSampling],
     settings: DecoderSettings,
     prefixes: PrefixStore | None = None,
+    cancelled: Sequence[threading.Event | None] | None = None,
 ) -> list[Generated]:
     """Generate for every prompt at once: one left-padded prefill of what ``prefixes`` does not already hold,
-    then one token per live row a step. Every request's states go into ``prefixes`` when it ends."""
+    then one token per live row a step. Every request's states go into ``prefixes`` when it ends; a row whose
+    ``cancelled`` event is set ends at its next token."""
     import torch
 
     keyword = cache_keyword(model)
     reused = [prefixes.longest(p) if prefixes is not None else (None, 0) for p in prompts]
     with torch.no_grad():
-        rows = _Rows(prompts, samplings, settings, [length for _, length in reused])
+        rows = _Rows(prompts, samplings, settings, [length for _, length in reused], cancelled)
         cache = prefix_cache(model, reused, settings.device)
         extra = {keyword: cache} if cache is not None else {}
         output = model(
@@ -328,6 +346,7 @@ class _Rows:
         samplings: Sequence[RowSampling],
         settings: DecoderSettings,
         reused: Sequence[int],
+        cancelled: Sequence[threading.Event | None] | None = None,
     ):
         """``reused[i]``: how many of prompt ``i``'s first tokens come from the prefix store (their states are
         in the cache, left-padded to the longest); the rest is left-padded into ``input_ids``."""
@@ -352,6 +371,7 @@ class _Rows:
         self.live = list(range(len(prompts)))
         """The requests still generating, in the order of the batch's rows."""
         self.generators = [_generator(s, settings.device) for s in samplings]
+        self.cancelled = list(cancelled) if cancelled is not None else [None] * len(prompts)
 
     def positions(self) -> Any:
         """Each token's position in its own request (padding is not counted)."""
@@ -367,7 +387,7 @@ class _Rows:
             self.seen[index].append(token)
             if token in self.settings.end_ids or self._hit_stop(index):
                 self.reasons[index] = "stop"
-            elif len(self.tokens[index]) < sampling.max_new_tokens:
+            elif len(self.tokens[index]) < sampling.max_new_tokens and not self._cancelled(index):
                 keep.append(row)
         return keep
 
@@ -375,6 +395,10 @@ class _Rows:
         """Only ``rows`` of the batch go on (the others ended)."""
         self.mask = self.mask[rows]
         self.live = [self.live[row] for row in rows]
+
+    def _cancelled(self, index: int) -> bool:
+        event = self.cancelled[index]
+        return event is not None and event.is_set()
 
     def _hit_stop(self, index: int) -> bool:
         stops = self.samplings[index].stop

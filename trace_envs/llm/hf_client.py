@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from .base import ChatResponse, Usage
 from .client import SAMPLE_INDEX, BaseChatModel, Message
 from .errors import BadRequest
-from .hf_batching import BatchedGenerator, RowSampling, request_seed
+from .hf_batching import BatchedGenerator, GenerationCancelled, RowSampling, request_seed
 from .spec import ModelConfig
 from .tool_template import adapt_tool_template, render_as_trained
 
@@ -107,7 +108,11 @@ class HFChatModel(BaseChatModel):
         )
 
     def _request(
-        self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
+        self,
+        messages: Sequence[Message],
+        tools: list[dict[str, Any]] | None,
+        sampling: dict[str, Any],
+        cancelled: threading.Event | None = None,
     ) -> ChatResponse:
         unknown = sorted(set(sampling) - set(SAMPLING_KEYS))
         if unknown:
@@ -115,7 +120,10 @@ class HFChatModel(BaseChatModel):
         if tools and self._tool_error:
             raise BadRequest(self._tool_error)
         prompt_ids = self.tokenizer(self.prompt(messages, tools), add_special_tokens=False)["input_ids"]
-        generated = self.generator.generate(prompt_ids, self.row_sampling(sampling, prompt_ids))
+        try:
+            generated = self.generator.generate(prompt_ids, self.row_sampling(sampling, prompt_ids), cancelled)
+        except GenerationCancelled as exc:
+            raise BadRequest(f"{self.spec}: {exc}") from exc
         text = str(self.tokenizer.decode(generated.tokens, skip_special_tokens=True))
         response = response_from_text(text)
         return response.model_copy(
@@ -147,4 +155,12 @@ class HFChatModel(BaseChatModel):
     async def _arequest(
         self, messages: Sequence[Message], tools: list[dict[str, Any]] | None, sampling: dict[str, Any]
     ) -> ChatResponse:
-        return await asyncio.to_thread(self._request, messages, tools, sampling)
+        """Generate in a worker thread. When the awaiting task is cancelled (a second Ctrl-C of a rollout),
+        the thread cannot be cancelled with it: its answer ends at the next token, and a request still
+        waiting for its batch never starts, so the process exits without generating answers nobody reads."""
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._request, messages, tools, sampling, cancelled)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise

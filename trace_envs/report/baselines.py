@@ -39,8 +39,14 @@ def methods_section(inputs: ReportInputs) -> Section:
     section.tables.append(table)
     total = sum(a.rollouts or 0 for a in inputs.adapters)
     if inputs.adapters:
-        section.paragraphs.append(
-            f"TRACE's adapters spent {total} rollouts in all (iterations x G x K, summed over adapters); the "
-            "baselines are matched on the same count."
-        )
+        section.paragraphs.append(spend_paragraph(total, len(inputs.baselines)))
     return section
+
+
+def spend_paragraph(rollouts: int, baselines: int) -> str:
+    """What TRACE's adapters spent, and how the baselines compare: matched on the same count when any ran,
+    else that none ran (so the reader does not look for a comparison that is not there)."""
+    spent = f"TRACE's adapters spent {rollouts} rollouts in all (iterations x G x K, summed over adapters)"
+    if baselines:
+        return f"{spent}; the baselines are matched on the same count."
+    return f"{spent}. No baseline ran in this folder: `trace-envs baseline NAME --budget {rollouts}` runs one on it."

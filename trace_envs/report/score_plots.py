@@ -9,6 +9,10 @@ from trace_envs.evaluation.results import OVERALL, DomainSummary, Estimate, Eval
 
 from .figures import COLORS, percent_axis, pyplot
 
+LABEL_ROOM = 1.12
+"""The top of a bar panel, as a share of the scale's top: room for the value label of a full bar (and its
+interval's whisker) inside the plot, not on its top border."""
+
 
 def _summary(policy: PolicyEvaluation, domain: str) -> DomainSummary | None:
     return policy.summary.overall if domain == OVERALL else policy.summary.domains.get(domain)
@@ -69,11 +73,12 @@ def pass_rate_figure(results: EvaluationResults) -> Any:
     rate_axis = axes[0][0]
     _panel(rate_axis, results, 100)
     percent_axis(rate_axis)
+    rate_axis.set_ylim(-4, 100 * LABEL_ROOM)
     rate_axis.set_title(f"Pass rate per policy on {results.target.name}")
     if panels == 2:
         similarity_axis = axes[0][1]
         _panel(similarity_axis, results, 1)
-        similarity_axis.set_ylim(-0.04, 1.04)
+        similarity_axis.set_ylim(-0.04, LABEL_ROOM)
         similarity_axis.axhline(0, color="#bbbbbb", linewidth=0.8, zorder=0)
         similarity_axis.set(ylabel="mean similarity", title=f"Mean similarity per policy on {results.target.name}")
     axes[0][-1].legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))

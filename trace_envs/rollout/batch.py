@@ -23,6 +23,7 @@ def run_rollouts(
         if options.get("instructions"):
             raise ValueError("workers > 1 takes no instructions yet: run them in one process (workers=1)")
         options.pop("instructions", None)
+        options.pop("on_interrupt", None)  # worker processes get Ctrl-C too: each stops where it is
         if not isinstance(policy, str):
             raise ValueError("workers > 1: pass the policy as a spec string (a policy factory cannot cross processes)")
         return run_rollouts_in_workers(jobs, policy, workers=workers, **options)

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
@@ -356,9 +356,14 @@ async def arun_rollouts(
     user_model: ChatModel | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     instructions: str = "",
+    on_interrupt: Callable[[int], None] | None = None,
 ) -> RolloutSummary:
     """Run ``jobs`` with at most ``concurrency`` episodes in flight, appending each finished episode
     to ``store`` (if given) as soon as it ends; jobs the store already finished are skipped.
+
+    Ctrl-C (under ``asyncio.run``, which cancels this coroutine) starts no new episode and lets the ones in
+    flight finish into the store, then raises ``KeyboardInterrupt``; ``on_interrupt`` gets how many are in
+    flight when it starts waiting. A second Ctrl-C stops the wait and drops them.
 
     ``policy`` is a spec string (scripted or model) or a factory ``job -> Policy`` (then give
     ``policy_spec``, the spec its records carry, for resume to match). ``instructions`` (spec strings only;
@@ -376,13 +381,15 @@ async def arun_rollouts(
     for job in pending:
         queue.put_nowait(job)
     start = time.perf_counter()
+    flight = _Flight()
 
     async def worker() -> None:
-        while True:
+        while not flight.stopping:
             try:
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            flight.episodes += 1
             env = envs.take(job)
             record = await arun_episode(
                 env, factory(job), env_id=job.env_id, seed=job.seed, sample=job.sample, max_steps=max_steps,
@@ -400,16 +407,52 @@ async def arun_rollouts(
             summary.add(record)
             if on_episode is not None:
                 on_episode(record)
+            flight.episodes -= 1
             await asyncio.sleep(0)  # scripted episodes never wait: let Ctrl-C's cancellation in between them
 
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(pending)))):
-                group.create_task(worker())
-    except BaseExceptionGroup as failure:  # e.g. AuthenticationFailed: stop every worker, raise the cause
-        raise failure.exceptions[0] from None
+        await _await_workers(workers, flight, on_interrupt)
     finally:
         envs.close()
         await aclose_models(*owned)  # this loop's HTTP connections die with it
     summary.wall_s = time.perf_counter() - start
     return summary
+
+
+@dataclass
+class _Flight:
+    """The episodes a rollout run has in flight, and whether Ctrl-C asked it to start no more."""
+
+    episodes: int = 0
+    stopping: bool = False
+
+
+async def _await_workers(
+    workers: list[asyncio.Task[None]], flight: _Flight, on_interrupt: Callable[[int], None] | None
+) -> None:
+    """Wait for every worker; the first one's error (e.g. AuthenticationFailed) cancels the others and is
+    raised. When Ctrl-C cancels the waiting coroutine, the workers are not cancelled: they start no new
+    episode, the ones in flight finish (a model's generation in a worker thread cannot be stopped half way,
+    and its episode is then kept), and the cancellation is raised again, which ``asyncio.run`` reports as
+    ``KeyboardInterrupt``. A second Ctrl-C raises ``KeyboardInterrupt`` out of the wait itself."""
+    try:
+        await _first_failure(workers)
+    except asyncio.CancelledError:
+        flight.stopping = True
+        if on_interrupt is not None:
+            on_interrupt(flight.episodes)
+        await _first_failure(workers)
+        raise
+
+
+async def _first_failure(workers: list[asyncio.Task[None]]) -> None:
+    """Until every worker is done, or one fails: then cancel the rest and raise its error."""
+    done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+    failed = next((task for task in done if not task.cancelled() and task.exception() is not None), None)
+    if failed is None:
+        return
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    raise cast(BaseException, failed.exception())

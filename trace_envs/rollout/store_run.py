@@ -81,7 +81,9 @@ def rollout_into_store(
             on_start(len(pending_jobs(jobs, spec, store)))
         try:
             run = run_rollouts(jobs, policy, store=store, on_episode=record, **options)
-        except KeyboardInterrupt:  # the episodes in flight are dropped, the finished ones are in the store
+        except (
+            KeyboardInterrupt
+        ):  # the episodes that were in flight finished into the store (a second Ctrl-C drops them)
             if not keep_interrupted:
                 raise
             run = None

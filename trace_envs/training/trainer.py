@@ -25,6 +25,7 @@ from trace_envs.llm.tool_template import adapt_tool_template
 from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_environment
 from .config import TrainConfig
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
+from .library_warnings import known_library_warnings
 from .metadata import AdapterMetadata, EpisodeExample, StepGroups, load_metadata, save_metadata
 
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
@@ -257,8 +258,9 @@ class TrainingRun:
                 adapter_from_checkpoint(Path(self.checkpoint), self.out_dir)
             metadata.steps_done = checkpoint_step(self.checkpoint)
         else:
-            trainer.train(resume_from_checkpoint=self.checkpoint)
-            trainer.save_model(str(self.out_dir))
+            with known_library_warnings():
+                trainer.train(resume_from_checkpoint=self.checkpoint)
+                trainer.save_model(str(self.out_dir))
             metadata.steps_done = int(trainer.state.global_step)
         metadata.status = "complete"
         metadata.step_groups = [g.model_copy(deep=True) for g in self.step_groups]
@@ -338,22 +340,23 @@ def build_run(
 
     tokenizer = AutoTokenizer.from_pretrained(str(model))
     adapt_tool_template(tokenizer)  # a template without tools renders them as the hf client does
-    trainer = TraceGRPOTrainer(
-        model=str(model),
-        processing_class=tokenizer,
-        reward_funcs=[cast(Any, tracker)],
-        args=args,
-        train_dataset=Dataset.from_list(rows),
-        peft_config=lora,
-        environment_factory=factory,
-        callbacks=[_make_callback(metadata, out, tracker, progress, config, step_groups)],
-        constant_groups=config.constant_groups,
-        resample_rounds=config.resample_rounds,
-        min_informative_groups=config.min_informative_groups,
-        hinted_per_group=config.hinted_per_group,
-        fresh_row=fresh_row,
-        fresh_seed_base=config.first_seed + config.num_seeds,  # never a seed of the dataset
-    )
+    with known_library_warnings():  # TRL's environment_factory notice, transformers' renames
+        trainer = TraceGRPOTrainer(
+            model=str(model),
+            processing_class=tokenizer,
+            reward_funcs=[cast(Any, tracker)],
+            args=args,
+            train_dataset=Dataset.from_list(rows),
+            peft_config=lora,
+            environment_factory=factory,
+            callbacks=[_make_callback(metadata, out, tracker, progress, config, step_groups)],
+            constant_groups=config.constant_groups,
+            resample_rounds=config.resample_rounds,
+            min_informative_groups=config.min_informative_groups,
+            hinted_per_group=config.hinted_per_group,
+            fresh_row=fresh_row,
+            fresh_seed_base=config.first_seed + config.num_seeds,  # never a seed of the dataset
+        )
     # The tracker only closes episodes and reports; the env's verifier reward (get_reward) has weight 1.
     trainer.reward_weights[0] = 0.0
     trainer.step_groups = step_groups  # the callback's list: the counts resume from the checkpoint's step
@@ -368,7 +371,9 @@ def _grpo_args(config: TrainConfig, out: Path, max_turns: int) -> Any:
     import torch
     from trl.trainer.grpo_config import GRPOConfig
 
-    args = GRPOConfig(**config.grpo_kwargs(out / "checkpoints", max_turns, not torch.cuda.is_available(), world_size()))
+    kwargs = config.grpo_kwargs(out / "checkpoints", max_turns, not torch.cuda.is_available(), world_size())
+    with known_library_warnings():
+        args = GRPOConfig(**kwargs)
     if args.world_size != world_size():
         raise RuntimeError(f"WORLD_SIZE says {world_size()} processes but accelerate runs {args.world_size}")
     return args

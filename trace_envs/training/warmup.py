@@ -17,6 +17,7 @@ from trace_envs.llm.tool_template import adapt_tool_template, training_template
 
 from .bridge import trl_environment
 from .episodes import oracle_conversation
+from .library_warnings import known_library_warnings
 from .sft_rows import tokenized_rows
 
 WarmupProgress = Callable[[str, int, int, dict[str, float]], None]
@@ -108,22 +109,23 @@ def warmup_model(
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     on_episode = None if progress is None else (lambda done, total: progress("episodes", done, total, {}))
     rows = oracle_dataset(env_ids, config.episodes_per_env, on_episode=on_episode)
-    args = SFTConfig(
-        output_dir=str(out / ".warmup"),
-        max_steps=config.max_steps,
-        learning_rate=config.learning_rate,
-        per_device_train_batch_size=config.batch_size,
-        max_length=config.max_length,
-        assistant_only_loss=False,  # the rows come tokenized with their assistant masks (tokenized_rows)
-        lr_scheduler_type="constant",
-        logging_steps=max(1, config.max_steps // 10),
-        save_strategy="no",
-        report_to=[],
-        use_cpu=not torch.cuda.is_available(),
-        bf16=False,
-        seed=config.seed,
-        disable_tqdm=True,
-    )
+    with known_library_warnings():  # transformers' gradient_checkpointing rename
+        args = SFTConfig(
+            output_dir=str(out / ".warmup"),
+            max_steps=config.max_steps,
+            learning_rate=config.learning_rate,
+            per_device_train_batch_size=config.batch_size,
+            max_length=config.max_length,
+            assistant_only_loss=False,  # the rows come tokenized with their assistant masks (tokenized_rows)
+            lr_scheduler_type="constant",
+            logging_steps=max(1, config.max_steps // 10),
+            save_strategy="no",
+            report_to=[],
+            use_cpu=not torch.cuda.is_available(),
+            bf16=False,
+            seed=config.seed,
+            disable_tqdm=True,
+        )
     callbacks = [] if progress is None else [_progress_callback(progress)]
     trainer = SFTTrainer(
         model=model,
