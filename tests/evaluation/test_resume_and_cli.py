@@ -89,6 +89,21 @@ def test_evaluate_command_on_scripted_policies(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown policy spec 'orcale'" in bad.output and "Traceback" not in bad.output
 
 
+def test_an_unreachable_policy_is_named_with_its_cause_and_exits_1(tmp_path: Path) -> None:
+    """Its episodes count in no metric: without the line the run looked like an empty row and exit 0."""
+    from tests.conftest import free_port
+
+    pytest.importorskip("openai")
+    spec = f"openai:http://127.0.0.1:{free_port()}/v1#m"
+    args = ["evaluate", "-t", "device", "--tasks", "2", "-p", "gold=oracle", "-p", f"m={spec}", "-o", str(tmp_path)]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "error: policy 'm': 2 of 2 episodes failed to run, 2 with: ConnectionRefused:" in text
+    assert "policy 'gold'" not in text and "rerun the same command" in text
+    assert load_results(tmp_path).policy("m").summary.errors == 2
+
+
 def test_a_store_of_another_target_is_refused(tmp_path: Path) -> None:
     """A record whose task differs from the one its key stands for (e.g. another scenario file) names the fix."""
     target = load_target("device", limit=2)
