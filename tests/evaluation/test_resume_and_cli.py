@@ -89,6 +89,19 @@ def test_evaluate_command_on_scripted_policies(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown policy spec 'orcale'" in bad.output and "Traceback" not in bad.output
 
 
+def test_a_device_episode_cut_by_max_steps_keeps_its_similarity_at_the_cut(tmp_path: Path) -> None:
+    """ToolSandbox scores a cut-off episode by its similarity at the cut; with no verdict, one cut episode
+    used to blank the policy's mean similarity and perfect count for every task."""
+    target = load_target("device", None, None, 12)
+    results = evaluate(target, [parse_policy("oracle")], tmp_path, max_steps=5)
+    outcomes = results.policy("oracle").outcomes
+    cut = [o for o in outcomes if o.num_steps == 5 and not o.passed]
+    assert cut and all(o.similarity is not None and 0.0 <= o.similarity < 1.0 for o in cut)
+    overall = results.policy("oracle").summary.overall
+    assert overall.mean_similarity is not None and overall.perfect_count is not None
+    assert overall.mean_similarity.value < 1.0
+
+
 def test_an_unreachable_policy_is_named_with_its_cause_and_exits_1(tmp_path: Path) -> None:
     """Its episodes count in no metric: without the line the run looked like an empty row and exit 0."""
     from tests.conftest import free_port
