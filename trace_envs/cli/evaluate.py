@@ -120,6 +120,11 @@ def evaluate_command(
             raise typer.Exit(2) from None
         except ValueError as exc:
             raise typer.BadParameter(str(exc).splitlines()[0], param_hint="--out") from None
+    _report(console, results, out)
+
+
+def _report(console: Any, results: Any, out: Path) -> None:
+    """The tables, then one ``error:`` line per policy whose episodes failed to run, and exit 1 if any did."""
     from .evaluate_table import failure_lines, print_results
 
     print_results(console, results, out)
