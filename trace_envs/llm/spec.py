@@ -134,7 +134,8 @@ class ModelConfig(BaseModel):
         if self.resolve_api_key(API_KEY_ENV[self.provider]) is None:
             raise MissingAPIKey(
                 f"{self.spec}: no API key: set ${variable} (or pass api_key), or point base_url at an endpoint "
-                "that needs none"
+                "that needs none",
+                variable=variable,
             )
 
     def resolve_adapter(self) -> Path | None:

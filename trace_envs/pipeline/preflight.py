@@ -107,14 +107,19 @@ def _model_check(field: str, spec: str, stages: tuple[str, ...], probe: bool, pr
 
 
 def _fix_of(exc: Exception) -> str:
-    from trace_envs.llm import AuthenticationFailed, EndpointUnreachable, MissingAPIKey
+    """The fix column of a failed model check: what to set or change, for the error's cause."""
+    from trace_envs.llm import AuthenticationFailed, ConnectionRefused, EndpointUnreachable, HostNotFound, MissingAPIKey
 
     if isinstance(exc, MissingAPIKey):
-        return "export the variable named"
+        return f"export {exc.variable or 'the variable the error names'}=<your key> before the run"
     if isinstance(exc, AuthenticationFailed):
         return "check the API key"
+    if isinstance(exc, HostNotFound):
+        return "check this machine's network and DNS" if exc.hosted else "fix the host name in the base URL"
+    if isinstance(exc, ConnectionRefused):
+        return "start the model server, or fix the port in the base URL"
     if isinstance(exc, EndpointUnreachable):
-        return "start the server or fix the base URL"
+        return "check http:// against https:// in the base URL"
     return "check the endpoint (is it up and answering?)"
 
 
