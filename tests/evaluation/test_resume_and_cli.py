@@ -117,6 +117,15 @@ def test_an_unreachable_policy_is_named_with_its_cause_and_exits_1(tmp_path: Pat
     assert load_results(tmp_path).policy("m").summary.errors == 2
 
 
+def test_a_missing_local_model_folder_is_bad_input_not_a_stopped_evaluation(tmp_path: Path) -> None:
+    """It used to load weights mid-run and say "evaluation stopped … rerun to resume" with a hub repo-id error."""
+    args = ["evaluate", "-t", "device", "--tasks", "1", "-p", "hf:./nope", "-o", str(tmp_path / "e")]
+    result = CliRunner().invoke(build_app(), args)
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2 and "no model directory './nope'" in text
+    assert "Repo id" not in text and "rerun to resume" not in text and not (tmp_path / "e").exists()
+
+
 def test_a_store_of_another_target_is_refused(tmp_path: Path) -> None:
     """A record whose task differs from the one its key stands for (e.g. another scenario file) names the fix."""
     target = load_target("device", limit=2)

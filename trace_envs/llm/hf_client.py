@@ -60,6 +60,7 @@ class HFChatModel(BaseChatModel):
     provider = "hf"
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_local_model()
         super().__init__(config, **kwargs)
         try:
             import torch

@@ -24,6 +24,23 @@ HOSTED_API = {
 (a vLLM server, a proxy or a local test server gets a placeholder key when none is set)."""
 
 
+def looks_like_local_path(model: str) -> bool:
+    """Whether an hf model name is meant as a folder (``./m``, ``/abs``, ``~/m``, ``a/b/c``, ``m/``) rather than a
+    hub id (``Qwen/Qwen3-0.6B``): the one rule every check of a local model folder uses."""
+    return model.startswith((".", "/", "~")) or model.endswith("/") or model.count("/") > 1
+
+
+def missing_model_folder(model: str) -> str | None:
+    """Why an hf model cannot be loaded when it names a folder that does not exist (the fix included), else
+    None; transformers would answer "Repo id must use alphanumeric chars" for a mistyped path."""
+    if not looks_like_local_path(model) or Path(model).expanduser().exists():
+        return None
+    return (
+        f"no model directory {model!r}: pass a local model folder (e.g. one written by "
+        "`trace-envs make-tiny-model DIR`) or a hub id such as Qwen/Qwen3-0.6B"
+    )
+
+
 class RetryConfig(BaseModel):
     """Retries on 429 / 5xx / timeouts: exponential backoff from ``initial_delay_s`` (doubling, capped
     at ``max_delay_s``, with jitter), or the server's ``retry-after`` when it sends one."""
@@ -137,6 +154,15 @@ class ModelConfig(BaseModel):
                 "that needs none",
                 variable=variable,
             )
+
+    def check_local_model(self) -> None:
+        """hf: raise ``ValueError`` (bad input, naming the fix) when the model names a folder that does not
+        exist; checked before any weights are loaded, and by the commands when they read ``--policy``."""
+        if self.provider != "hf":
+            return
+        problem = missing_model_folder(self.model)
+        if problem is not None:
+            raise ValueError(f"{self.spec}: {problem}")
 
     def resolve_adapter(self) -> Path | None:
         """hf: the adapter directory (an existing path, else ``<adapter_root>/<name>``)."""

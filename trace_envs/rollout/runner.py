@@ -300,6 +300,7 @@ def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None
     parsed = PolicySpec.parse(policy, **(model_options or {}))
     if parsed.model is not None:
         parsed.model.check_api_key()
+        parsed.model.check_local_model()
         return parsed.spec
     check_capabilities(parsed.capabilities)
     return policy
