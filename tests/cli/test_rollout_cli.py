@@ -50,8 +50,10 @@ def test_rollout_in_worker_processes(tmp_path: Path) -> None:
 
 
 def test_a_failing_worker_stops_the_cli_with_its_error(tmp_path: Path) -> None:
+    not_a_model = tmp_path / "empty"  # a folder that exists (a missing one is refused before any worker starts)
+    not_a_model.mkdir()
     result = CliRunner().invoke(
-        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(tmp_path / "x.jsonl"), "-p", "hf:/no/such/model",
+        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(tmp_path / "x.jsonl"), "-p", f"hf:{not_a_model}",
                       "--workers", "2"],
     )  # fmt: skip
     assert result.exit_code == 2, result.output

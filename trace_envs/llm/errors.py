@@ -31,6 +31,12 @@ class BadRequest(LLMError):
     """The endpoint rejected the request itself (400/404/422): wrong model name, context too long, …"""
 
 
+class ModelFolderMissing(BadRequest, ValueError):
+    """An hf model names a folder that does not exist. Both bad input (a ``ValueError``: the commands name it as
+    a bad ``--policy``) and a request no retry can serve (a :class:`BadRequest`), so every caller's handling of
+    either reports it as it is, before any weights are looked for on the hub."""
+
+
 class RateLimited(LLMError):
     """429: retried after the server's ``retry-after`` (or exponential backoff)."""
 

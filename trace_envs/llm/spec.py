@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import MissingAPIKey
+from .errors import MissingAPIKey, ModelFolderMissing
 
 Provider = Literal["anthropic", "openai", "hf"]
 MODEL_SPEC_FORMS = "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
@@ -156,13 +156,14 @@ class ModelConfig(BaseModel):
             )
 
     def check_local_model(self) -> None:
-        """hf: raise ``ValueError`` (bad input, naming the fix) when the model names a folder that does not
-        exist; checked before any weights are loaded, and by the commands when they read ``--policy``."""
+        """hf: raise :class:`ModelFolderMissing` (a ``ValueError``, naming the fix) when the model names a folder
+        that does not exist; checked before any weights are loaded, and by the commands when they read
+        ``--policy``."""
         if self.provider != "hf":
             return
         problem = missing_model_folder(self.model)
         if problem is not None:
-            raise ValueError(f"{self.spec}: {problem}")
+            raise ModelFolderMissing(f"{self.spec}: {problem}")
 
     def resolve_adapter(self) -> Path | None:
         """hf: the adapter directory (an existing path, else ``<adapter_root>/<name>``)."""
