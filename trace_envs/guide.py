@@ -23,6 +23,22 @@ EXAMPLE_ENV = "trace/retail-order-cancel-v0"
 """The env the guide shows whole: the starter, on the retail target, importing only its kit."""
 
 
+MODULE_MAX_LINES = 300
+"""The layout's length limit of an env module: ``len(source.splitlines())``, every physical line of the file
+(docstring, comments and blank lines included). tests/generated_envs/test_layout.py holds the shipped modules
+to it; the synthesis gates do not count lines."""
+STARTER_MAX_LINES = 100
+"""The same limit for the two starters (``order_cancel.py``, ``retail_order_cancel.py``), which the guide shows."""
+FUNCTION_MAX_LINES = 60
+"""The layout's limit of one function or method: ``end_lineno - lineno + 1`` of its ``def`` (decorators out)."""
+SOURCE_CHARS_CAP = 300_000
+"""The static gate's only size limit (``MAX_SOURCE_CHARS``; the guide may not import synthesis, so a test keeps
+the two equal)."""
+GAMING_SOURCE_SEEDS = 10
+"""How many seeds past the checked ones give the gaming policies their candidate answers (the property suite's
+``CONSTANT_ANSWER_SOURCES``; a test keeps the two equal)."""
+
+
 HOOKS: tuple[str, ...] = (
     "capability", "domain", "max_turns", "generate", "Knobs", "tool_names", "policy", "instructions",
     "choose_domain", "policy_text", "make_user",
@@ -175,6 +191,11 @@ def env_guide() -> str:
             plan_methods=method_lines(Plan, ("call", "attempt", "peek", "ask", "confirm", "say", "task")),
             request_cues=REQUEST_CUES,
             confirm_cues=CONFIRM_CUES,
+            module_max_lines=MODULE_MAX_LINES,
+            starter_max_lines=STARTER_MAX_LINES,
+            function_max_lines=FUNCTION_MAX_LINES,
+            gaming_source_seeds=GAMING_SOURCE_SEEDS,
+            max_source_chars=f"{SOURCE_CHARS_CAP:,}",
         ).rstrip("\n")
         + "\n"
     )

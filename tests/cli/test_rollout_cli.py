@@ -50,8 +50,10 @@ def test_rollout_in_worker_processes(tmp_path: Path) -> None:
 
 
 def test_a_failing_worker_stops_the_cli_with_its_error(tmp_path: Path) -> None:
+    not_a_model = tmp_path / "empty"  # a folder that exists (a missing one is refused before any worker starts)
+    not_a_model.mkdir()
     result = CliRunner().invoke(
-        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(tmp_path / "x.jsonl"), "-p", "hf:/no/such/model",
+        build_app(), ["rollout", "-e", ENV_ID, "-n", "2", "-o", str(tmp_path / "x.jsonl"), "-p", f"hf:{not_a_model}",
                       "--workers", "2"],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -246,3 +248,14 @@ def test_an_unreachable_model_fails_every_episode_at_once_with_its_cause(tmp_pat
     assert f"{ENV_ID} seed 0 and 2 more: ConnectionRefused:" in text and f"refused by 127.0.0.1:{port}" in text
     errors = [r.error or "" for r in load_episodes(out, include_failed=True)]
     assert len(errors) == 3 and all("ConnectionRefused" in e and "timeout_s" not in e for e in errors)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_missing_local_model_folder_is_bad_input_naming_the_folder(tmp_path: Path, workers: str) -> None:
+    """Not transformers' "Repo id must use alphanumeric chars" (the answer `train --model` already gave right)."""
+    pytest.importorskip("transformers")
+    out = tmp_path / "x.jsonl"
+    result = invoke("-e", ENV_ID, "-n", "1", "-o", str(out), "-p", "hf:./nope", "-w", workers)
+    text = one_line(result.output)
+    assert result.exit_code == 2 and "no model directory './nope'" in text and "Repo id" not in text
+    assert not out.exists()

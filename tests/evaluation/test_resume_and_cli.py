@@ -89,6 +89,43 @@ def test_evaluate_command_on_scripted_policies(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown policy spec 'orcale'" in bad.output and "Traceback" not in bad.output
 
 
+def test_a_device_episode_cut_by_max_steps_keeps_its_similarity_at_the_cut(tmp_path: Path) -> None:
+    """ToolSandbox scores a cut-off episode by its similarity at the cut; with no verdict, one cut episode
+    used to blank the policy's mean similarity and perfect count for every task."""
+    target = load_target("device", None, None, 12)
+    results = evaluate(target, [parse_policy("oracle")], tmp_path, max_steps=5)
+    outcomes = results.policy("oracle").outcomes
+    cut = [o for o in outcomes if o.num_steps == 5 and not o.passed]
+    assert cut and all(o.similarity is not None and 0.0 <= o.similarity < 1.0 for o in cut)
+    overall = results.policy("oracle").summary.overall
+    assert overall.mean_similarity is not None and overall.perfect_count is not None
+    assert overall.mean_similarity.value < 1.0
+
+
+def test_an_unreachable_policy_is_named_with_its_cause_and_exits_1(tmp_path: Path) -> None:
+    """Its episodes count in no metric: without the line the run looked like an empty row and exit 0."""
+    from tests.conftest import free_port
+
+    pytest.importorskip("openai")
+    spec = f"openai:http://127.0.0.1:{free_port()}/v1#m"
+    args = ["evaluate", "-t", "device", "--tasks", "2", "-p", "gold=oracle", "-p", f"m={spec}", "-o", str(tmp_path)]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "error: policy 'm': 2 of 2 episodes failed to run, 2 with: ConnectionRefused:" in text
+    assert "policy 'gold'" not in text and "rerun the same command" in text
+    assert load_results(tmp_path).policy("m").summary.errors == 2
+
+
+def test_a_missing_local_model_folder_is_bad_input_not_a_stopped_evaluation(tmp_path: Path) -> None:
+    """It used to load weights mid-run and say "evaluation stopped … rerun to resume" with a hub repo-id error."""
+    args = ["evaluate", "-t", "device", "--tasks", "1", "-p", "hf:./nope", "-o", str(tmp_path / "e")]
+    result = CliRunner().invoke(build_app(), args)
+    text = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2 and "no model directory './nope'" in text
+    assert "Repo id" not in text and "rerun to resume" not in text and not (tmp_path / "e").exists()
+
+
 def test_a_store_of_another_target_is_refused(tmp_path: Path) -> None:
     """A record whose task differs from the one its key stands for (e.g. another scenario file) names the fix."""
     target = load_target("device", limit=2)

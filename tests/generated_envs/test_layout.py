@@ -12,14 +12,16 @@ import ast
 
 import pytest
 
+from trace_envs.guide import FUNCTION_MAX_LINES, MODULE_MAX_LINES, STARTER_MAX_LINES
+
 from ..conftest import REPO_ROOT
 
 ENVS_DIR = REPO_ROOT / "generated_envs"
 LABELS = ("Capability", "Domain", "Task kinds", "Knobs", "Verifier", "Failure it targets", "Example")
 """The docstring's labelled paragraphs, in order, after the one-line summary."""
-MAX_LINES = 300
-MAX_LINES_STARTER = {"order_cancel": 100, "retail_order_cancel": 100}
-MAX_FUNCTION_LINES = 60
+MAX_LINES = MODULE_MAX_LINES
+MAX_LINES_STARTER = {"order_cancel": STARTER_MAX_LINES, "retail_order_cancel": STARTER_MAX_LINES}
+MAX_FUNCTION_LINES = FUNCTION_MAX_LINES
 
 ENV_MODULES = sorted(p.stem for p in ENVS_DIR.glob("*.py") if not p.name.startswith("_"))
 ALL_MODULES = sorted(p.stem for p in ENVS_DIR.glob("*.py"))

@@ -59,8 +59,12 @@ def test_adapter_by_path_and_by_name(tiny_model_dir: Path, tmp_path: Path) -> No
 
 
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(BadRequest, match="cannot load a model"):
+    with pytest.raises(BadRequest, match="no model directory") as missing:  # not the hub's "Repo id must use …"
         make_chat_model(f"hf:{tmp_path / 'nothing-here'}")
+    assert isinstance(missing.value, ValueError)  # bad input to the commands, too
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadRequest, match="cannot load a model"):  # a folder of no model (transformers' ValueError)
+        make_chat_model(f"hf:{tmp_path / 'empty'}")
 
 
 def test_tool_calls_stay_in_the_text_and_the_policy_parses_them() -> None:

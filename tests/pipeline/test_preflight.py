@@ -72,12 +72,31 @@ def test_a_missing_analyst_key_fails_before_the_rollout(tmp_path: Path, server: 
     config = load_config(model_config(tmp_path, server))
     checks = preflight(config, tmp_path / "out", probe=False)
     ok, detail, fix = rows(checks)["analyze.analyst"]
-    assert not ok and "$ANTHROPIC_API_KEY" in detail and fix
+    assert not ok and "$ANTHROPIC_API_KEY" in detail and fix == "export ANTHROPIC_API_KEY=<your key> before the run"
+    assert rows(checks)["synthesize.generator"][2] == fix  # the fix names the variable (it stopped mid-sentence)
     with pytest.raises(PreflightFailed, match=r"analyze\.analyst: .*\$ANTHROPIC_API_KEY"):
         run_pipeline(config, tmp_path / "out")
     assert not (tmp_path / "out" / "rollout").exists()  # nothing ran
     report_only = preflight(config, tmp_path / "out", stages=("report",))
     assert [c.what for c in report_only] == ["output folder"]  # a stage is checked for what it needs only
+
+
+def test_the_hosted_api_unresolved_blames_the_network_not_a_base_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No base URL is set, so "fix the host name in the base URL" was a wrong fix (no DNS here: a lookup fails)."""
+    import socket
+
+    def no_dns(*args: object, **kwargs: object) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_dns)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "made-up")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    path = write_config(tmp_path, analyze__analyst="anthropic:claude-sonnet-4-6")
+    ok, detail, fix = rows(preflight(load_config(path), tmp_path / "out", stages=("analyze",)))["analyze.analyst"]
+    assert not ok and "cannot resolve host 'api.anthropic.com'" in detail
+    assert "base URL" not in detail + fix and "network" in detail and fix == "check this machine's network and DNS"
 
 
 def test_unreachable_endpoints_refused_keys_and_bad_folders_are_named_fast(
@@ -99,6 +118,8 @@ def test_unreachable_endpoints_refused_keys_and_bad_folders_are_named_fast(
     assert time.monotonic() - start < 20
     assert "connection refused by 127.0.0.1" in found["rollout.policy"][1]
     assert "cannot resolve host 'no-such-host.invalid'" in found["rollout.user_model"][1]
+    assert found["rollout.user_model"][2] == "fix the host name in the base URL"
+    assert found["rollout.policy"][2] == "start the model server, or fix the port in the base URL"
     assert "check the API key" in found["evaluate.policies"][1]
     assert not found["retail data"][0] and "fix tau2_data" in found["retail data"][2]
     assert not found["train.model"][0]

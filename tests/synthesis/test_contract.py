@@ -119,6 +119,15 @@ def test_every_valid_way_of_subclassing_the_contract_is_accepted(form: str) -> N
     assert result.details["env_class"] == "RetailCancelEnv"
 
 
+@pytest.mark.parametrize("form", sorted(SUBCLASS_FORMS))
+def test_validate_sees_an_env_in_every_form_the_contract_accepts(form: str) -> None:
+    """Both ask the one base resolver (gates/env_classes.py); validate used to miss ``CapabilityEnv[K]``."""
+    from trace_envs.synthesis.module_checks import defines_no_env
+
+    old, new = SUBCLASS_FORMS[form]
+    assert defines_no_env(Path("m.py"), GOOD.replace(old, new)) is None
+
+
 def test_a_subscripted_class_that_is_not_the_contract_is_not_an_env() -> None:
     source = GOOD.replace("class RetailCancelEnv(CapabilityEnv):", "class RetailCancelEnv(dict[str, int]):")
     assert "no-env-class" in check(source)

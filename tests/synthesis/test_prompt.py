@@ -143,3 +143,76 @@ def test_a_helper_without_a_docstring_is_refused() -> None:
 
 def undocumented_helper(rng: object) -> None:
     return None
+
+
+def prompt_for(target_name: str) -> str:
+    return generation_prompt(SynthesisRequest(capability="some_skill", description="x", target=target_name))
+
+
+def test_the_prompt_asks_for_an_illustrative_example_and_says_what_the_line_limit_counts() -> None:
+    """A writer that cannot run code cannot know "one concrete seed"; the limits name exactly what is counted."""
+    from trace_envs.guide import FUNCTION_MAX_LINES, MODULE_MAX_LINES
+    from trace_envs.synthesis.gates.static_policy import MAX_SOURCE_CHARS
+
+    prompt = prompt_for("retail")
+    assert "one concrete seed" not in prompt and "`Example:` (an illustrative case" in " ".join(prompt.split())
+    flat = " ".join(prompt.split())
+    assert f"at most {MODULE_MAX_LINES} lines, counted as `len(source.splitlines())`" in flat
+    assert "docstring, comments and blank lines included" in flat
+    assert f"over {FUNCTION_MAX_LINES} lines, from its `def` line to its last" in flat
+    assert f"caps a file at {MAX_SOURCE_CHARS:,} characters" in flat
+
+
+def test_tool_names_may_come_in_any_order_as_the_prompt_says() -> None:
+    """The worked example names its tools out of the domain's order; the agent sees the domain's order anyway."""
+    import gymnasium as gym
+
+    import trace_envs  # noqa: F401  (registers the envs)
+
+    assert "named in any order: the agent sees them in the domain's own order" in " ".join(prompt_for("retail").split())
+    env = gym.make("trace/retail-order-cancel-v0").unwrapped
+    names = env.tool_names
+    domain_order = [s["function"]["name"] for s in env.domain.toolset.schemas() if s["function"]["name"] in names]
+    assert list(names) != domain_order  # the example's own order differs...
+    assert [s["function"]["name"] for s in env.tool_schemas] == domain_order  # ...and the agent sees the domain's
+    shuffled = env.domain.toolset.subset(reversed(names))
+    assert [s["function"]["name"] for s in shuffled.schemas()] == domain_order
+
+
+def test_the_records_docstrings_say_when_and_how_to_change_records() -> None:
+    prompt = " ".join(prompt_for("retail").split())
+    assert '["variants"][item_id]["available"] = False' in prompt and "leave them alone" in prompt
+    airline = " ".join(prompt_for("airline").split())
+    assert "records.flights[number] = airline_flight(number, origin, destination" in airline
+    assert "leave them alone" in airline
+
+
+def test_a_record_changed_after_the_plan_is_made_is_not_in_the_reference_s_state() -> None:
+    """What the records' docstrings warn of: ``state()`` hands over the same dicts, and the plan runs on a copy."""
+    import random
+
+    from trace_envs.core import Plan
+    from trace_envs.domains.retail import RETAIL
+    from trace_envs.domains.retail.records import RetailRecords
+
+    records = RetailRecords(random.Random(1))
+    records.add_order(records.add_user(), "pending")
+    plan = Plan(RETAIL, records.state())
+    product_id = sorted(records.products)[0]
+    item_id = sorted(records.products[product_id]["variants"])[0]
+    records.products[product_id]["variants"][item_id]["available"] = False
+    assert plan.initial_state["products"][product_id]["variants"][item_id]["available"] is False
+    assert RETAIL.dump_state(plan.state)["products"][product_id]["variants"][item_id]["available"] is True
+
+
+def test_the_prompt_says_how_the_candidate_answers_are_built() -> None:
+    """So that an author knows what ``forbidden_facts`` must cover; the count is the property suite's own."""
+    from trace_envs.guide import GAMING_SOURCE_SEEDS
+    from trace_envs.testing.properties import CONSTANT_ANSWER_SOURCES
+
+    assert GAMING_SOURCE_SEEDS == CONSTANT_ANSWER_SOURCES
+    prompt = " ".join(prompt_for("retail").split())
+    assert '"lookups, then every candidate answer"' in prompt
+    assert f"on the {CONSTANT_ANSWER_SOURCES} seeds just past the checked ones" in prompt
+    assert "every `required_facts` and `forbidden_facts` entry of those" in prompt
+    assert "`forbidden_facts` covering the other outcomes" in prompt

@@ -1,5 +1,6 @@
 """Labels written as they come: one JSON line per (run, trajectory), appended and flushed, so a
-killed labelling job resumes where it stopped. A torn last line (a kill mid-write) is ignored."""
+killed labelling job resumes where it stopped. A torn last line (a kill mid-write) is skipped with a warning and
+its labels are made again."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import warnings
 from pathlib import Path
 
 from pydantic import ValidationError
+
+from trace_envs.rollout.store import StoreWarning
 
 from .models import TrajectoryLabels
 
@@ -31,9 +34,13 @@ class LabelStore:
             try:
                 row = TrajectoryLabels.model_validate_json(raw)
             except ValidationError:
-                if number == len(lines):  # torn last line from a kill: dropped, rewritten on resume
-                    continue
-                warnings.warn(f"{self.path}:{number}: skipping a line that is not a label row", stacklevel=2)
+                torn = number == len(lines)
+                what = "a torn last line left by an interrupted write" if torn else "a line that is not a label row"
+                warnings.warn(
+                    f"{self.path}:{number}: skipping {what}; its labels are made again",
+                    StoreWarning,
+                    stacklevel=2,
+                )
                 continue
             rows[(row.run, row.episode)] = row
         return rows

@@ -26,7 +26,9 @@ COMMAND_MODULES = [
 def build_app() -> typer.Typer:
     """The Typer app with every command module loaded (modules import their heavy deps lazily)."""
     from .app import app
+    from .warning_lines import show_warnings_as_lines
 
+    show_warnings_as_lines()
     for module in COMMAND_MODULES:
         importlib.import_module(module)
     return app

@@ -19,6 +19,7 @@ PIPELINE_ORDER = (
     "play",
     "tau2-replay",
     "tau2-evaluate",
+    "tau2-generate",
     "rollout",
     "analyze",
     "synthesize",

@@ -47,14 +47,12 @@ def checked_model(model: str, hint: str = "--model") -> str:
     naming the fix (transformers would say "Repo id must use alphanumeric chars" for a mistyped path)."""
     from transformers import AutoConfig
 
+    from trace_envs.llm.spec import missing_model_folder
+
     path = Path(model).expanduser()
-    looks_like_path = model.startswith((".", "/", "~")) or model.endswith("/") or model.count("/") > 1
-    if looks_like_path and not path.exists():
-        raise typer.BadParameter(
-            f"no model directory {model!r}: pass a local model folder (e.g. one written by "
-            "`trace-envs make-tiny-model DIR`) or a hub id such as Qwen/Qwen3-0.6B",
-            param_hint=hint,
-        )
+    problem = missing_model_folder(model)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint=hint)
     try:
         AutoConfig.from_pretrained(str(path) if path.exists() else model)
     except (OSError, ValueError) as exc:

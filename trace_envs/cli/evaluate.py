@@ -56,7 +56,8 @@ def evaluate_command(
 
     Every episode is appended to OUT/episodes/<name>.jsonl; rerunning the same command resumes (finished
     episodes are not played again) and rewrites results.json. Prints pass rate (tau2) or mean similarity
-    and perfect rate (device) with bootstrap intervals, pass^k, and each policy against the first.
+    and perfect rate (device) with bootstrap intervals, pass^k, and each policy against the first. Exits 1,
+    with one line per policy naming the first cause, when episodes failed to run (e.g. an unreachable model).
 
     Policy forms: oracle (gold) | flawed:<cap> | noop | random | anthropic:<model> | openai:<base_url>#<model>
     | hf:<base> | hf:<base>@<adapter> | routed:<base>@<adapter>,<adapter>,... |
@@ -119,6 +120,16 @@ def evaluate_command(
             raise typer.Exit(2) from None
         except ValueError as exc:
             raise typer.BadParameter(str(exc).splitlines()[0], param_hint="--out") from None
-    from .evaluate_table import print_results
+    _report(console, results, out)
+
+
+def _report(console: Any, results: Any, out: Path) -> None:
+    """The tables, then one ``error:`` line per policy whose episodes failed to run, and exit 1 if any did."""
+    from .evaluate_table import failure_lines, print_results
 
     print_results(console, results, out)
+    failures = failure_lines(results)
+    for line in failures:
+        print_error(line)
+    if failures:
+        raise typer.Exit(1)

@@ -16,6 +16,27 @@ def _estimate(estimate: Any, percent: bool = True) -> str:
     return text
 
 
+def failure_lines(results: Any) -> list[str]:
+    """One line per policy with episodes that failed to run (an unreachable model, a crashed env): how many of
+    its episodes, and the first distinct cause. Such episodes are left out of every metric, so a policy whose
+    model never answered would otherwise show an empty row and nothing else."""
+    lines = []
+    for policy in results.policies:
+        errored = [o for o in policy.outcomes if o.error is not None]
+        if not errored:
+            continue
+        causes: dict[str, int] = {}
+        for outcome in errored:
+            causes[outcome.error] = causes.get(outcome.error, 0) + 1
+        first, count = next(iter(causes.items()))
+        others = f" (+{len(causes) - 1} other causes)" if len(causes) > 1 else ""
+        lines.append(
+            f"policy {policy.name!r}: {len(errored)} of {len(policy.outcomes)} episodes failed to run, "
+            f"{count} with: {first}{others}; they count in no metric, rerun the same command to replay them"
+        )
+    return lines
+
+
 def print_results(console: Any, results: Any, out: Path) -> None:
     """The summary table (one row per policy and domain), the comparisons and the route-only evaluation."""
     from rich.table import Table

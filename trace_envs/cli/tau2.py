@@ -1,4 +1,5 @@
-"""``trace-envs tau2-replay | tau2-evaluate``: check tau2 data by replaying gold actions; score external trajectories."""
+"""``trace-envs tau2-replay | tau2-evaluate | tau2-generate``: check tau2 data by replaying gold actions; score external
+trajectories; write a generated data folder."""
 
 from __future__ import annotations
 
@@ -215,3 +216,38 @@ def tau2_evaluate(
     console.print(table)
     mean = sum(r["reward"] for r in results) / len(results)
     console.print(f"mean reward {mean:.4f} over {plural(len(results), 'case')}; wrote {out}")
+
+
+@app.command("tau2-generate")
+def tau2_generate(
+    out: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to write <domain>/ folders into.")],
+    domain: Annotated[
+        list[str] | None, typer.Option("--domain", metavar="NAME", help="retail or airline; repeat (default: both).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the generated databases and tasks.")] = 0,
+) -> None:
+    """Write a generated tau2 data folder: DIR/<domain>/{db.json,tasks.json,policy.md} per domain.
+
+    A seeded database from the domain's generator and tasks drawn from it, each checked by tau2's evaluator
+    (docs/tau2.md). Pass DIR as --tau2-data to validate or synthesize a retail or airline env, or as --data
+    to evaluate, when tau2-bench's own data is not at hand; its tasks are not tau2-bench's, so
+    the leakage guard then checks against these. An existing domain folder is kept as it is.
+    """
+    from trace_envs.targets.registry import select_targets
+
+    known = [spec.name for spec in select_targets("tau2")]
+    wanted = list(dict.fromkeys(domain or known))
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise typer.BadParameter(f"unknown tau2 domain {unknown[0]!r}; use {' or '.join(known)}", param_hint="--domain")
+    for spec in select_targets("tau2"):
+        if spec.name in wanted:
+            spec.write_data(out, seed)
+            tasks = json.loads((out / spec.name / "tasks.json").read_text(encoding="utf-8"))
+            console.print(f"{spec.name}: {plural(len(tasks), 'task')} in {out / spec.name}", soft_wrap=True)
+    console.print(
+        f"use it with --tau2-data {out} (validate, synthesize) or --data {out} (evaluate), or export "
+        f"TRACE_ENVS_TAU2_DATA={out}; its tasks are generated, not tau2-bench's",
+        soft_wrap=True,
+        highlight=False,
+    )

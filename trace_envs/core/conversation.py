@@ -64,6 +64,17 @@ class ConversationEnv(Env[str, str]):
     def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
         """Score the ended episode: its reward and what to add to the last step's ``info``."""
 
+    def cut(self, reason: str = "max_steps") -> dict[str, Any]:
+        """End the episode from outside (a rollout's own step limit) and score it as at the env's turn limit:
+        the ``info`` entries a truncating step would add (``verdict``, ``ended``). Without this a cut episode
+        had no verdict at all, so e.g. a ToolSandbox-style similarity, which the benchmark takes at the cut,
+        was missing. An episode that already ended is not scored again (an empty dict)."""
+        if self.user is None or self.ended is not None:
+            return {}
+        self.ended = reason
+        _, extra = self.finish(False)
+        return {**extra, "ended": reason}
+
     def after_step(self, new_messages: list[Message]) -> None:
         """Called after each action with the messages it added (e.g. to end on too many errors)."""
 

@@ -84,7 +84,8 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
     max_turns: int = 30
     """Agent actions before the episode is truncated (reward 0)."""
     tool_names: ClassVar[tuple[str, ...] | None] = None
-    """Tools of the domain offered to the agent, in the domain's order (``None``: all of them)."""
+    """Tools of the domain offered to the agent, named in any order: the agent sees them in the domain's own order
+    (``None``: all of them)."""
     policy: ClassVar[str | None] = None
     """Policy text shown to the agent (``None``: the domain's)."""
     instructions: ClassVar[str | None] = None

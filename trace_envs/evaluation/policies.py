@@ -66,6 +66,7 @@ def parse_policy(text: str, **model_options: Any) -> PolicyEntry:
     if config.provider != "hf":
         config.check_api_key()  # a missing key fails here, before any episode (MissingAPIKey names the variable)
         return PolicyEntry(name=name, spec=parsed.spec, kind="model")
+    config.check_local_model()  # a mistyped folder is bad input, named now (not a hub error mid-run)
     if config.adapter is None:
         return PolicyEntry(name=name, spec=parsed.spec, kind="base", base_model=config.model)
     adapter = str(config.resolve_adapter())

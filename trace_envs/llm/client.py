@@ -331,11 +331,7 @@ def unreachable_error(exc: BaseException, spec: str) -> EndpointUnreachable | No
     host, address = _endpoint(exc)
     for cause in error_chain(exc):
         if isinstance(cause, socket.gaierror):
-            return HostNotFound(
-                f"{spec}: cannot resolve host {host!r} ({cause.strerror or cause}): fix the host name in the base "
-                "URL, or check the network and DNS of this machine",
-                host=host,
-            )
+            return _host_not_found(spec, host, cause)
         if isinstance(cause, ConnectionRefusedError):
             return ConnectionRefused(
                 f"{spec}: connection refused by {address}: nothing is listening there; start the model server "
@@ -349,6 +345,26 @@ def unreachable_error(exc: BaseException, spec: str) -> EndpointUnreachable | No
                 host=host,
             )
     return None
+
+
+def _host_not_found(spec: str, host: str, cause: OSError) -> HostNotFound:
+    """The DNS failure, with the fix that fits it: a provider's own API host (``api.anthropic.com``, no base
+    URL set) resolves anywhere with a network, so the network is the cause, not a base URL."""
+    from .spec import HOSTED_API
+
+    reason = cause.strerror or cause
+    if host in {hosted for _, hosted in HOSTED_API.values()}:
+        return HostNotFound(
+            f"{spec}: cannot resolve host {host!r} ({reason}), the provider's own API host: this machine has "
+            "no network or DNS; check its connection",
+            host=host,
+            hosted=True,
+        )
+    return HostNotFound(
+        f"{spec}: cannot resolve host {host!r} ({reason}): fix the host name in the base URL, or check the "
+        "network and DNS of this machine",
+        host=host,
+    )
 
 
 def _sdk_message(exc: Any) -> str:

@@ -19,11 +19,22 @@ class AuthenticationFailed(LLMError):
 
 
 class MissingAPIKey(AuthenticationFailed):
-    """No API key is set for an endpoint that needs one; raised when the client is built, before any request."""
+    """No API key is set for an endpoint that needs one; raised when the client is built, before any request.
+    ``variable`` is the environment variable the key is read from (what the fix tells the user to set)."""
+
+    def __init__(self, message: str, *, variable: str = ""):  # a default: a pickled copy is rebuilt from ``args``
+        super().__init__(message)
+        self.variable = variable
 
 
 class BadRequest(LLMError):
     """The endpoint rejected the request itself (400/404/422): wrong model name, context too long, …"""
+
+
+class ModelFolderMissing(BadRequest, ValueError):
+    """An hf model names a folder that does not exist. Both bad input (a ``ValueError``: the commands name it as
+    a bad ``--policy``) and a request no retry can serve (a :class:`BadRequest`), so every caller's handling of
+    either reports it as it is, before any weights are looked for on the hub."""
 
 
 class RateLimited(LLMError):
@@ -54,7 +65,12 @@ class EndpointUnreachable(LLMError):
 
 
 class HostNotFound(EndpointUnreachable):
-    """The endpoint's host name does not resolve (DNS): a typo in ``base_url``, or no network."""
+    """The endpoint's host name does not resolve (DNS): a typo in ``base_url``, or no network. ``hosted`` is
+    true for a provider's own API host (no base URL to fix: the network is the cause)."""
+
+    def __init__(self, message: str, *, host: str | None = None, hosted: bool = False):
+        super().__init__(message, host=host)
+        self.hosted = hosted
 
 
 class ConnectionRefused(EndpointUnreachable):

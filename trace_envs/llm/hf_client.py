@@ -62,6 +62,7 @@ class HFChatModel(BaseChatModel):
     provider = "hf"
 
     def __init__(self, config: ModelConfig, **kwargs: Any):
+        config.check_local_model()
         super().__init__(config, **kwargs)
         try:
             import torch
@@ -74,8 +75,9 @@ class HFChatModel(BaseChatModel):
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(config.model)
             model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
-        except OSError as exc:
-            raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {exc}") from exc
+        except (OSError, ValueError) as exc:  # no such files (OSError), or a folder of no model (ValueError)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise BadRequest(f"{self.spec}: cannot load a model from {config.model!r}: {first}") from exc
         if self.tokenizer.chat_template is None:
             raise BadRequest(f"{self.spec}: the tokenizer at {config.model!r} has no chat template")
         self._tool_error: str | None = None

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import MissingAPIKey
+from .errors import MissingAPIKey, ModelFolderMissing
 
 Provider = Literal["anthropic", "openai", "hf"]
 MODEL_SPEC_FORMS = "anthropic:<model>, openai:<base_url>#<model>, hf:<path>[@<adapter>]"
@@ -22,6 +22,23 @@ HOSTED_API = {
 }
 """Per provider: the SDK's base-URL variable and the host of the hosted API, the endpoint that needs a key
 (a vLLM server, a proxy or a local test server gets a placeholder key when none is set)."""
+
+
+def looks_like_local_path(model: str) -> bool:
+    """Whether an hf model name is meant as a folder (``./m``, ``/abs``, ``~/m``, ``a/b/c``, ``m/``) rather than a
+    hub id (``Qwen/Qwen3-0.6B``): the one rule every check of a local model folder uses."""
+    return model.startswith((".", "/", "~")) or model.endswith("/") or model.count("/") > 1
+
+
+def missing_model_folder(model: str) -> str | None:
+    """Why an hf model cannot be loaded when it names a folder that does not exist (the fix included), else
+    None; transformers would answer "Repo id must use alphanumeric chars" for a mistyped path."""
+    if not looks_like_local_path(model) or Path(model).expanduser().exists():
+        return None
+    return (
+        f"no model directory {model!r}: pass a local model folder (e.g. one written by "
+        "`trace-envs make-tiny-model DIR`) or a hub id such as Qwen/Qwen3-0.6B"
+    )
 
 
 class RetryConfig(BaseModel):
@@ -138,8 +155,19 @@ class ModelConfig(BaseModel):
         if self.resolve_api_key(API_KEY_ENV[self.provider]) is None:
             raise MissingAPIKey(
                 f"{self.spec}: no API key: set ${variable} (or pass api_key), or point base_url at an endpoint "
-                "that needs none"
+                "that needs none",
+                variable=variable,
             )
+
+    def check_local_model(self) -> None:
+        """hf: raise :class:`ModelFolderMissing` (a ``ValueError``, naming the fix) when the model names a folder
+        that does not exist; checked before any weights are loaded, and by the commands when they read
+        ``--policy``."""
+        if self.provider != "hf":
+            return
+        problem = missing_model_folder(self.model)
+        if problem is not None:
+            raise ModelFolderMissing(f"{self.spec}: {problem}")
 
     def resolve_adapter(self) -> Path | None:
         """hf: the adapter directory (an existing path, else ``<adapter_root>/<name>``)."""

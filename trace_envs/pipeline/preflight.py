@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trace_envs.llm.gguf_model import PACKAGED_MODELS
+from trace_envs.llm.spec import looks_like_local_path
 from trace_envs.plugins import SYNTHESIS_MANIFEST
 
 from .config import PipelineConfig
@@ -89,7 +90,7 @@ def _model_check(field: str, spec: str, stages: tuple[str, ...], probe: bool, pr
         return Check(what, False, str(exc).splitlines()[0], "fix the model spec in the config", stages)
     if config.provider == "hf":  # local weights: loading them is the stage's work, their folder is checked here
         folder = Path(config.model).expanduser()
-        looks_local = config.model.startswith((".", "/", "~")) or config.model.count("/") > 1
+        looks_local = looks_like_local_path(config.model)
         if looks_local and not folder.exists():
             return Check(what, False, f"{spec}: no model folder {folder}", "fix the path in the config", stages)
         return Check(what, True, f"{spec}: {'local model' if looks_local else 'hub id'}", "", stages)
@@ -107,14 +108,19 @@ def _model_check(field: str, spec: str, stages: tuple[str, ...], probe: bool, pr
 
 
 def _fix_of(exc: Exception) -> str:
-    from trace_envs.llm import AuthenticationFailed, EndpointUnreachable, MissingAPIKey
+    """The fix column of a failed model check: what to set or change, for the error's cause."""
+    from trace_envs.llm import AuthenticationFailed, ConnectionRefused, EndpointUnreachable, HostNotFound, MissingAPIKey
 
     if isinstance(exc, MissingAPIKey):
-        return "export the variable named"
+        return f"export {exc.variable or 'the variable the error names'}=<your key> before the run"
     if isinstance(exc, AuthenticationFailed):
         return "check the API key"
+    if isinstance(exc, HostNotFound):
+        return "check this machine's network and DNS" if exc.hosted else "fix the host name in the base URL"
+    if isinstance(exc, ConnectionRefused):
+        return "start the model server, or fix the port in the base URL"
     if isinstance(exc, EndpointUnreachable):
-        return "start the server or fix the base URL"
+        return "check http:// against https:// in the base URL"
     return "check the endpoint (is it up and answering?)"
 
 
@@ -155,7 +161,7 @@ def _data_checks(config: PipelineConfig) -> Iterator[Check]:
         fix = "" if found else "point it at a folder `trace-envs synthesize` wrote (it holds manifest.json)"
         yield Check(f"synthesize.folders.{name}", found, str(folder), fix, ("synthesize",))
     model = config.train.model
-    looks_local = model.startswith((".", "/", "~")) or model.count("/") > 1
+    looks_local = looks_like_local_path(model)
     if model in PACKAGED_MODELS:
         found = importlib.util.find_spec("gguf") is not None
         fix = "" if found else "pip install 'trace-envs[train]' (make-model needs the gguf package)"

@@ -16,6 +16,7 @@ from .scripted import FlawedPolicy, NoopPolicy, OraclePolicy, RandomPolicy, Scri
 from .store import (
     FORMAT,
     EpisodeRecord,
+    StoreWarning,
     Timings,
     ToolCallRecord,
     TrajectoryStore,
@@ -44,6 +45,7 @@ __all__ = [
     "RolloutSummary",
     "ScriptedPolicy",
     "StoreRollout",
+    "StoreWarning",
     "Timings",
     "ToolCallRecord",
     "TrajectoryStore",

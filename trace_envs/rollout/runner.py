@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import gymnasium as gym
 
-from trace_envs.core import CapabilityEnv
+from trace_envs.core import CapabilityEnv, ConversationEnv
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
@@ -185,7 +185,18 @@ async def _play_turns(
             return
         if max_steps is not None and len(play.actions) >= max_steps:
             play.truncated, play.ended = True, "max_steps"
+            await _score_cut(env, play, threaded)
             return
+
+
+async def _score_cut(env: gym.Env[Any, Any], play: _Play, threaded: bool) -> None:
+    """A conversation env cut by ``max_steps`` is scored as at its own turn limit (its verdict at the cut goes
+    into the last ``info``), so that the cut episode keeps e.g. its device similarity instead of no verdict."""
+    inner = env.unwrapped
+    if not isinstance(inner, ConversationEnv):
+        return
+    extra = await asyncio.to_thread(inner.cut) if threaded else inner.cut()
+    play.info = {**play.info, **extra}
 
 
 def _episode_record(
@@ -289,6 +300,7 @@ def checked_policy_spec(policy: str, model_options: dict[str, Any] | None = None
     parsed = PolicySpec.parse(policy, **(model_options or {}))
     if parsed.model is not None:
         parsed.model.check_api_key()
+        parsed.model.check_local_model()
         return parsed.spec
     check_capabilities(parsed.capabilities)
     return policy

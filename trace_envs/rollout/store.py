@@ -25,6 +25,12 @@ from trace_envs.llm.base import Usage
 
 FORMAT = "trace-envs/episode@1"
 
+
+class StoreWarning(UserWarning):
+    """A damaged line of a JSONL store (trajectories, labels) was skipped or cut off. The message is one line
+    naming the file, the line and what was done; the command line prints it as ``warning: …``."""
+
+
 FsyncMode = Literal["background", "inline", "off"]
 EpisodeKey = tuple[str, int, int, str]
 """(env_id, seed, sample, policy): what makes an episode unique in a store."""
@@ -222,7 +228,10 @@ class TrajectoryStore:
         self._handle.flush()
         os.truncate(self.path, keep)
         warnings.warn(
-            f"{self.path}: removed a torn last line ({size - keep} bytes) left by an interrupted write", stacklevel=3
+            f"{self.path}: removed a torn last line ({size - keep} bytes) left by an interrupted write; its "
+            "episode is played again",
+            StoreWarning,
+            stacklevel=3,
         )
         return size - keep
 
@@ -270,9 +279,9 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 
 
 def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:
-    """Every parseable record in file order (streamed); a torn last line is skipped silently, any
-    other bad line with a warning naming it. A missing file is an error (a mistyped path must not
-    read as an empty store)."""
+    """Every parseable record in file order (streamed); a bad line is skipped with a :class:`StoreWarning`
+    naming it (a torn last line, left by an interrupted write, as such). A missing file is an error (a
+    mistyped path must not read as an empty store)."""
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(
@@ -283,11 +292,11 @@ def iter_episodes(path: str | Path) -> Iterator[EpisodeRecord]:
         try:
             yield EpisodeRecord.model_validate_json(raw)
         except ValidationError as exc:
-            if not torn:
-                warnings.warn(
-                    f"{file}:{number}: skipping a line that is not an episode record ({exc.errors()[0]['msg']})",
-                    stacklevel=2,
-                )
+            if torn:
+                message = f"skipping a torn last line ({len(raw)} bytes) left by an interrupted write"
+            else:
+                message = f"skipping a line that is not an episode record ({exc.errors()[0]['msg']})"
+            warnings.warn(f"{file}:{number}: {message}", StoreWarning, stacklevel=2)
 
 
 def finished_keys(path: str | Path) -> set[EpisodeKey]:

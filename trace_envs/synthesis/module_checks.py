@@ -63,20 +63,41 @@ def defines_no_env(path: Path, source: str) -> str | None:
     """Why ``source`` cannot be an env module (not Python, or no class deriving from an ``…Env`` class),
     read from its AST without running it; None when it may be one."""
     from .gates.ast_names import parse_module
+    from .gates.env_classes import env_classes
 
     try:
         tree = parse_module(source)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         return f"{path} is not valid Python ({'line ' + str(line) + ': ' if line else ''}{getattr(exc, 'msg', exc)})"
-    for node in tree.body:
-        for base in node.bases if isinstance(node, ast.ClassDef) else []:
-            name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
-            if name.endswith("Env"):
-                return None
+    if env_classes(tree, _named_like_an_env).classes:
+        return None
     return (
         f"{path} defines no env (no class deriving from CapabilityEnv); pass a module that defines one "
         "(see docs/writing-an-env.md)"
+    )
+
+
+def _named_like_an_env(origin: ast.expr) -> bool:
+    """Before the target is known, any outside base named ``…Env`` may be an env class (``CapabilityEnv``, a
+    kit's ``DeviceTaskEnv``); the contract gate checks which it is once the target is settled."""
+    name = origin.attr if isinstance(origin, ast.Attribute) else getattr(origin, "id", "")
+    return isinstance(name, str) and name.endswith("Env")
+
+
+def _no_single_target(path: Path, imported: list[str], known: list[str]) -> str:
+    """Why the target of an env module is not settled, and the fix: several kits imported, or none (then the
+    env may be on a domain of its own, which no target's gates can check)."""
+    if imported:
+        return (
+            f"cannot tell which target {path} is for: it imports the kits of {', '.join(imported)}; "
+            f"pass --target {'|'.join(imported)}"
+        )
+    return (
+        f"cannot tell which target {path} is for: it imports no target's kit (trace_envs.domains.<target>); "
+        f"pass --target {'|'.join(known)} if it uses that target's domain; an env on a domain of its own "
+        "(as generated_envs/order_cancel.py and examples/library_env.py are) is checked by the property suite "
+        "instead (docs/testing-an-env.md)"
     )
 
 
@@ -84,7 +105,7 @@ def read_module(path: Path, target: str | None = None, tau2_data: Path | None = 
     """Read an env module and settle its target (``target``, else the one target kit it imports), checked."""
     from trace_envs.targets.registry import targets
 
-    from .gates.validation import infer_target
+    from .gates.validation import infer_target, targets_imported
 
     try:
         source = path.read_text(encoding="utf-8")
@@ -102,11 +123,7 @@ def read_module(path: Path, target: str | None = None, tau2_data: Path | None = 
         not_an_env = defines_no_env(path, source)
         if not_an_env is not None:
             raise ModuleInputError("module", not_an_env)
-        raise ModuleInputError(
-            "target",
-            f"cannot tell which target {path} is for (it imports no single target domain); "
-            f"pass --target {'|'.join(targets())}",
-        )
+        raise ModuleInputError("target", _no_single_target(path, targets_imported(source), list(targets())))
     check_target(module_target, tau2_data)
     return ModuleSource(path, source, module_target)
 

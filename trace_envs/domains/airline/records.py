@@ -59,7 +59,12 @@ class AirlineRecords:
 
     ``AirlineRecords(rng)`` starts empty; every id it makes is unique within the instance and avoids the ids
     the tools hand out for new reservations and certificates. "Today" is ``AIRLINE_NOW`` (2024-05-15 15:00 EST,
-    the policy's clock). Records are plain dicts, mutable until ``state()`` is taken.
+    the policy's clock). Records are plain dicts in ``flights``, ``users`` and ``reservations``: change them as
+    the task needs until the state goes to ``Plan`` (add a flight with ``records.flights[number] =
+    airline_flight(number, origin, destination, departure_minutes, {date: available_on(seats, prices)})``,
+    its number unique, e.g. ``HAT`` and three digits not in ``records.flights``). ``state()`` returns these same
+    dicts, not a copy, so once ``Plan(AIRLINE, records.state())`` is made, leave them alone: a later change
+    would alter the recorded initial state but not the state the reference runs on.
     """
 
     def __init__(self, rng: random.Random):

@@ -29,7 +29,12 @@ class RetailRecords:
     """A small ``RetailDB`` in db.json layout: a short catalogue, customers and their orders.
 
     ``RetailRecords(rng, products=4)`` draws ``products`` products (2 to 4 variants each) from ``rng``; every
-    id it makes is unique within the instance. Records are plain dicts, mutable until ``state()`` is taken.
+    id it makes is unique within the instance. Records are plain dicts in ``products``, ``users`` and
+    ``orders``: change them as the task needs until the state goes to ``Plan`` (make a variant unavailable with
+    ``records.products[product_id]["variants"][item_id]["available"] = False``; add one with
+    ``sibling_variant``). ``state()`` returns these same dicts, not a copy, so once ``Plan(RETAIL,
+    records.state())`` is made, leave them alone: a later change would alter the recorded initial state but
+    not the state the reference runs on.
     """
 
     def __init__(self, rng: random.Random, products: int = 4):

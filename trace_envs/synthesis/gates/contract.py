@@ -20,6 +20,7 @@ from trace_envs.registry import get_domain
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
+from .env_classes import env_classes
 from .reports import Finding, GateResult
 from .static_policy import kit_modules
 
@@ -111,24 +112,8 @@ class _ContractChecker:
     # ----- the env class ---------------------------------------------------------------------
     def _env_chain(self) -> list[ast.ClassDef]:
         """The leaf env class followed by its in-module env ancestors (nearest first)."""
-        env: dict[str, ast.ClassDef] = {}
-        parents: dict[str, str | None] = {}
-        names: dict[str, str | None] = {}  # module-level name -> the env class it stands for (None: the contract)
-        for node in getattr(self.tree, "body", []):  # names are bound above their use, so one pass in order
-            if isinstance(node, ast.ClassDef):
-                for base in node.bases:
-                    found, parent = self._env_base(base, names)
-                    if found:
-                        env[node.name], parents[node.name] = node, parent
-                        names[node.name] = node.name
-                        break
-            elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found, parent = self._env_base(node.value, names)
-                for target in targets:
-                    if isinstance(target, ast.Name) and found:
-                        names[target.id] = parent  # an alias: `Base = CapabilityEnv[MyKnobs]`
-        if not env:
+        found = env_classes(self.tree, self._env_base)
+        if not found.classes:
             self.add(
                 None,
                 "no-env-class",
@@ -136,34 +121,21 @@ class _ContractChecker:
                 "Define one class that subclasses CapabilityEnv (from trace_envs.core).",
             )
             return []
-        used_as_base = {parent for parent in parents.values() if parent is not None}
-        leaves = [name for name in env if name not in used_as_base]
+        leaves = found.leaves()
         if len(leaves) != 1:
             self.add(
-                env[leaves[1]],
+                found.classes[leaves[1]],
                 "several-env-classes",
                 f"the module defines {len(leaves)} env classes ({', '.join(leaves)}); it must define exactly one.",
                 "Keep one CapabilityEnv subclass per module (shared code may live in its base class).",
             )
             return []
-        chain: list[ast.ClassDef] = []
-        current: str | None = leaves[0]
-        while current is not None:
-            chain.append(env[current])
-            current = parents[current]
-        return chain
+        return found.chain(leaves[0])
 
-    def _env_base(self, base: ast.expr, names: dict[str, str | None]) -> tuple[bool, str | None]:
-        """Whether ``base`` is the contract (or a trusted env), an in-module env class or an alias of either,
-        and the in-module class it stands for. Generic forms (``CapabilityEnv[MyKnobs]``) count as their origin."""
-        while isinstance(base, ast.Subscript):
-            base = base.value
-        if isinstance(base, ast.Name) and base.id in names:
-            return True, names[base.id]
-        qualified = qualified_name(base, self.aliases)
-        if _core_name(qualified) == BASE_CLASS or self._trusted_env(qualified):
-            return True, None
-        return False, None
+    def _env_base(self, origin: ast.expr) -> bool:
+        """Whether a base's origin (generic forms resolved by :mod:`.env_classes`) is the contract or a trusted env."""
+        qualified = qualified_name(origin, self.aliases)
+        return _core_name(qualified) == BASE_CLASS or self._trusted_env(qualified)
 
     def _trusted_env(self, qualified: str | None) -> bool:
         """Whether ``qualified`` names a CapabilityEnv of the target's kit (``DeviceTaskEnv`` of the device

@@ -83,6 +83,12 @@ def validate_file(path: str | Path, context: GateContext, gates: Sequence[Gate] 
 def infer_target(source: str) -> str | None:
     """The one registered target whose own kit a module imports (``trace_envs.domains.<target>``), else None
     (a module that does not parse, or imports no or several targets' kits)."""
+    found = targets_imported(source)
+    return found[0] if len(found) == 1 else None
+
+
+def targets_imported(source: str) -> list[str]:
+    """The registered targets whose own kit the module imports (none for a module that does not parse)."""
     import ast
 
     from trace_envs.targets.registry import targets_importing
@@ -92,12 +98,11 @@ def infer_target(source: str) -> str | None:
     try:
         tree = parse_module(source)
     except (SyntaxError, ValueError):
-        return None
+        return []
     modules: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             modules.append(node.module or "")
         elif isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names]
-    found = targets_importing(modules)
-    return found[0] if len(found) == 1 else None
+    return targets_importing(modules)
