@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError, BoxTimeout
+from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxLayerMissing, BoxProcess, BoxProtocolError, BoxTimeout
 from .limits import BoxLimits
 from .pool import BoxPool, default_pool
 from .protocol import PROTOCOL_VERSION
@@ -21,6 +21,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "BoxCrashed",
     "BoxFailure",
+    "BoxLayerMissing",
     "BoxLimits",
     "BoxPool",
     "BoxProcess",
