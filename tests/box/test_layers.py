@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pytest
 from typer.testing import CliRunner
 
@@ -63,11 +64,15 @@ def test_a_weaker_box_starts_and_names_the_layers_it_had(host_lacks_seccomp: Non
 def test_load_envs_refuses_naming_the_layer_and_loads_with_weaker_box(
     host_lacks_seccomp: None, tmp_path: Path, clean_ids: list[str]
 ) -> None:
-    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": GOOD})
-    with pytest.raises(ImportError, match="seccomp filter"):
-        trace_envs.load_envs(folder)
-    ids = trace_envs.load_envs(folder, weaker_box=True)
-    clean_ids += ids
+    source = GOOD + "\n# a text of its own: no boxed class of it is cached yet\n"
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": source})
+    before = set(gym.registry)
+    try:
+        with pytest.raises(ImportError, match="seccomp filter"):
+            trace_envs.load_envs(folder, id_prefix="layers")
+        ids = trace_envs.load_envs(folder, id_prefix="layers", weaker_box=True)
+    finally:
+        clean_ids += sorted(set(gym.registry) - before)
     assert len(ids) == 1 and default_pool().limits.weaker_box
     assert BoxLimits().weaker_box, "later boxes of this process (and its workers) are weaker boxes too"
 
