@@ -77,6 +77,14 @@ def plugin_packages() -> list[ModuleType]:
     return [sys.modules[name] for name in sorted(names) if name in sys.modules]
 
 
+def allow_weaker_box() -> None:
+    """``--weaker-box``: boxes of this process and its workers start with the kernel layers this host has,
+    instead of refusing without one (:func:`trace_envs.box.allow_weaker_box`; the reports name the layers)."""
+    from .box import allow_weaker_box as allow
+
+    allow()
+
+
 def load_envs(
     path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool = True, weaker_box: bool = False
 ) -> list[str]:
@@ -103,8 +111,6 @@ def load_envs(
     naming it, unless ``weaker_box=True`` (for this whole process: :func:`trace_envs.box.allow_weaker_box`).
     """
     if weaker_box:
-        from .box import allow_weaker_box
-
         allow_weaker_box()
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
