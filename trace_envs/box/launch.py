@@ -125,7 +125,7 @@ def boxed_command(
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:
         quota_options = ["--quota", str(quota)] if quota is not None else []
-        hide = hidden_folder(scratch)
+        hide = hidden_folder(scratch) if quota is not None else None  # a bound scratch would be bound hidden
         quota_options += ["--hide", hide] if hide is not None else []
         quota_options += ["--tasks", str(tasks)] if tasks is not None and "pid namespace" in isolation else []
         wrapped = [
