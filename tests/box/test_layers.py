@@ -97,3 +97,15 @@ def test_the_cli_option_allows_weaker_boxes_for_the_whole_run(strict: None) -> N
     assert not BoxLimits().weaker_box
     assert runner.invoke(app, ["--weaker-box", "list"]).exit_code == 0
     assert BoxLimits().weaker_box
+
+
+def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from trace_envs.box import launch
+
+    scratch = str(tmp_path / "trace-box-1")
+    monkeypatch.setattr(launch, "package_roots", lambda: ["/opt/site-packages"])
+    assert launch.hidden_folder(scratch) == str(tmp_path.resolve())
+    monkeypatch.setattr(launch, "package_roots", lambda: [str(tmp_path / "checkout")])  # a checkout under /tmp
+    assert launch.hidden_folder(scratch) is None
