@@ -77,7 +77,17 @@ def plugin_packages() -> list[ModuleType]:
     return [sys.modules[name] for name in sorted(names) if name in sys.modules]
 
 
-def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool = True) -> list[str]:
+def allow_weaker_box() -> None:
+    """``--weaker-box``: boxes of this process and its workers start with the kernel layers this host has,
+    instead of refusing without one (:func:`trace_envs.box.allow_weaker_box`; the reports name the layers)."""
+    from .box import allow_weaker_box as allow
+
+    allow()
+
+
+def load_envs(
+    path: str | os.PathLike[str], *, id_prefix: str | None = None, boxed: bool = True, weaker_box: bool = False
+) -> list[str]:
     """Register the env of every ``*.py`` module of the folder ``path`` (names starting with ``_`` are
     skipped) as a boxed id; returns their ids, in file order.
 
@@ -96,7 +106,12 @@ def load_envs(path: str | os.PathLike[str], *, id_prefix: str | None = None, box
     get names unique to the folder); loading a folder again registers nothing new. With
     ``id_prefix`` the ids are ``trace/<prefix>-<capability>-v0``, so folders that train the same capability
     (e.g. one per target domain) can be loaded side by side.
+
+    Boxes need the kernel layers of :mod:`trace_envs.box.layers`; where this host lacks one, loading fails
+    naming it, unless ``weaker_box=True`` (for this whole process: :func:`trace_envs.box.allow_weaker_box`).
     """
+    if weaker_box:
+        allow_weaker_box()
     folder = Path(path).expanduser().resolve()
     if not folder.is_dir():
         raise NotADirectoryError(f"load_envs: {folder} is not a folder; pass the folder that holds the env modules")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from trace_envs.box.layers import REQUIRED, missing_layers
 from trace_envs.synthesis import (
     Gate,
     GateContext,
@@ -40,6 +41,10 @@ def test_a_correct_module_passes_every_gate(tau2_data: Path) -> None:
     execution = report.result("execution")
     assert execution.details["blocked"] == 0 and execution.details["seeds"] == 8
     assert report.table().splitlines()[-1].startswith("retail_cancel.py: passed in")
+    if not missing_layers():  # the report names every kernel layer that was in force
+        layers = " | ".join(execution.details["isolation"])
+        for layer in (*REQUIRED, "read-only filesystem", "no capabilities", "task limit", "audit hook"):
+            assert layer in layers, layers
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")

@@ -69,12 +69,22 @@ def test_a_module_that_catches_the_refusal_is_still_rejected(canary: Path) -> No
 
 @pytest.mark.parametrize("namespaces", [True, False])
 def test_the_local_listener_is_never_contacted(namespaces: bool, listener: Listener, canary: Path) -> None:
-    """With the network namespace, and with only the audit hook (the fallback where unshare is refused)."""
-    outcome = run_box(redteam_source("socket_listener.py", port=str(listener.port)), namespaces=namespaces)
+    """With the network namespace, and without any namespace (a weaker box: where unshare is refused)."""
+    source = redteam_source("socket_listener.py", port=str(listener.port))
+    outcome = run_box(source, namespaces=namespaces, weaker_box=not namespaces)
     assert any(event.startswith("socket.") for event, _ in blocked(outcome)), blocked(outcome)
     assert listener.connections == 0
     assert ("network namespace" in outcome.isolation) == (namespaces and "network namespace" in namespace_prefix()[1])
     assert_nothing_escaped(outcome, canary)
+
+
+def test_without_a_kernel_layer_no_box_starts_and_the_finding_names_it(canary: Path) -> None:
+    """Fail closed: a box lacking its namespaces does not start (not even the module's import), and the run's
+    failure names each missing layer and --weaker-box."""
+    outcome = run_box(GOOD_MODULE.read_text(encoding="utf-8"), namespaces=False)
+    assert outcome.crashed is not None and outcome.result is not None and outcome.result.module is None
+    assert "network namespace (turned off" in outcome.crashed and "--weaker-box" in outcome.crashed
+    assert outcome.boxes_started == 0 and outcome.run_id == ""
 
 
 def test_home_and_secrets_stay_out_of_reach(fake_home: Path, canary: Path) -> None:

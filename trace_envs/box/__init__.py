@@ -10,9 +10,9 @@
 
 from __future__ import annotations
 
-from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError, BoxTimeout
+from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxLayerMissing, BoxProcess, BoxProtocolError, BoxTimeout
 from .limits import BoxLimits
-from .pool import BoxPool, default_pool
+from .pool import BoxPool, allow_weaker_box, default_pool
 from .protocol import PROTOCOL_VERSION
 from .proxy import BoxedEnv, boxed_env_class
 from .registry import box_installed_env, boxed_class
@@ -21,6 +21,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "BoxCrashed",
     "BoxFailure",
+    "BoxLayerMissing",
     "BoxLimits",
     "BoxPool",
     "BoxProcess",
@@ -28,6 +29,7 @@ __all__ = [
     "BoxTimeout",
     "BoxedEnv",
     "BoxedEnvError",
+    "allow_weaker_box",
     "box_installed_env",
     "boxed_class",
     "boxed_env_class",

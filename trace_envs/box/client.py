@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
+from .layers import missing_layers, refusal
 from .limits import BoxLimits
 from .lines import LineReader, LineTooLong, PipeClosed, PipeTimeout, wait_for
 from .protocol import (
@@ -78,6 +79,12 @@ class BoxProtocolError(BoxFailure):
     reason = "protocol"
 
 
+class BoxLayerMissing(BoxFailure):
+    """This host lacks a kernel layer every box needs, and the limits do not allow a weaker box: none started."""
+
+    reason = "layers"
+
+
 class BoxedEnvError(RuntimeError):
     """The env's code raised inside the box; ``error`` is the exception's type name, ``line`` the module's line."""
 
@@ -102,6 +109,9 @@ class BoxProcess:
         started: list[BoxProcess] | None = None,
     ):
         self.limits = limits or BoxLimits()
+        missing = missing_layers(namespaces=self.limits.namespaces)
+        if missing and not self.limits.weaker_box:  # fail closed: no box, and no folder left behind
+            raise BoxLayerMissing(refusal(missing), stage="start")
         self.scratch = tempfile.mkdtemp(prefix="trace-box-")
         self.private = tempfile.mkdtemp(prefix="trace-box-out-")  # stdout/stderr files: not in scratch
         self.run_id = Path(self.scratch).name
@@ -139,7 +149,11 @@ class BoxProcess:
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
         server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
         command, self.isolation = boxed_command(
-            server, self.scratch, namespaces=self.limits.namespaces, quota=self.limits.scratch_bytes
+            server,
+            self.scratch,
+            namespaces=self.limits.namespaces,
+            quota=self.limits.scratch_bytes,
+            tasks=self.limits.tasks,
         )
         self.hash_seed = fresh_hash_seed()
         with open(Path(self.private) / "stdout", "wb") as out, open(Path(self.private) / "stderr", "wb") as err:
@@ -367,4 +381,14 @@ class BoxProcess:
         shutil.rmtree(self.private, ignore_errors=True)
 
 
-__all__ = ["Ask", "BoxCrashed", "BoxFailure", "BoxProcess", "BoxProtocolError", "BoxTimeout", "BoxedEnvError", "Step"]
+__all__ = [
+    "Ask",
+    "BoxCrashed",
+    "BoxFailure",
+    "BoxLayerMissing",
+    "BoxProcess",
+    "BoxProtocolError",
+    "BoxTimeout",
+    "BoxedEnvError",
+    "Step",
+]

@@ -24,7 +24,19 @@ from . import mounts
 PLUGIN_GROUP = "trace_envs.envs"
 """The plugins' entry-point group (:data:`trace_envs.plugins.ENTRY_POINT_GROUP`), whose packages boxes import."""
 
+ALL_NAMESPACES = (
+    "user namespace",
+    "network namespace",
+    "pid namespace",
+    "mount namespace",
+    "ipc namespace",
+    "uts namespace",
+)
 NAMESPACE_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--uts"),
+        ALL_NAMESPACES,
+    ),
     (
         ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"),
         ("user namespace", "network namespace", "pid namespace", "mount namespace"),
@@ -92,15 +104,30 @@ def box_environment(scratch: str, hash_seed: int) -> dict[str, str]:
     }
 
 
+def hidden_folder(scratch: str) -> str | None:
+    """The folder holding ``scratch`` (the host's temporary folder), which the box may see empty; None when
+    something the box reads lies in it (the interpreter or a package: a checkout under /tmp)."""
+    folder = os.path.dirname(os.path.realpath(scratch))
+    if folder in ("", "/"):
+        return None
+    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *package_roots()]
+    inside = [path for path in needed if os.path.realpath(path).startswith(folder.rstrip("/") + "/")]
+    return None if inside else folder
+
+
 def boxed_command(
-    command: Sequence[str], scratch: str, *, namespaces: bool, quota: int | None = None
+    command: Sequence[str], scratch: str, *, namespaces: bool, quota: int | None = None, tasks: int | None = None
 ) -> tuple[list[str], list[str]]:
-    """``command`` wrapped in ``unshare`` and the mount seal (where available); returns it and the namespaces."""
+    """``command`` wrapped in ``unshare`` and the mount seal (where available); returns it and the namespaces.
+    ``tasks``: the most threads the box's pid namespace may hold (see :func:`mounts.limit_tasks`)."""
     prefix, isolation = namespace_prefix() if namespaces else ((), ())
     parent_namespace = mounts.mount_namespace()
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:
         quota_options = ["--quota", str(quota)] if quota is not None else []
+        hide = hidden_folder(scratch) if quota is not None else None  # a bound scratch would be bound hidden
+        quota_options += ["--hide", hide] if hide is not None else []
+        quota_options += ["--tasks", str(tasks)] if tasks is not None and "pid namespace" in isolation else []
         wrapped = [
             sys.executable,
             "-B",

@@ -7,6 +7,15 @@ import resource
 
 from pydantic import BaseModel, ConfigDict, Field
 
+WEAKER_BOX_VARIABLE = "TRACE_ENVS_WEAKER_BOX"
+"""Set to 1 (by ``--weaker-box``), every box of this process and its workers may start without a missing layer."""
+
+
+def weaker_box_default() -> bool:
+    """Whether ``--weaker-box`` (or ``$TRACE_ENVS_WEAKER_BOX=1``) is in force: the default of :attr:`BoxLimits.weaker_box`."""
+    return os.environ.get(WEAKER_BOX_VARIABLE) == "1"
+
+
 GIB = 1024**3
 MIB = 1024**2
 
@@ -49,7 +58,32 @@ class BoxLimits(BaseModel):
         ge=1,
         description="Most user lines a box may ask the parent's model for during one reset or step (one is usual).",
     )
-    namespaces: bool = Field(default=True, description="Use Linux namespaces (unshare) when the OS allows them.")
+    namespaces: bool = Field(
+        default=True, description="Use Linux namespaces (unshare); off, the box lacks them (a weaker box)."
+    )
+    weaker_box: bool = Field(
+        default_factory=weaker_box_default,
+        description=(
+            "Start boxes even where a kernel layer (a namespace, the seccomp filter, Landlock) is missing on this "
+            "host; the report names the layers in force. Off (the default, unless $TRACE_ENVS_WEAKER_BOX=1): such a "
+            "box does not start, and the error names the missing layer."
+        ),
+    )
+    audit_hook: bool = Field(
+        default=True,
+        description=(
+            "Install the audit hook (a second layer, for findings: the kernel layers are the boundary). Off only to "
+            "show that the kernel layers hold alone (the red-team tests); the report then omits it."
+        ),
+    )
+    tasks: int = Field(
+        default=301,
+        ge=301,
+        description=(
+            "pid_max of the box's own pid namespace (Linux 6.14+): at most this many threads, root included; the "
+            "kernel's minimum is 301. No process can start anyway (the seccomp filter), so RLIMIT_AS bounds the box."
+        ),
+    )
     resets_per_box: int = Field(
         default=1024,
         ge=1,

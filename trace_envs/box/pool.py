@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .client import BoxFailure, BoxProcess
-from .limits import BoxLimits
+from .limits import WEAKER_BOX_VARIABLE, BoxLimits
 from .protocol import Refusal
 
 
@@ -143,3 +143,12 @@ def default_pool() -> BoxPool:
         atexit.register(pool.close)
         multiprocessing.util.Finalize(pool, pool.close, exitpriority=10)  # a multiprocessing worker skips atexit
     return _DEFAULT[0]
+
+
+def allow_weaker_box() -> None:
+    """``--weaker-box`` / ``weaker_box=True``: from now on, boxes of this process (its default pool's, and every
+    new :class:`BoxLimits`) and of the workers it starts run with the kernel layers this host has, instead of
+    refusing to start without one; reports still name every layer that was in force."""
+    os.environ[WEAKER_BOX_VARIABLE] = "1"
+    for pool in _DEFAULT:
+        pool.limits = pool.limits.model_copy(update={"weaker_box": True})

@@ -2,7 +2,9 @@
 
 Order matters (in a mount namespace of its own, :mod:`trace_envs.box.mounts` has already sealed every mount
 but the scratch and dropped every capability): rlimits first, then every trusted import (its objects frozen
-out of garbage collection: they live as long as the box), then the
+out of garbage collection: they live as long as the box), then the kernel layers that hold with or without
+the hook (:mod:`~trace_envs.box.landlock`'s file-system view, then :mod:`~trace_envs.box.syscalls`'
+seccomp filter; a box that cannot install one stops, unless it is a weaker box), then the
 :class:`~trace_envs.box.protocol.Start` request (the module's text), then the audit hook, and only then the
 module, executed from that text under the same name in every box. The box then serves one env, one
 request at a time, until :class:`~trace_envs.box.protocol.Close` or end of input, and leaves with
@@ -267,6 +269,40 @@ def report_seal(reporter: AuditReporter) -> None:
         reporter.send({"type": "isolation", "name": "no capabilities"})
     if seal.get("scratch_quota"):
         reporter.send({"type": "isolation", "name": f"scratch quota ({int(seal['scratch_quota']) // 2**20} MiB tmpfs)"})
+    if seal.get("hidden"):
+        reporter.send({"type": "isolation", "name": "host temporary folder hidden"})
+    if seal.get("pid_max"):
+        reporter.send({"type": "isolation", "name": f"task limit (pid_max {int(seal['pid_max'])})"})
+
+
+def readable_data() -> list[str]:
+    """Data the trusted code reads at run time, besides its packages: the prompt templates (which a checkout
+    keeps beside the package, not in it)."""
+    from trace_envs.core.templates import templates_dir
+
+    try:
+        return [str(templates_dir())]
+    except FileNotFoundError:
+        return []
+
+
+def install_kernel_layers(limits: BoxLimits, roots: list[str], reporter: AuditReporter) -> None:
+    """Landlock (read ``roots`` only, write the scratch, our working folder), then the seccomp filter; each
+    one in force is reported. One that fails ends the box (exit code 3, the reason on stderr), unless
+    ``limits.weaker_box``."""
+    from . import landlock, syscalls
+
+    syscalls.library()  # loaded while every file can still be read
+    readable = [*roots, *readable_data()]
+    layers = (lambda: landlock.restrict(readable, [os.getcwd()]), syscalls.install)
+    for layer in layers:
+        try:
+            reporter.send({"type": "isolation", "name": layer()})
+        except OSError as exc:
+            if not limits.weaker_box:
+                sys.stderr.write(f"the box could not install a kernel layer: {exc}\n")
+                sys.stderr.flush()
+                os._exit(3)
 
 
 def main(argv: list[str]) -> None:
@@ -281,11 +317,13 @@ def main(argv: list[str]) -> None:
     report_seal(reporter)
     channel = Channel(requests, replies, limits.spin_seconds)
     gc.freeze()  # what the trusted imports made lives as long as the box: full collections need not walk it
+    install_kernel_layers(limits, roots, reporter)
     start = channel.receive()
     if not isinstance(start, Start):
         os._exit(2)
     set_user_factory(parent_user)
-    install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter)
+    if limits.audit_hook:
+        install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter)
     reporter.stage = "import"
     try:
         env, env_id = load_env(start)

@@ -201,10 +201,30 @@ app = TraceTyper(
 )
 
 
+WEAKER_BOX_HELP = (
+    "Run boxes (validation, loaded env folders, rollouts...) even where this host lacks one of their kernel "
+    "layers (a namespace, the seccomp filter, Landlock); the report names the layers in force. Without it, "
+    "such a host refuses, naming the missing layer."
+)
+
+
+def weaker_box_option(value: bool) -> bool:
+    """``--weaker-box``: allow weaker boxes in this process and the workers it starts."""
+    if value:
+        from trace_envs.plugins import allow_weaker_box
+
+        allow_weaker_box()
+    return value
+
+
+WeakerBoxOption = Annotated[bool, typer.Option("--weaker-box", callback=weaker_box_option, help=WEAKER_BOX_HELP)]
+
+
 @app.callback()
 def _app_options(
     version: Annotated[
         bool, typer.Option("--version", is_eager=True, callback=_version, help="Print the version and exit.")
     ] = False,
+    weaker_box: WeakerBoxOption = False,
 ) -> None:
     """Options of ``trace-envs`` itself (the app's help text is set above)."""

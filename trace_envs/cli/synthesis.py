@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .app import app
+from .app import WeakerBoxOption, app
 from .env_args import sampling_options
 from .errors import fail as _fail
 
@@ -118,6 +118,7 @@ def synthesize_command(
             min=1, metavar="SECONDS", help="Seconds before a generator request times out (raise it for a relay)."
         ),
     ] = 120.0,
+    weaker_box: WeakerBoxOption = False,
 ) -> None:
     """Write one capability env per kept capability of an analysis, each through every gate.
 
@@ -260,6 +261,7 @@ def validate_command(
             help="Also allow imports of this installed package (repeat); catalogue modules get theirs.",
         ),
     ] = None,
+    weaker_box: WeakerBoxOption = False,
 ) -> None:
     """Run every gate on env modules written by anyone, and print the gate table of each.
 
@@ -280,7 +282,7 @@ def validate_command(
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
     with console.status(f"validating {len(sources)} module(s), {jobs} at a time…"):
-        done = validate_modules(sources, trust=trust, jobs=jobs, **settings)
+        done = validate_modules(sources, trust=trust, jobs=jobs, weaker_box=weaker_box, **settings)
     for checked in done:
         console.print(checked.report.table(), markup=False, highlight=False)
         line = _calibration_line(checked.report)

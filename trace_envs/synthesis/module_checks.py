@@ -14,6 +14,7 @@ from typing import Any
 
 from .gates.context import GateContext
 from .gates.reports import ValidationReport
+from .sandbox.protocol import SandboxLimits
 
 
 class ModuleInputError(ValueError):
@@ -129,11 +130,22 @@ def read_module(path: Path, target: str | None = None, tau2_data: Path | None = 
 
 
 def validate_modules(
-    modules: Sequence[ModuleSource], *, trust: Sequence[str] | None = None, jobs: int = 2, **settings: Any
+    modules: Sequence[ModuleSource],
+    *,
+    trust: Sequence[str] | None = None,
+    jobs: int = 2,
+    weaker_box: bool = False,
+    **settings: Any,
 ) -> list[ModuleValidation]:
     """Every gate on each module, ``jobs`` at a time (the gates wait on sandbox processes, so threads suffice);
-    ``settings`` are :class:`GateContext` fields (capability, seeds, calibration...), ``trust`` extra packages."""
+    ``settings`` are :class:`GateContext` fields (capability, seeds, calibration...), ``trust`` extra packages.
+    ``weaker_box``: run the boxes with the kernel layers this host has where one is missing (the report names
+    those in force); without it, such a host's validation fails naming the missing layer."""
     from .generation.catalogue import module_trusted_imports
+
+    if weaker_box:
+        limits = settings.get("limits") or SandboxLimits()
+        settings["limits"] = limits.model_copy(update={"weaker_box": True})
 
     contexts = [
         GateContext(

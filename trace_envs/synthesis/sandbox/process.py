@@ -36,7 +36,7 @@ from .protocol import (
 )
 
 TAIL = 4000
-BASE_ISOLATION = ("rlimits", "audit hook", "scratch directory", "empty environment", "fresh hash seed")
+BASE_ISOLATION = ("rlimits", "scratch directory", "empty environment", "fresh hash seed")
 
 
 def run_in_sandbox(
@@ -72,7 +72,7 @@ def run_in_sandbox(
         timed_out=timed_out,
         crashed=None if failure is None or timed_out or signal_name else str(failure),
         wall_seconds=time.monotonic() - started,
-        isolation=[*run.isolation, *BASE_ISOLATION],
+        isolation=[*run.isolation, *BASE_ISOLATION, *(["audit hook"] if limits.audit_hook else [])],
         stdout_tail="".join(box.stdout_tail() for box in run.pool.boxes)[-TAIL:],
         stderr_tail="".join(box.stderr_tail() for box in run.pool.boxes)[-TAIL:],
         limits=limits,

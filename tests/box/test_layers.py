@@ -1,0 +1,111 @@
+"""Boxes fail closed: where this host lacks a kernel layer, no box starts and the error names the layer and
+``--weaker-box``; with ``weaker_box`` (limits, ``load_envs``, ``validate_modules``, the CLI) boxes start and
+name the layers they had."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from typer.testing import CliRunner
+
+import trace_envs
+from trace_envs.box import BoxLayerMissing, BoxLimits, BoxProcess, client, default_pool
+from trace_envs.box.layers import REQUIRED, host_layers, missing_layers
+from trace_envs.box.limits import WEAKER_BOX_VARIABLE
+from trace_envs.box.protocol import Reset
+
+from .conftest import GOOD, synthesis_folder
+
+LACKING = ["seccomp filter (libseccomp is not installed (apt-get install libseccomp2))"]
+
+
+@pytest.fixture
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No weaker box allowed in this process (whatever ran before), restored afterwards."""
+    monkeypatch.setenv(WEAKER_BOX_VARIABLE, "0")
+    pool = default_pool()
+    monkeypatch.setattr(pool, "limits", pool.limits.model_copy(update={"weaker_box": False}))
+
+
+@pytest.fixture
+def host_lacks_seccomp(monkeypatch: pytest.MonkeyPatch, strict: None) -> None:
+    """This host, as one without libseccomp would look to the box's launcher."""
+    monkeypatch.setattr(client, "missing_layers", lambda namespaces=True: list(LACKING))
+
+
+def test_this_host_has_every_layer_or_names_what_it_lacks() -> None:
+    found = host_layers()
+    assert set(found) == set(REQUIRED)
+    assert [m.split(" (")[0] for m in missing_layers()] == [name for name in REQUIRED if found[name] is not None]
+    assert all(name in " ".join(missing_layers(namespaces=False)) for name in REQUIRED[:6])
+
+
+def test_a_missing_layer_starts_no_box_and_names_the_layer_and_the_way_out(host_lacks_seccomp: None) -> None:
+    with pytest.raises(BoxLayerMissing) as raised:
+        BoxProcess(GOOD)
+    message = str(raised.value)
+    assert "seccomp filter" in message and "libseccomp2" in message
+    assert "--weaker-box" in message and "weaker_box=True" in message
+    assert raised.value.reason == "layers" and raised.value.stage == "start"
+
+
+def test_a_weaker_box_starts_and_names_the_layers_it_had(host_lacks_seccomp: None) -> None:
+    box = BoxProcess(GOOD, limits=BoxLimits(weaker_box=True))
+    try:
+        box.call(Reset(seed=0))
+        assert box.isolation and any("landlock" in layer for layer in box.sealed), box.sealed
+    finally:
+        box.close()
+
+
+def test_load_envs_refuses_naming_the_layer_and_loads_with_weaker_box(
+    host_lacks_seccomp: None, tmp_path: Path, clean_ids: list[str]
+) -> None:
+    source = GOOD + "\n# a text of its own: no boxed class of it is cached yet\n"
+    folder = synthesis_folder(tmp_path / "envs", {"cancel.py": source})
+    before = set(gym.registry)
+    try:
+        with pytest.raises(ImportError, match="seccomp filter"):
+            trace_envs.load_envs(folder, id_prefix="layers")
+        ids = trace_envs.load_envs(folder, id_prefix="layers", weaker_box=True)
+    finally:
+        clean_ids += sorted(set(gym.registry) - before)
+    assert len(ids) == 1 and default_pool().limits.weaker_box
+    assert BoxLimits().weaker_box, "later boxes of this process (and its workers) are weaker boxes too"
+
+
+def test_validate_modules_passes_weaker_box_to_every_box(monkeypatch: pytest.MonkeyPatch, strict: None) -> None:
+    from trace_envs.synthesis import module_checks
+
+    seen: list[Any] = []
+    monkeypatch.setattr(module_checks, "_validate_one", lambda module, context: seen.append(context.limits))
+    module = module_checks.ModuleSource(Path("cancel.py"), GOOD, "retail")
+    module_checks.validate_modules([module], weaker_box=True, seeds=3)
+    module_checks.validate_modules([module], seeds=3)
+    assert [limits.weaker_box for limits in seen] == [True, False]
+
+
+def test_the_cli_option_allows_weaker_boxes_for_the_whole_run(strict: None) -> None:
+    from trace_envs.cli import build_app
+
+    app, runner = build_app(), CliRunner()
+    assert "--weaker-box" in runner.invoke(app, ["validate", "--help"]).output
+    assert runner.invoke(app, ["list"]).exit_code == 0
+    assert not BoxLimits().weaker_box
+    assert runner.invoke(app, ["--weaker-box", "list"]).exit_code == 0
+    assert BoxLimits().weaker_box
+
+
+def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from trace_envs.box import launch
+
+    scratch = str(tmp_path / "trace-box-1")
+    monkeypatch.setattr(launch, "package_roots", lambda: ["/opt/site-packages"])
+    assert launch.hidden_folder(scratch) == str(tmp_path.resolve())
+    monkeypatch.setattr(launch, "package_roots", lambda: [str(tmp_path / "checkout")])  # a checkout under /tmp
+    assert launch.hidden_folder(scratch) is None

@@ -1,0 +1,194 @@
+"""Red team, kernel layers alone: the modules of ``redteam/kernel/`` run in boxes with the audit hook off (as if
+an attacker had switched it off from inside, as issue 34's did), and every attack still fails. Each module is
+the project's control plus a payload that runs at import and again on the action ``leak``, which returns what
+it got as an observation; the host checks what would show that it fired: the stolen text, a listener, a System
+V key, a canary, the box's processes and its memory.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from trace_envs.box import BoxLimits, BoxProcess
+from trace_envs.box.launch import box_processes
+from trace_envs.box.layers import missing_layers
+from trace_envs.box.protocol import Reset, Step
+
+from .conftest import GOOD_MODULE, REDTEAM
+
+KERNEL = REDTEAM / "kernel"
+KEY = "FAKE-PRIVATE-KEY-3d9a"
+HOOK_OFF = BoxLimits(audit_hook=False, wall_seconds=60)
+
+pytestmark = pytest.mark.skipif(bool(missing_layers()), reason=f"this host lacks box layers: {missing_layers()}")
+
+
+def kernel_source(name: str, **values: str) -> str:
+    text = (KERNEL / name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace(f"__{key.upper()}__", value)
+    return text
+
+
+def loot(source: str, limits: BoxLimits = HOOK_OFF) -> tuple[str, BoxProcess]:
+    """Start a box of ``source``, play one episode and ask for the loot; returns it and the (closed) box."""
+    box = BoxProcess(source, limits=limits)
+    try:
+        assert "audit hook" not in box.sealed
+        box.call(Reset(seed=0))
+        reply = box.call(Step(action="leak"))
+        return str(reply.observation), box
+    finally:
+        box.close()
+
+
+class UnixListener:
+    """A unix socket on the host's file system (where a docker socket would be) that counts what it receives."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.path)
+        os.chmod(self.path, 0o777)
+        self.server.listen()
+        self.server.settimeout(0.1)
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with connection:
+                self.received.append(connection.recv(1024))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.server.close()
+
+
+@pytest.fixture
+def unix_listener(tmp_path: Path) -> Iterator[UnixListener]:
+    listener = UnixListener(tmp_path / "docker.sock")
+    try:
+        yield listener
+    finally:
+        listener.close()
+
+
+def test_the_control_module_runs_with_every_layer_and_without_the_hook() -> None:
+    box = BoxProcess(GOOD_MODULE.read_text(encoding="utf-8"), limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        layers = " | ".join([*box.isolation, *box.sealed])
+    finally:
+        box.close()
+    for layer in ("ipc namespace", "uts namespace", "landlock file-system view", "seccomp filter", "task limit"):
+        assert layer in layers, layers
+
+
+def test_host_files_homes_the_manifest_and_other_processes_stay_unreadable(tmp_path: Path) -> None:
+    key = tmp_path / "id_ed25519"
+    key.write_text(KEY, encoding="utf-8")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(KEY, encoding="utf-8")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text('{"validated": "' + KEY + '"}', encoding="utf-8")
+    source = kernel_source(
+        "host_files.py", keyfile=str(key), home=str(home), manifest=str(manifest), parent=str(os.getpid())
+    )
+    stolen, _ = loot(source)
+    assert KEY not in stolen, stolen
+    for attack in ("tmp key", "home key", "list home", "manifest", "host environ", "etc"):
+        assert f"{attack}: ok" not in stolen, stolen
+    assert "tmp key stat: ok" not in stolen, stolen  # the host's /tmp is hidden: not even its metadata
+    assert "list tmp: PermissionError" in stolen, stolen  # outside the Landlock view (and empty under it)
+
+
+def test_a_host_unix_socket_never_hears_from_the_box(unix_listener: UnixListener) -> None:
+    source = kernel_source("host_unix_socket.py", socket=unix_listener.path, port="9")
+    stolen, _ = loot(source)
+    assert unix_listener.received == []
+    assert "unix connect: PermissionError" in stolen and "socketpair: PermissionError" in stolen, stolen
+    assert "tcp: ok" not in stolen
+
+
+def host_ipc_keys() -> set[str]:
+    """Keys of the host's System V segments, queues and semaphore sets (the second column of /proc/sysvipc)."""
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text(encoding="ascii").splitlines()[1:]
+        keys |= {line.split()[0] for line in lines if line.split()}
+    return keys
+
+
+def test_no_system_v_or_posix_ipc_object_is_made_or_left_on_the_host() -> None:
+    key = 0x7E34_1D01
+    stolen, _ = loot(kernel_source("sysv_ipc.py", shmkey=str(key)))
+    for call in ("shmget", "msgget", "semget", "mq_open"):
+        assert f"{call}: ok '-1 errno 1'" in stolen, stolen  # EPERM from the filter
+    assert str(key) not in host_ipc_keys()
+    assert not Path("/dev/mqueue/trace-redteam").exists()
+
+
+def test_no_process_starts_threads_are_bounded_and_memory_stops_at_the_limit() -> None:
+    limits = BoxLimits(audit_hook=False, wall_seconds=120, memory_bytes=768 * 2**20)
+    box = BoxProcess(kernel_source("processes_and_memory.py"), limits=limits)
+    try:
+        before = box_processes(box.run_id)
+        box.call(Reset(seed=0))
+        stolen = str(box.call(Step(action="leak")).observation)
+        after = box_processes(box.run_id)
+        peaks = [peak_memory(pid) for pid in after]
+    finally:
+        box.close()
+    assert "fork: PermissionError" in stolen, stolen
+    assert sorted(after) == sorted(before), "the box started processes"
+    started = max(int(line.rsplit(" ", 1)[1]) for line in stolen.splitlines() if line.startswith("threads started"))
+    assert started < limits.tasks, stolen  # pid_max of the box's pid namespace
+    assert "memory: MemoryError" in stolen, stolen
+    assert max(peaks) <= limits.memory_bytes, peaks  # one process: RLIMIT_AS is the whole box's
+
+
+def peak_memory(pid: int) -> int:
+    """VmPeak of ``pid``, in bytes (0 if it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    except OSError:
+        return 0
+    line = next((line for line in status.splitlines() if line.startswith("VmPeak:")), "VmPeak: 0 kB")
+    return int(line.split()[1]) * 1024
+
+
+def test_no_shell_runs_whatever_the_route(tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    canary.write_text("original", encoding="utf-8")
+    stolen, box = loot(kernel_source("exec_shell.py", canary=str(canary)))
+    assert canary.read_text(encoding="utf-8") == "original"
+    for route in ("subprocess", "posix_spawn", "execv"):
+        assert f"{route}: PermissionError" in stolen, stolen
+    assert "system: ok 0" not in stolen, stolen
+    assert box.failure is None  # the box still answered: no exec replaced it
+
+
+def test_no_namespace_mount_or_ptrace_escape(tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    canary.write_text("original", encoding="utf-8")
+    stolen, _ = loot(kernel_source("ptrace_unshare.py", canary=str(canary)))
+    assert canary.read_text(encoding="utf-8") == "original"
+    for call in ("unshare", "ptrace attach", "ptrace traceme", "setns", "mount", "chroot"):
+        assert f"{call}: ok '-1 errno 1'" in stolen, stolen
