@@ -18,10 +18,38 @@ def test_micro_batch_splits_a_step_and_must_divide_it(capsys: pytest.CaptureFixt
         learning.parse_args(["--out", "x", "--k", "8", "--groups", "2", "--micro-batch", "2"])
     )
     assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (2, 8)
-    assert learning.train_config(learning.parse_args(["--out", "x", "--k", "8"])).per_device_train_batch_size == 8
+    default = learning.train_config(learning.parse_args(["--out", "x", "--k", "8", "--groups", "1"]))
+    assert default.per_device_train_batch_size == 8 and default.env_knobs == {learning.ENV_ID: learning.KNOBS}
     with pytest.raises(SystemExit) as refused:
         learning.parse_args(["--out", "x", "--k", "8", "--micro-batch", "3"])
-    assert refused.value.code == 2 and "--micro-batch 3 must divide the 8 rollouts of a step" in capsys.readouterr().err
+    assert (
+        refused.value.code == 2 and "--micro-batch 3 must divide the 16 rollouts of a step" in capsys.readouterr().err
+    )
+
+
+def test_the_shortcuts_skip_the_capability_and_none_reaches_the_check() -> None:
+    """On the variant env, acting without the check fails on every seed, and the best shortcut (looking up and then
+    always cancelling, or always reporting the status) stays near half: a gain must come from the check."""
+    learning = load_benchmark("learning")
+    scores = learning.shortcut_scores(list(range(10_000, 10_060)))
+    rates = scores["rates"]
+    assert rates["act at once"] == 0.0 and rates["always refuse"] == 0.0
+    assert 0.3 < rates["look up, then always cancel"] < 0.7 and 0.3 < rates["always report"] < 0.7
+    assert abs(rates["look up, then always cancel"] + rates["always report"] - 1.0) < 1e-9
+    assert len(scores["decisive_seeds"]) == round(60 * (1 - rates[scores["best"]]))
+
+
+def test_the_warm_up_reference_seeds_show_the_tools_but_no_refusal() -> None:
+    import gymnasium as gym
+
+    learning = load_benchmark("learning")
+    seeds = learning.pending_seeds(6)
+    env = gym.make(learning.ENV_ID, disable_env_checker=True).unwrapped
+    for seed in seeds:
+        env.reset(seed=seed)
+        lookup, cancel, _ = env.oracle_actions()
+        assert '"get_order_details"' in lookup and '"cancel_order"' in cancel
+    assert len(seeds) == 6 and min(seeds) >= learning.WARMUP_REFERENCE_BASE
 
 
 @pytest.mark.train
@@ -30,29 +58,39 @@ def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     pytest.importorskip("trl")
     pytest.importorskip("matplotlib")
     learning = load_benchmark("learning")
-    args = ["--model", "tiny", "--out", str(tmp_path), "--warmup-episodes", "6", "--warmup-epochs", "1"]
-    args += ["--held-out", "3", "--other-held-out", "2", "--steps", "1", "--k", "2", "--max-completion", "32"]
-    args += ["--max-tokens", "16"]
+    args = ["--model", "tiny", "--out", str(tmp_path / "run"), "--warmup-episodes", "6", "--warmup-epochs", "1"]
+    args += ["--warmup-reference", "2", "--held-out", "3", "--samples", "2", "--steps", "1", "--k", "2"]
+    args += ["--groups", "1", "--max-completion", "32", "--max-tokens", "16", "--max-turns", "3"]
+    args += ["--results", str(tmp_path / "results")]
     result = learning.main(args)
     stages = result["stages"]
     assert list(stages) == [
         "make_model",
+        "shortcuts",
         "warm_up",
-        "base_eval",
+        "base_sampled",
+        "base_greedy",
         "grpo",
-        "adapter_eval",
-        "other_base_eval",
-        "other_adapter_eval",
+        "adapter_sampled",
+        "adapter_greedy",
     ]
-    assert all(stage["cpu_s"] >= 0 for stage in stages.values())
-    assert len(stages["base_eval"]["success"]) == len(stages["adapter_eval"]["success"]) == 3
+    assert all(stage["cpu_s"] >= 0 and stage["wall_s"] >= 0 for stage in stages.values())
+    assert stages["warm_up"]["reference_episodes"] == 2
+    assert stages["base_sampled"]["trials"] == 2 and stages["base_greedy"]["trials"] == 1
+    assert (
+        stages["base_sampled"]["decoding"] == "sampled (temperature 1)"
+        and stages["base_greedy"]["decoding"] == "greedy"
+    )
+    assert len(stages["base_sampled"]["success"]) == len(stages["adapter_sampled"]["success"]) == 3
+    assert all(v in (0.0, 0.5, 1.0) for v in stages["adapter_sampled"]["success"])
     assert stages["grpo"]["steps_done"] == 1 and stages["grpo"]["rollouts"] >= 2
-    assert [e["step"] for e in stages["grpo"]["curve"]] == [1]
-    held_out = result["comparisons"]["held_out"]
-    assert held_out["n"] == 3 and {"value", "interval"} <= set(held_out["adapter"])
-    assert 0.0 <= held_out["sign_test_p"] <= 1.0 and 0.0 <= held_out["permutation_p"] <= 1.0
-    assert result["comparisons"]["other_env"]["n"] == 2
-    assert json.loads((tmp_path / "result.json").read_text(encoding="utf-8")) == result
-    assert (tmp_path / "learning.png").stat().st_size > 0
+    assert len(stages["grpo"]["constant_group_share_per_step"]) >= 1
+    assert result["training_seed"] == 0 and result["held_out_seeds"] == 3 and result["samples_per_seed"] == 2
+    assert set(result["base"]) == {"rate", "ci95"} and len(result["difference"]["ci95"]) == 2
+    assert 0.0 <= result["p"] <= 1.0 and result["commit"] and result["machine"].startswith(("CPU", "GPU"))
+    assert {"sampled", "greedy"} <= set(result["comparisons"])
+    saved = json.loads((tmp_path / "results" / "learning-seed0.json").read_text(encoding="utf-8"))
+    assert saved == result == json.loads((tmp_path / "run" / "result.json").read_text(encoding="utf-8"))
+    assert (tmp_path / "results" / "learning-seed0.png").stat().st_size > 0
     again = learning.main(args)  # every stage is there: nothing runs again
     assert again["stages"] == stages

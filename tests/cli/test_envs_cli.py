@@ -53,9 +53,12 @@ def test_describe_as_json_with_a_knob() -> None:
     assert result.exit_code == 0
     data = json.loads(result.output)
     assert data["capability"] == "precondition_verification"
-    assert data["knobs"] == [
-        {"name": "distractor_orders", "default": 0, "description": "Other orders in the shop's state."}
-    ]
+    assert data["knobs"][0] == {
+        "name": "distractor_orders",
+        "default": 0,
+        "description": "Other orders in the shop's state.",
+    }
+    assert [knob["name"] for knob in data["knobs"]] == ["distractor_orders", "lookup_required"]
     assert data["example"]["solution"][0].startswith('{"name": "get_order_details"')
 
 

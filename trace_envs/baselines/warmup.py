@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from trace_envs.rollout import EpisodeJob
+
 from .sft_data import collect, collection_jobs
 from .sft_synthetic import SFTSettings, build_sft_trainer
 
@@ -52,13 +54,16 @@ def warmup_on_episodes(
     episodes: int,
     settings: SFTSettings | None = None,
     reference_episodes: int = 0,
+    reference_seeds: Sequence[int] | None = None,
 ) -> WarmupRecord:
     """Collect ``episodes`` episodes of ``policy`` on ``env_ids`` (stored in ``OUT/episodes``, resumable), fine-tune
     ``model`` on the successes with LoRA, merge it, and save the warmed-up model in ``out_dir``.
 
     ``reference_episodes`` mixes in that many ``oracle`` episodes on the seeds after the policy's: a base trained on
     the flawed policy alone never samples the planted capability, so GRPO groups on it are constant and nothing
-    is learned; a small share of reference episodes leaves the capability rare instead of absent."""
+    is learned; a small share of reference episodes leaves the capability rare instead of absent.
+    ``reference_seeds``: play the reference episodes on these seeds instead (of each env), e.g. only the seeds whose
+    reference solution shows the tools but not the capability's decision."""
     from transformers import AutoTokenizer
 
     settings = settings or SFTSettings(policy=policy)
@@ -69,13 +74,19 @@ def warmup_on_episodes(
     jobs = collection_jobs(env_ids, episodes, settings.first_seed)
     data = collect(jobs, policy, out / "episodes", concurrency=settings.concurrency, row_format="inference")
     rows = list(data.rows)
-    if reference_episodes:
-        reference_jobs = collection_jobs(env_ids, reference_episodes, settings.first_seed + episodes)
+    reference_count = 0
+    if reference_episodes or reference_seeds:
+        reference_jobs = (
+            [EpisodeJob(env_id=env_id, seed=seed) for env_id in env_ids for seed in reference_seeds]
+            if reference_seeds is not None
+            else collection_jobs(env_ids, reference_episodes, settings.first_seed + episodes)
+        )
         reference = collect(
             reference_jobs, "oracle", out / "episodes-reference", concurrency=settings.concurrency,
             row_format="inference",
         )  # fmt: skip
         rows += reference.rows
+        reference_count = len(reference_jobs)
         random.Random(settings.seed).shuffle(rows)
     trainer = build_sft_trainer(rows, str(model), out / "checkpoints", settings)
     trainer.train()
@@ -89,7 +100,7 @@ def warmup_on_episodes(
         env_ids=list(env_ids),
         episodes=data.episodes,
         trained_on=len(rows),
-        reference_episodes=reference_episodes,
+        reference_episodes=reference_count,
         steps=int(trainer.state.global_step),
         final_loss=losses[-1] if losses else None,
         settings=settings.model_dump(mode="json"),
