@@ -41,6 +41,7 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
 
 OWN_TESTS = {
     "learning.py": "test_learning.py",
+    "local_generation.py": "test_local_generation.py",
     "trace_micro.py": "test_trace_micro.py",
     "relay_endpoint.py": "test_synthesis_real_model.py",
     "synthesis_real_model.py": "test_synthesis_real_model.py",
