@@ -222,7 +222,9 @@ def decode_batch(
             if prefixes is not None:
                 for row in sorted(set(range(len(rows.live))) - set(keep)):
                     index = rows.live[row]
-                    prefixes.add(rows.seen[index][:-1], row_states(cache, row, rows.mask[row]))
+                    states = row_states(cache, row, rows.mask[row])
+                    if states is not None:
+                        prefixes.add(rows.seen[index][:-1], states)
             if not keep:
                 break
             if len(keep) < len(rows.live):
@@ -294,10 +296,14 @@ class PrefixStore:
             self._held -= len(dropped.ids)
 
 
-def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]]:
-    """One batch row's keys and values, per layer, without its padding."""
+def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]] | None:
+    """One batch row's keys and values, per layer, without its padding; ``None`` for a cache that does not hold
+    every position in plain per-layer tensors (a sliding window, a recurrent layer): nothing is kept then."""
+    layers = getattr(cache, "layers", None)
+    if not layers or any(getattr(layer, "keys", None) is None or layer.keys.shape[-2] != len(mask) for layer in layers):
+        return None
     real = mask.bool()
-    return [(layer.keys[row][:, real, :].clone(), layer.values[row][:, real, :].clone()) for layer in cache.layers]
+    return [(layer.keys[row][:, real, :].clone(), layer.values[row][:, real, :].clone()) for layer in layers]
 
 
 def prefix_cache(model: Any, reused: Sequence[tuple[_Prefix | None, int]], device: str) -> Any:
