@@ -147,7 +147,7 @@ def test_a_prompt_that_starts_like_an_earlier_request_reuses_its_states(loaded: 
 
 
 def test_the_prefix_store_keeps_its_token_budget() -> None:
-    from trace_envs.llm.hf_batching import PrefixStore
+    from trace_envs.llm.hf_prefix import PrefixStore
 
     store = PrefixStore(max_tokens=10, min_reuse=2)
     store.add([1, 2, 3, 4], [])
