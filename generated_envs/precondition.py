@@ -297,4 +297,6 @@ def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str
         refusal=f"I'm sorry, but reservation {rid} is {NOT_ELIGIBLE} for cancellation: {why_not}.",
         success_facts=[str(total)],
         refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, "economy", booked[:10]],
+        # the other reason: a refusal that names both (stuffing every reason) fails, as in retail
+        refusal_forbidden=["booking made on"] if kind == "not_theirs" else ["not on your profile"],
     )

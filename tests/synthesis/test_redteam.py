@@ -48,6 +48,11 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "loop_in_generate.py": ("execution", "timeout", "during reset"),
     "loop_in_step.py": ("execution", "timeout", "during property"),
     "flawed_is_junk.py": ("capability", "flawed-not-a-near-miss", "keeps no step of the reference"),
+    "keyword_stuffing.py": (
+        "execution",
+        "property-adversarial_junk_fails",
+        "the 'lookups, then every candidate answer' policy wins",
+    ),
 }
 SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate in ("execution", "capability")}
 
