@@ -165,6 +165,7 @@ class _Run:
             capability=cls.capability.name,
             domain=box.ready.domain,
             tool_schemas=info["tools"],
+            env_id=box.ready.env_id,
         )
         return cls
 
