@@ -48,6 +48,8 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "loop_in_generate.py": ("execution", "timeout", "during reset"),
     "loop_in_step.py": ("execution", "timeout", "during property"),
     "flawed_is_junk.py": ("capability", "flawed-not-a-near-miss", "keeps no step of the reference"),
+    "leaked_policy.py": ("execution", "leaked-evaluation-data", "policy: the id"),
+    "leaked_reply.py": ("execution", "leaked-evaluation-data", "reply to reference step"),
     "env_id_squat.py": ("execution", "env-id-taken", "trace/order-cancel-v0 is already registered"),
     "keyword_stuffing.py": (
         "execution",
