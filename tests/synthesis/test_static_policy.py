@@ -75,6 +75,8 @@ REFUSED = {
     "str.format as a value": ("f = str.format\n", "format-reach"),
     "template name rebound": ("T = 'a {x}'\nT = T + k\ns = T.format(x=o)\n", "format-reach"),
     "fragment of a field": ("a = '{0.'\n", "format-fragment"),
+    "format taken by getattr": ("def f(t, o):\n    return getattr(t, 'format')(o)\n", "format-reach"),
+    "builtin as a default": ("def f(x, hash=hash):\n    return hash(x)\n", "nondeterministic-builtin"),
     "lone closing brace": ("b = x + '}'\n", "format-fragment"),
     "import os": ("import os\n", "forbidden-import"),
     "from os import path": ("from os import path\n", "forbidden-import"),

@@ -126,6 +126,22 @@ def _type_as_type(node: ast.Name, parents: dict[int, ast.AST]) -> bool:
     )
 
 
+def _format_of(node: ast.AST) -> ast.expr | None:
+    """The template whose ``format`` method ``node`` takes: ``template.format`` or ``getattr(template, "format")``."""
+    if isinstance(node, ast.Attribute) and node.attr == "format":
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ATTRIBUTE_BUILTINS
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value == "format"
+    ):
+        return node.args[0]
+    return None
+
+
 def _in_annotation(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """Whether ``node`` is (part of) an annotation or a generic's parameter (``dict[str, type]``)."""
     child, parent = node, parents.get(id(node))
@@ -145,7 +161,8 @@ def _in_annotation(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
 def _templates(tree: ast.AST, source: str, parents: dict[int, ast.AST]) -> Iterator[Finding]:
     literal_names = _literal_names(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "format" and not _traceable(node.value, literal_names):
+        template = _format_of(node)
+        if template is not None and not _traceable(template, literal_names):
             yield _finding(
                 "format-reach",
                 node,
@@ -159,7 +176,7 @@ def _templates(tree: ast.AST, source: str, parents: dict[int, ast.AST]) -> Itera
                 "format-fragment",
                 node,
                 source,
-                f"the string {node.value[:40]!r} holds part of a format field ('{{' or '}}' unpaired), "
+                f"the string {str(node.value)[:40]!r} holds part of a format field ('{{' or '}}' unpaired), "
                 "which only a template built at run time would complete.",
                 FORMAT_FIX + " Write a literal brace as '{{' or '}}'.",
             )

@@ -72,7 +72,7 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes that belong to ``scope`` itself: its parameters and body, not the bodies of nested scopes (whose
     names, decorators and defaults do belong to it)."""
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        yield from ast.walk(scope.args)
+        yield from _parameters(scope.args)  # their defaults and annotations belong to the enclosing scope
         stack: list[ast.AST] = list(scope.body) if isinstance(scope.body, list) else [scope.body]
     elif isinstance(scope, COMPREHENSIONS):
         stack = [scope.elt] if not isinstance(scope, ast.DictComp) else [scope.key, scope.value]
@@ -91,7 +91,9 @@ def _children_in_scope(node: ast.AST) -> list[ast.AST]:
     bases and annotations, and the first iterable of a comprehension)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         args = node.args
-        return [*node.decorator_list, *args.defaults, *[d for d in args.kw_defaults if d is not None]]
+        annotations = [a.annotation for a in _parameters(args) if a.annotation is not None]
+        defaults = [*args.defaults, *[d for d in args.kw_defaults if d is not None]]
+        return [*node.decorator_list, *defaults, *annotations, *([node.returns] if node.returns else [])]
     if isinstance(node, ast.Lambda):
         return [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]
     if isinstance(node, ast.ClassDef):
@@ -99,6 +101,11 @@ def _children_in_scope(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, COMPREHENSIONS):
         return [node.generators[0].iter]
     return list(ast.iter_child_nodes(node))
+
+
+def _parameters(args: ast.arguments) -> list[ast.arg]:
+    every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+    return [arg for arg in every if arg is not None]
 
 
 def _resolve(node: ast.AST, scope: _Scope, found: set[int]) -> None:
