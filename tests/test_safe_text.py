@@ -176,3 +176,21 @@ def test_a_report_cell_holding_a_modules_text_is_one_escaped_line() -> None:
 
     lines = table_markdown(Table(["reason"], [[ATTACK]]))
     assert len(lines) == 4 and _harmless("".join(lines))
+
+
+def test_a_pipeline_progress_row_shows_a_boxs_text_escaped() -> None:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from trace_envs.cli.pipeline import ProgressDisplay
+
+    out = io.StringIO()
+    with Progress(
+        TextColumn("{task.fields[status]}"), console=Console(file=out, force_terminal=False, width=400)
+    ) as bar:
+        display = ProgressDisplay(bar, ("rollout",))
+        display.stage_status("rollout", ATTACK, 1, 2)
+        status = bar.tasks[0].fields["status"]
+    assert _harmless(status) and "\\x1b]52;c;" in status and status.endswith(" 1/2")
