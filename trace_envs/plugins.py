@@ -225,9 +225,9 @@ def _boxed_id(cls: Any, file: Path, recorded: object, id_prefix: str | None) -> 
         )
     env_id = _default_id(cls, file, id_prefix) if id_prefix else declared
     if env_id in gym.registry and gym.registry[env_id].entry_point is not cls:
-        raise ImportError(
-            f"load_envs: {file} declares the env id {env_id!r}, which is already registered (to "
-            f"{gym.registry[env_id].entry_point!r}); a loaded module never replaces a registered env: give its "
+        raise ValueError(
+            f"load_envs: {file} declares the env id {env_id!r}, which is already registered to "
+            f"{gym.registry[env_id].entry_point!r}; a loaded module never replaces a registered env: give its "
             "capability (or ENV_ID) a new name, or load the folder with id_prefix"
         )
     return env_id

@@ -52,7 +52,7 @@ def test_loading_a_squatting_module_is_one_clear_error_and_the_shipped_env_stays
     folder = tmp_path / "envs"
     folder.mkdir()
     (folder / "squat.py").write_text(SQUAT, encoding="utf-8")
-    with pytest.raises(ImportError, match=r"'trace/order-cancel-v0', which is already registered") as caught:
+    with pytest.raises(ValueError, match=r"'trace/order-cancel-v0', which is already registered to") as caught:
         trace_envs.load_envs(folder)
     assert "\n" not in str(caught.value)
     assert gym.registry["trace/order-cancel-v0"].entry_point == shipped

@@ -15,6 +15,7 @@ system prompt, and the replies along the reference solution: :func:`reset_texts`
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -234,16 +235,27 @@ def _prompt_texts(info: dict[str, Any]) -> list[tuple[str, str]]:
 
 def played_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
     """``(where, text)`` for every reply the env gives while its reference solution is played on each seed (tool
-    results and the user's answers): text generated in use, which a trained agent reads, as the openings are."""
+    results and the user's answers): text generated in use, which a trained agent reads, as the openings are.
+
+    A reply shows records of the task's own state, and a target's reference data is in both that state and its
+    evaluation tasks (airline flight numbers such as ``HAT003``): tokens that the task's initial state holds are
+    left out of each reply, so the scan finds what the env adds to it (an evaluation order id, a user id)."""
     texts = []
     for seed in seeds:
         env.reset(seed=seed)
+        state = env.unwrapped.current_task.initial_state
+        own = set(TOKEN.findall(json.dumps(state, default=str)))
         for number, action in enumerate(env.unwrapped.oracle_actions()):
             observation, _, terminated, truncated, _ = env.step(action)
-            texts.append((f"seed {seed}: reply to reference step {number}", str(observation)))
+            texts.append((f"seed {seed}: reply to reference step {number}", _without(str(observation), own)))
             if terminated or truncated:
                 break
     return texts
+
+
+def _without(text: str, tokens: set[str]) -> str:
+    """``text`` without the tokens of ``tokens`` (whole tokens only)."""
+    return TOKEN.sub(lambda match: "" if match.group() in tokens else match.group(), text)
 
 
 def scan_generated_texts(texts: Iterable[tuple[str, str]], index: EvaluationIndex) -> list[Finding]:
