@@ -274,7 +274,6 @@ def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str
             plan.call("get_flight_status", flight_number=segment.flight_number, date=segment.date)
     total, booked = int(sum(payment.amount for payment in res.payment_history)), res.created_at
     whose = f", the trip of my {relative};" if kind == "not_theirs" else ":"
-    checks = [step for step in plan.steps[start:] if isinstance(step, ToolCall)]
     cabin_said = res.cabin.replace("_", " ")
     why_not = (
         "it is not on your profile, so I cannot act on it for you"
@@ -287,7 +286,7 @@ def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str
         kind=kind,
         target=rid,
         opening=f"Hi, my user id is {uid}. I'd like to cancel reservation {rid}{whose} {reason}.",
-        checks=checks,
+        checks=[step for step in plan.steps[start:] if isinstance(step, ToolCall)],
         write=ToolCall(name="cancel_reservation", arguments={"reservation_id": rid}),
         confirm=(
             f"Reservation {rid} can be cancelled because {GROUNDS[kind].format(booked=booked.replace('T', ' '))}. "
@@ -297,4 +296,5 @@ def _reservation_case(plan: Plan, kind: str, uid: str, rid: str, said: tuple[str
         refusal=f"I'm sorry, but reservation {rid} is {NOT_ELIGIBLE} for cancellation: {why_not}.",
         success_facts=[str(total)],
         refusal_facts=[NOT_ELIGIBLE] if kind == "not_theirs" else [NOT_ELIGIBLE, "economy", booked[:10]],
+        refusal_forbidden=["booking made on"] if kind == "not_theirs" else ["not on your profile"],  # the other reason
     )

@@ -96,3 +96,101 @@ def test_gate_evidence_is_cleaned_too() -> None:
     )
     assert result.details == {"seconds": {"oracle": 1.0}, "note": ["a"]}
     assert "\x1b" not in result.model_dump_json()
+
+
+# ----- shown: the one sanitizer for text a person sees (issue 34, item 4) -----------------------------------
+
+ATTACK = (
+    "boom\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b]0;trace-envs: all passed\x07"
+    "\x1b]8;;https://evil.example\x1b\\docs\x1b]8;;\x1b\\\r\x1b[32m100% passed\x1b[0m\n"
+    "parse          passed      0.00\nexecution      passed      0.01"
+)
+"""An exception text as issue 34's module raised it: clipboard write, window title, link, a carriage return
+and a green "100%", then fake gate rows on lines of their own."""
+
+
+def _harmless(text: str) -> bool:
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029\u202e" for c in text)
+
+
+def test_shown_keeps_plain_text_and_quotes_text_with_control_characters_on_one_line() -> None:
+    from trace_envs.safe_text import shown
+
+    assert shown("Order #W123 for Zoë: 2 × $3.50 ✓") == "Order #W123 for Zoë: 2 × $3.50 ✓"
+    assert shown('a\n"b"\\') == '"a\\n\\"b\\"\\\\"'
+    assert shown("x\u202ey\u2028z") == '"x\\u202ey\\u2028z"'
+    text = shown(ATTACK)
+    assert _harmless(text) and text.startswith('"') and text.endswith('"')
+    assert "\\x1b]52;c;" in text and "\\r" in text and "\\n" in text  # what was tried stays visible
+    assert shown(text) == text  # idempotent: shown twice is shown once
+    assert shown("abcdef", limit=4) == "abc…"
+
+
+def test_a_finding_and_the_gate_table_stay_one_row_each_whatever_the_module_raised() -> None:
+    from trace_envs.synthesis.gates.reports import Finding, GateResult, ValidationReport
+
+    finding = Finding(rule="property-any_action_is_safe", message=ATTACK, fix="Handle every action.", subject=ATTACK)
+    assert "\n" not in finding.render() and _harmless(finding.render())
+    results = [
+        GateResult(gate="parse", status="passed"),
+        GateResult(gate="execution", status="failed", findings=[finding]),
+    ]
+    table = ValidationReport(module="m\n.py", source_sha256="0", target="retail", results=results).table()
+    assert len(table.splitlines()) == 1 + len(results) + 1, table  # header, one row per gate, verdict
+    assert _harmless(table.replace("\n", ""))
+
+
+def test_the_rollout_error_printer_and_first_errors_escape_a_boxs_text() -> None:
+    """``cli/rollout.py``'s error printer wrote an OSC 52 clipboard write, a window title, a link and a fake green
+    "100%" row straight to the operator's terminal."""
+    import io
+
+    from rich.console import Console
+
+    from trace_envs.cli.rollout import print_errors
+    from trace_envs.rollout import first_errors
+    from trace_envs.rollout.store import EpisodeRecord
+
+    record = EpisodeRecord.model_construct(env_id="trace/x-v0", seed=3, error=ATTACK)
+    lines, _ = first_errors([record])
+    assert lines and all(_harmless(line) for line in lines)
+    out = io.StringIO()
+    print_errors(Console(file=out, force_terminal=True, width=300), [record])
+    printed = out.getvalue()
+    assert "\x1b]52" not in printed and "\x1b]0;" not in printed and "\x1b]8;" not in printed and "\r" not in printed
+    assert "\\x1b]52;c;" in printed
+
+
+def test_print_error_shows_a_message_with_escapes_as_one_escaped_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from trace_envs.cli.errors import print_error
+
+    print_error(ATTACK, "rollout stopped:")
+    out = capsys.readouterr().out
+    assert "\x1b]52" not in out and "\r" not in out and "parse          passed" not in out.splitlines()[-1:]
+    assert "\\x1b]52;c;" in out and len(out.strip().splitlines()) == 1
+
+
+def test_a_report_cell_holding_a_modules_text_is_one_escaped_line() -> None:
+    from trace_envs.report.markdown import table_markdown
+    from trace_envs.report.sections import Table
+
+    lines = table_markdown(Table(["reason"], [[ATTACK]]))
+    assert len(lines) == 4 and _harmless("".join(lines))
+
+
+def test_a_pipeline_progress_row_shows_a_boxs_text_escaped() -> None:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from trace_envs.cli.pipeline import ProgressDisplay
+
+    out = io.StringIO()
+    with Progress(
+        TextColumn("{task.fields[status]}"), console=Console(file=out, force_terminal=False, width=400)
+    ) as bar:
+        display = ProgressDisplay(bar, ("rollout",))
+        display.stage_status("rollout", ATTACK, 1, 2)
+        status = bar.tasks[0].fields["status"]
+    assert _harmless(status) and "\\x1b]52;c;" in status and status.endswith(" 1/2")

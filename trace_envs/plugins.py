@@ -220,11 +220,32 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
                 f"{exc}. A boxed module defines exactly one env and imports only what a box allows; split it, or "
                 "load a folder of your own trusted code with load_envs(folder, boxed=False)"
             ) from exc
-        recorded = (entries.get(file.name) or {}).get("env_id") or cls.declared_id
-        env_id = str(recorded) if recorded and not id_prefix else _default_id(cls, file, id_prefix)
+        env_id = _boxed_id(cls, file, (entries.get(file.name) or {}).get("env_id"), id_prefix)
         register_env(env_id, cls)
         ids.append(env_id)
     return ids
+
+
+def _boxed_id(cls: Any, file: Path, recorded: object, id_prefix: str | None) -> str:
+    """The id a boxed module registers as: what its box declares (its ``ENV_ID``, else its capability's id),
+    which a manifest must have recorded as it is; never an id registered to anything else (issue 34: a module
+    that took ``trace/order-cancel-v0`` broke every command once its folder was on ``$TRACE_ENVS_PATH``)."""
+    import gymnasium as gym
+
+    declared = cls.declared_id or _default_id(cls, file)
+    if recorded is not None and str(recorded) != declared:
+        raise UnvalidatedModule(
+            f"load_envs: {file} declares the env id {declared!r} but its manifest records {recorded!r}; "
+            f"validate it again: `trace-envs validate {file}`"
+        )
+    env_id = _default_id(cls, file, id_prefix) if id_prefix else declared
+    if env_id in gym.registry and gym.registry[env_id].entry_point is not cls:
+        raise ValueError(
+            f"load_envs: {file} declares the env id {env_id!r}, which is already registered to "
+            f"{gym.registry[env_id].entry_point!r}; a loaded module never replaces a registered env: give its "
+            "capability (or ENV_ID) a new name, or load the folder with id_prefix"
+        )
+    return env_id
 
 
 def _module_text(file: Path) -> str:

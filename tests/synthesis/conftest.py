@@ -91,16 +91,24 @@ def tau2_data() -> Path:
 
 @pytest.fixture(scope="session")
 def leaked() -> dict[str, str]:
-    """An order id and an instruction sentence of a real retail evaluation task (read, never stored);
-    placeholders that no gate will reach when the data is absent."""
+    """An order id and an instruction sentence of a real retail evaluation task and the user id of task 10 (issue
+    34's leak; read, never stored); placeholders that no gate will reach when the data is absent."""
     if not TAU2_DATA.is_dir():
-        return {"leaked_id": "#W0000000", "leaked_id_reversed": "0000000W#", "leaked_sentence": "no data"}
-    task = load_domain_data(TAU2_DATA, "retail").task("0")
+        return {
+            "leaked_id": "#W0000000", "leaked_id_reversed": "0000000W#", "leaked_sentence": "no data",
+            "leaked_user_reversed": "0000_on",
+        }  # fmt: skip
+    data = load_domain_data(TAU2_DATA, "retail")
+    user_id = next(a.arguments["user_id"] for a in data.task("10").gold_actions if "user_id" in a.arguments)
+    task = data.task("0")
     order_id = next(a.arguments["order_id"] for a in task.gold_actions if "order_id" in a.arguments)
     instructions = task.user_scenario.instructions
     assert not isinstance(instructions, str)
     sentence = instructions.reason_for_call.split(". ")[0].replace(order_id, "my order")
-    return {"leaked_id": order_id, "leaked_id_reversed": order_id[::-1], "leaked_sentence": sentence.replace('"', "'")}
+    return {
+        "leaked_id": order_id, "leaked_id_reversed": order_id[::-1], "leaked_sentence": sentence.replace('"', "'"),
+        "leaked_user_reversed": user_id[::-1],
+    }  # fmt: skip
 
 
 @pytest.fixture

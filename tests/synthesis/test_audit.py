@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -122,3 +123,99 @@ def test_the_hook_asks_the_policy_once_per_allowed_name_only_event_and_every_tim
     assert asked.count("os.fork") == 2
     os.close(write_fd)
     os.close(read_fd)
+
+
+class _Name(str):
+    """A str subclass of the module's, as an attacker passes to ``__import__``: its ``__str__`` would run
+    inside the hook if the hook called ``str()`` on it."""
+
+    ran: ClassVar[list[str]] = []
+
+    def __str__(self) -> str:
+        self.ran.append("__str__")
+        return "json"
+
+    def split(self, *args: object, **kwargs: object) -> list[str]:  # type: ignore[override]
+        self.ran.append("split")
+        return ["json"]
+
+
+class _Path:
+    ran: ClassVar[list[str]] = []
+
+    def __fspath__(self) -> str:
+        self.ran.append("__fspath__")
+        return "/tmp/harmless"
+
+
+class _Flags(int):
+    ran: ClassVar[list[str]] = []
+
+    def __and__(self, other: int) -> int:
+        self.ran.append("__and__")
+        return 0
+
+
+class _Mode(str):
+    ran: ClassVar[list[str]] = []
+
+    def __contains__(self, item: object) -> bool:
+        self.ran.append("__contains__")
+        return False
+
+
+@pytest.mark.parametrize(
+    ("event", "args", "ran"),
+    [
+        ("import", (_Name("ctypes"), None, [], [], []), _Name.ran),
+        ("open", (_Path(), "r", 0), _Path.ran),
+        ("open", ("/tmp/x", None, _Flags(os.O_WRONLY)), _Flags.ran),
+        ("open", ("/tmp/x", _Mode("w"), 0), _Mode.ran),
+        ("os.remove", (_Path(), -1), _Path.ran),
+        ("os.listdir", (_Name("/tmp"),), _Name.ran),
+    ],
+    ids=["str-subclass-import", "pathlike-open", "int-subclass-flags", "str-subclass-mode", "pathlike-remove", "list"],
+)
+def test_an_argument_only_the_modules_code_could_read_is_refused_unread(
+    policy: AuditPolicy, event: str, args: tuple[object, ...], ran: list[str]
+) -> None:
+    """Issue 34: deciding an import called ``str()`` on the module's own object, so its ``__str__`` ran inside
+    the hook (with every other event let through meanwhile). Only exact str, bytes and int are read now."""
+    ran.clear()
+    decision = policy.decide(event, args)
+    assert decision is not None and "only exact str, bytes and int" in decision
+    assert ran == []
+
+
+def test_exact_paths_bytes_and_descriptors_are_still_decided(policy: AuditPolicy, tmp_path: Path) -> None:
+    assert policy.decide("open", (Path(policy.scratch) / "out.txt", "w", 0)) is None
+    assert "outside the scratch" in (policy.decide("open", (tmp_path / "x", "w", 0)) or "")
+    assert "outside the scratch" in (policy.decide("open", (os.fsencode(tmp_path / "x"), None, os.O_WRONLY)) or "")
+    assert policy.decide("open", (3, "r", 0)) is None
+    assert policy.decide("os.listdir", (None,)) is None
+
+
+def test_an_event_raised_while_another_is_decided_is_refused_not_let_through(
+    policy: AuditPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old hook let every event through while it decided one (a ``busy`` flag): code that ran inside the
+    decision could fork or open anything. Now the inner event is refused and reported."""
+    read_fd, write_fd = os.pipe()
+    hook = make_hook(policy, AuditReporter(write_fd))
+    inner: list[BaseException] = []
+    decide = policy.decide
+
+    def reentering(event: str, args: tuple[object, ...]) -> str | None:
+        if event == "import":
+            try:
+                hook("os.system", (b"sh",))
+            except PermissionError as exc:
+                inner.append(exc)
+        return decide(event, args)
+
+    monkeypatch.setattr(policy, "decide", reentering)
+    hook("import", ("json", None, [], [], []))
+    assert len(inner) == 1 and "while another is being decided" in str(inner[0])
+    os.close(write_fd)
+    with open(read_fd, encoding="utf-8") as channel:
+        assert '"event": "os.system"' in channel.read()

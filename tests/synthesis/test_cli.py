@@ -139,11 +139,17 @@ def test_an_edited_module_loads_again_once_validated(analysis_file: Path, tmp_pa
     assert validated.exit_code == 0, validated.output
     assert "recorded" in validated.output
     assert trace_envs.load_envs(out) == ["trace/precondition-verification-v0"]
-    # a hand-written module dropped into the folder is refused until validated, then recorded as such
+    # a hand-written module dropped into the folder is refused until validated, then recorded as such; one that
+    # would take the id the folder's first module registered is rejected (issue 34: never shadow a registered id)
     shutil.copy(GOOD_MODULE, out / "hand_written.py")
     with pytest.raises(UnvalidatedModule, match="never validated"):
         trace_envs.load_envs(out)
+    taken = invoke("validate", str(out / "hand_written.py"), *FAST)
+    assert taken.exit_code == 1 and "trace/precondition-verification-v0 is already registered" in one_line(taken.output)
+    source = GOOD_MODULE.read_text(encoding="utf-8")
+    (out / "hand_written.py").write_text(source.replace('"precondition_verification"', '"order_status_check"'))
     assert invoke("validate", str(out / "hand_written.py"), *FAST).exit_code == 0
+    assert sorted(trace_envs.load_envs(out)) == ["trace/order-status-check-v0", "trace/precondition-verification-v0"]
     from trace_envs.synthesis import read_manifest
 
     manifest = read_manifest(out)

@@ -107,16 +107,23 @@ def test_texts_of_its_own_pass(tau2_data: Path) -> None:
 def test_the_texts_an_env_generates_on_reset_are_gathered_and_scanned(retail_order_id: str, tau2_data: Path) -> None:
     import gymnasium as gym
 
-    from trace_envs.synthesis.gates.leakage import reset_texts
+    from trace_envs.synthesis.gates.leakage import played_texts, reset_texts
 
     index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
     env = gym.make("trace/retail-order-cancel-v0")
     try:
         texts = reset_texts(env, range(3))
+        replies = played_texts(env, range(3))
     finally:
         env.close()
-    assert [where for where, _ in texts] == [f"seed {s}: {part}" for s in range(3) for part in ("opening", "task_id")]
-    assert scan_generated_texts(texts, index) == []  # a shipped env copies nothing
+    wheres = [where for where, _ in texts]
+    assert [w for w in wheres if w.endswith(("opening", "task_id"))] == [
+        f"seed {s}: {part}" for s in range(3) for part in ("opening", "task_id")
+    ]
+    # the policy and the system prompt (issue 34), once each while they are the same on every seed
+    assert "seed 0: policy" in wheres and "seed 0: system message 0" in wheres and "seed 1: policy" not in wheres
+    assert replies and all(": reply to reference step " in where for where, _ in replies)
+    assert scan_generated_texts(texts + replies, index) == []  # a shipped env copies nothing
 
     class Leaky(gym.Env[str, str]):
         def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[str, dict]:

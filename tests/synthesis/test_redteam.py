@@ -48,6 +48,15 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "loop_in_generate.py": ("execution", "timeout", "during reset"),
     "loop_in_step.py": ("execution", "timeout", "during property"),
     "flawed_is_junk.py": ("capability", "flawed-not-a-near-miss", "keeps no step of the reference"),
+    "leaked_policy.py": ("execution", "leaked-evaluation-data", "policy: the id"),
+    "leaked_reply.py": ("execution", "leaked-evaluation-data", "reply to reference step"),
+    "terminal_escapes.py": ("execution", "property-any_action_is_safe", "unhandled action"),
+    "env_id_squat.py": ("execution", "env-id-taken", "trace/order-cancel-v0 is already registered"),
+    "keyword_stuffing.py": (
+        "execution",
+        "property-adversarial_junk_fails",
+        "the 'lookups, then every candidate answer' policy wins",
+    ),
 }
 SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate in ("execution", "capability")}
 
@@ -83,3 +92,16 @@ def test_a_redefined_tool_is_explained_by_the_contract_gate_where_its_import_is_
     assert report.stopped_by == "contract", report.table()
     failed = report.result("contract")
     assert any(f.rule == "schema-mismatch" and "parameters (order_number)" in f.render() for f in failed.findings)
+
+
+def test_a_modules_terminal_escapes_and_fake_rows_stay_one_escaped_line(tmp_path: Path) -> None:
+    """Issue 34: a rejected module's exception text printed multi-line fake gate rows, a clipboard write (OSC 52),
+    a window title and a link in ``validate``. The table has one row per gate, and nothing in it acts on a tty."""
+    if not sys.platform.startswith("linux") or not TAU2_DATA.is_dir():
+        pytest.skip("the sandbox needs Linux and the leakage gate the tau2 data")
+    report = validate_source(redteam_source("terminal_escapes.py"), make_context("terminal_escapes.py"))
+    table = report.table()
+    assert len(table.splitlines()) == len(report.results) + 2, table
+    assert not any((ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F for c in table), table
+    assert "terminal_escapes.py: rejected by execution" in table.splitlines()[-1]
+    assert "\\n" in table  # the module's newlines are shown, escaped, inside one quoted line

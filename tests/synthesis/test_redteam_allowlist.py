@@ -34,6 +34,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "format_attribute.py": ("format-reach", "{0.modules} walks attributes"),
     "del_finalizer.py": ("dunder-method", "__del__ runs when the interpreter chooses"),
     "patch_verify.py": ("patches-import", "this changes CapabilityEnv, which the module imported"),
+    # issue 34: names and templates built at run time, and rules switched off by a local of a builtin's name
+    "audit_reentry_str.py": ("class-built-at-run-time", "type() with a name, bases and a namespace"),
+    "getattr_parameter.py": ("dynamic-attribute", "getattr with a computed attribute name"),
+    "type_computed_dunder.py": ("class-built-at-run-time", "named at run time"),
+    "setattr_computed_dunder.py": ("dynamic-attribute", "setattr with a computed attribute name"),
+    "enum_functional_dunder.py": ("class-built-at-run-time", "Enum(name, members) builds an enum at run time"),
+    "format_built_at_run_time.py": ("format-reach", "cannot trace to string literals"),
 }
 
 

@@ -249,3 +249,44 @@ def test_the_good_module_still_passes_boxed_checks() -> None:
     outcome = run_in_sandbox(GOOD, mode="suite", seeds=[0, 1, 2, 3, 4], env_id="trace/good-v0", limits=BoxLimits())
     assert outcome_findings(outcome) == [], [f.render() for f in outcome_findings(outcome)]
     assert outcome.blocked == [] and outcome.boxes_started >= 1
+
+
+def test_the_hook_runs_none_of_the_modules_code_while_it_decides(fake_home: Path, tmp_path: Path) -> None:
+    """Issue 34: deciding an ``import`` called ``str()`` on the module's own object, so a ``__str__`` of the module's
+    ran inside the hook, where every other event was let through: it read the fake SSH key. (The static gate, which
+    refuses this module, is not run here: this is the hook's own layer.)"""
+    key = fake_home / ".ssh" / "id_rsa"
+    source = with_payload(
+        f"""
+STOLEN = []
+class _Name(str):
+    def __str__(self):
+        try:
+            STOLEN.append(open({str(key)!r}).read())
+        except Exception as exc:
+            STOLEN.append("refused " + type(exc).__name__)
+        return "colorsys"
+try:
+    __import__(_Name("colorsys"))
+except Exception as exc:
+    STOLEN.append("import refused " + type(exc).__name__)
+""",
+        at="import",
+    ) + (
+        "\n\n_leak_step = RetailCancelEnv.step\n\n\n"
+        "def _leaking_step(self, action):\n"
+        "    if action == 'leak':\n"
+        "        return (' | '.join(STOLEN), 0.0, False, False, {'messages': [], 'turn': 0})\n"
+        "    return _leak_step(self, action)\n\n\n"
+        "RetailCancelEnv.step = _leaking_step\n"
+    )
+    (env_id,) = trace_envs.load_envs(synthesis_folder(tmp_path / "envs", {"reentry.py": source}))
+    try:
+        env = gym.make(env_id).unwrapped
+        env.reset(seed=0)
+        stolen = env.step("leak")[0]
+        env.close()
+    finally:
+        gym.registry.pop(env_id, None)
+    assert KEY not in stolen
+    assert stolen == "import refused PermissionError", stolen  # __str__ never ran: not even a refused open

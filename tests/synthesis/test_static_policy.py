@@ -38,6 +38,16 @@ ALLOWED = {
     "literal annotation": "from typing import Literal\nx: Literal['a', 'b'] = 'a'\n",
     "dict lookups by string": "table = {'a': 1}\nx = table['a']\n",
     "assigning own objects": "class A:\n    def f(self):\n        self.x = 1\n        d = {}\n        d['k'] = self\n",
+    # issue 34: what the run-time-building rules must still let through
+    "type of a value": "def f(x):\n    return type(x)\n",
+    "type in isinstance and annotations": "def f(x: type, y: dict[str, type]) -> type:\n"
+    "    return x if isinstance(x, type) and issubclass(x, (int, type)) else x\n",
+    "template picked from a table": "T = ('Hi {name}.', 'Hello {name}.')\nG = {'a': 'it is {x}'}\n"
+    "def f(rng, k):\n    return rng.choice(T).format(name='x') + G[k].format(x=1) + G.get(k, 'no {x}').format(x=2)\n",
+    "template in an f-string": "def f(c):\n    done = f'Set {c} for {{day}}.'\n    return done.format(day=1)\n",
+    "lone brace looked for": "def f(a):\n    return a.startswith('{') or a.strip().endswith(('}', ']')) or a == '{'\n",
+    "local id in one function": "def f(id):\n    return id + 1\n",
+    "enum class statement": "from enum import Enum\nclass E(Enum):\n    A = 1\nx = E('A') if False else E(1)\n",
 }
 
 
@@ -47,6 +57,27 @@ def test_ordinary_env_code_passes(name: str) -> None:
 
 
 REFUSED = {
+    # issue 34: a builtin's name bound in one scope switches no rule off elsewhere; names and templates built at
+    # run time are refused
+    "getattr parameter elsewhere": ("def f(getattr):\n    return 1\nx = getattr(obj, name)\n", "dynamic-attribute"),
+    "getattr parameter": ("def f(getattr):\n    return getattr(obj, name)\n", "shadows-builtin"),
+    "setattr local": ("def f():\n    setattr = print\n", "shadows-builtin"),
+    "id parameter elsewhere": ("def f(id):\n    return id\nk = id(obj)\n", "nondeterministic-builtin"),
+    "hash in a class body only": (
+        "class A:\n    hash = 1\n    def f(self):\n        return hash('x')\n",
+        "nondeterministic-builtin",
+    ),
+    "type with a namespace": ("S = type('S', (str,), {k: f})\n", "class-built-at-run-time"),
+    "type as a value": ("make = type\nS = make('S', (), {})\n", "class-built-at-run-time"),
+    "functional enum": ("from enum import Enum\nE = Enum('E', {k: 1})\n", "class-built-at-run-time"),
+    "template built by concatenation": ("s = ('{0' + '.x}').format(obj)\n", "format-reach"),
+    "template from a parameter": ("def f(t, o):\n    return t.format(o)\n", "format-reach"),
+    "str.format as a value": ("f = str.format\n", "format-reach"),
+    "template name rebound": ("T = 'a {x}'\nT = T + k\ns = T.format(x=o)\n", "format-reach"),
+    "fragment of a field": ("a = '{0.'\n", "format-fragment"),
+    "format taken by getattr": ("def f(t, o):\n    return getattr(t, 'format')(o)\n", "format-reach"),
+    "builtin as a default": ("def f(x, hash=hash):\n    return hash(x)\n", "nondeterministic-builtin"),
+    "lone closing brace": ("b = x + '}'\n", "format-fragment"),
     "import os": ("import os\n", "forbidden-import"),
     "from os import path": ("from os import path\n", "forbidden-import"),
     "another domain": ("from trace_envs.domains.airline import AIRLINE\n", "forbidden-import"),

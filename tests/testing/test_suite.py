@@ -126,3 +126,26 @@ def test_an_oracle_failure_names_the_fact_the_messages_and_the_matching_rule() -
     assert "the required fact '27.6' is in none of the messages" in message
     assert "'Your refund is 27.65 dollars.'" in message  # the message that should have held it
     assert "'27.6' is not told by '27.65'" in message and "Fix:" in message
+
+
+def test_common_facts_are_the_values_other_seeds_share_never_a_seeds_own_alone() -> None:
+    """Issue 34: the gaming policy's candidates include the facts common to the seeds played, so a verifier that
+    pays whoever names every status it uses is found; a value only the seed itself holds is never handed over."""
+    from trace_envs.testing.properties import common_facts
+
+    facts = {0: ["delivered"], 1: ["processed"], 2: ["delivered"], 3: ["processed", "only mine"], 4: ["delivered"]}
+    assert common_facts(facts, 3, share=0.05) == ["delivered"]  # "processed" is held by one other seed only
+    assert sorted(common_facts(facts | {5: ["processed"]}, 0, share=0.05)) == ["delivered", "processed"]
+    assert "only mine" not in common_facts(facts | {6: ["only mine"]}, 3, share=0.05)
+
+
+def test_the_stuffing_after_json_lookups_is_a_message_to_the_user() -> None:
+    """It started with a lookup's JSON result, so the env read it as a malformed tool call and the gaming policy
+    never said anything: a verifier that pays "look up, then list every status" passed (issue 34)."""
+    from trace_envs.core import parse_action
+    from trace_envs.testing.properties import adversarial_policies
+
+    env = make_env("trace/order-cancel-v0")
+    env.reset(seed=1)
+    for actions in adversarial_policies(env, 1, ["processed", "delivered"]).values():
+        assert parse_action(actions[-1]).is_message

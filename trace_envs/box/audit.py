@@ -4,17 +4,24 @@ It refuses sockets, new processes, native code, signals, rlimit changes, writes 
 directory and reads of process state (``/proc/<pid>/...``) or the user's home, and reports every
 refusal on the report channel at once, so a module that catches the ``PermissionError`` and carries
 on is still rejected. An allowed event decided by its name alone is remembered, so the many
-``builtins.id`` and ``object.__getattr__`` events of an env's step cost a set lookup each. CPython audit
-hooks are a tripwire, not a security boundary: code running in the same interpreter can get around them.
-The namespaces and rlimits set up by :mod:`trace_envs.synthesis.sandbox.process` are what confine a
-determined attacker.
+``builtins.id`` and ``object.__getattr__`` events of an env's step cost a set lookup each.
+
+Deciding never runs the module's code: an argument is read only when it is an exact ``str``, ``bytes`` or
+``int`` (or an unpatched :class:`pathlib.PurePosixPath`), never through a subclass's ``__str__``,
+``__fspath__``, ``__contains__`` or ``__and__``, which the module could define; anything else is refused.
+And no event passes because another is being decided: an event raised while the hook decides one can only
+come from such code, so it is refused too. CPython audit hooks are a tripwire, not a security boundary:
+code running in the same interpreter can get around them. The kernel layers of :mod:`trace_envs.box.launch`
+are what confine a determined attacker.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pathlib
 import sys
+from _thread import get_ident
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,8 +65,34 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 MAX_REPORTED = 200
 PATH_EVENTS = frozenset({"import", "open", *WRITE_EVENTS, *READ_EVENTS})
 """Events decided by their arguments; every other event is decided by its name alone."""
+NESTED = "an audit event raised while another is being decided (code run inside the hook) is not allowed"
 MAX_REMEMBERED = 4096
 """How many allowed event names the hook remembers (a module may raise any number of its own events)."""
+
+
+PATH_TYPES = (pathlib.PurePosixPath, pathlib.PosixPath)
+"""The path objects the hook reads (exact types only, and only while their methods are pathlib's own)."""
+_PATH_METHODS = {name: vars(pathlib.PurePath)[name] for name in ("__fspath__", "__str__", "_format_parsed_parts")}
+
+
+class Untrusted(Exception):
+    """An event argument the hook refuses to read, since reading it could run the module's code."""
+
+
+def exact_text(value: Any) -> str:
+    """``value`` as text, read without running any code but the interpreter's: an exact ``str`` or ``bytes``,
+    or an exact pathlib path whose methods nobody replaced; :class:`Untrusted` for anything else (a ``str``
+    subclass's ``__str__`` or a path-like's ``__fspath__`` would be the module's own code, run inside the hook)."""
+    kind = type(value)
+    if kind is str:
+        return str(value)
+    if kind is bytes:
+        return os.fsdecode(value)
+    if kind in PATH_TYPES and all(vars(pathlib.PurePath).get(n) is m for n, m in _PATH_METHODS.items()):
+        text = os.fspath(value)
+        if type(text) is str:
+            return text
+    raise Untrusted(f"an argument of type {kind.__name__} (only exact str, bytes and int arguments are read)")
 
 
 def _under(path: str, root: str) -> bool:
@@ -80,6 +113,13 @@ class AuditPolicy:
         ] + [self.scratch]
 
     def decide(self, event: str, args: tuple[Any, ...]) -> str | None:
+        """Why ``event`` is refused, or None; an argument it cannot read safely (:func:`exact_text`) is a refusal."""
+        try:
+            return self._decide(event, args)
+        except Untrusted as exc:
+            return f"{exc} is not allowed in {event}"
+
+    def _decide(self, event: str, args: tuple[Any, ...]) -> str | None:
         if event.startswith(NETWORK_PREFIXES) or event in NETWORK_EVENTS:
             return "network access is not allowed"
         if event in PROCESS_EVENTS or event.startswith(PROCESS_PREFIXES):
@@ -87,17 +127,17 @@ class AuditPolicy:
         if event.startswith("ctypes."):
             return "native code through ctypes is not allowed"
         if event == "import":
-            name = str(args[0]) if args else ""
+            name = exact_text(args[0]) if args else ""
             if name.split(".")[0] in BLOCKED_IMPORTS:
                 return f"importing {name} is not allowed"
             return None
         if event == "open":
             path, mode, flags = [*args, None, None, None][:3]
             raw = mode is None  # os.open: may be relative to a directory descriptor we cannot see
-            if isinstance(mode, str):
-                writing = any(c in mode for c in "wax+")
+            if mode is not None:
+                writing = any(c in exact_text(mode) for c in "wax+")
             else:
-                writing = isinstance(flags, int) and bool(flags & WRITE_FLAGS)
+                writing = bool(_exact_int(flags) & WRITE_FLAGS)
             return self.path_reason(path, write=writing, raw=raw)
         if event in WRITE_EVENTS:
             for index in WRITE_EVENTS[event]:
@@ -118,12 +158,9 @@ class AuditPolicy:
         return None
 
     def path_reason(self, path: Any, *, write: bool, raw: bool) -> str | None:
-        if path is None or isinstance(path, int):
+        if path is None or type(path) is int:
             return None  # an already-open descriptor: what it names was checked when it was opened
-        try:
-            text = os.fsdecode(os.fspath(path))
-        except TypeError:
-            return None
+        text = exact_text(path)
         if text == ":memory:":
             return None
         if raw and not os.path.isabs(text):
@@ -139,6 +176,16 @@ class AuditPolicy:
         if any(_under(real, root) for root in self.denied) and not any(_under(real, root) for root in self.allowed):
             return f"reading {real} (a home directory) is not allowed"
         return None
+
+
+def _exact_int(value: Any) -> int:
+    """``value`` when it is an exact ``int`` (0 for None); :class:`Untrusted` otherwise (an ``int`` subclass's
+    ``__and__`` is the module's code)."""
+    if value is None:
+        return 0
+    if type(value) is int:
+        return int(value)
+    raise Untrusted(f"an argument of type {type(value).__name__} (only exact str, bytes and int arguments are read)")
 
 
 class AuditReporter:
@@ -171,18 +218,24 @@ class AuditReporter:
 
 
 def make_hook(policy: AuditPolicy, reporter: AuditReporter) -> Callable[[str, tuple[Any, ...]], None]:
-    """The hook function: refuse and report; reentrant calls (from the policy itself) pass through.
+    """The hook function: refuse and report.
 
     An event the policy decides by its name alone (not in :data:`PATH_EVENTS`) and allowed once is let through
     at once after that: ``builtins.id`` or ``object.__getattr__``, raised many times in a step, cost a set
-    lookup instead of the policy's checks, with the same decision."""
-    busy = [False]
+    lookup instead of the policy's checks, with the same decision. The policy raises no event of its own, so an
+    event raised while another is being decided is the module's code running inside the hook: it is refused
+    (never let through, as a re-entrancy guard would)."""
+    deciding: set[int] = set()  # the threads now inside the policy (one event each)
     allowed: set[str] = set()
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event in allowed or busy[0]:
+        thread = get_ident()
+        if thread in deciding:
+            reporter.blocked(event, NESTED)
+            raise PermissionError(f"trace-envs sandbox refused {event}: {NESTED}")
+        if event in allowed:
             return
-        busy[0] = True
+        deciding.add(thread)
         try:
             reason = policy.decide(event, args)
             if reason is not None:
@@ -190,7 +243,7 @@ def make_hook(policy: AuditPolicy, reporter: AuditReporter) -> Callable[[str, tu
             elif event not in PATH_EVENTS and len(allowed) < MAX_REMEMBERED:
                 allowed.add(event)
         finally:
-            busy[0] = False
+            deciding.discard(thread)
         if reason is not None:
             raise PermissionError(f"trace-envs sandbox refused {event}: {reason}")
 

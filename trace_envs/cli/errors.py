@@ -49,11 +49,16 @@ def command_name(ctx: Any) -> str:
 
 def print_error(message: str, label: str = "error:", *, stderr: bool = False) -> None:
     """``error: MESSAGE`` on the console (stdout, or stderr), the message as plain text on one line: the
-    terminal wraps it, so a path in it is never broken by an inserted newline (and copies whole)."""
+    terminal wraps it, so a path in it is never broken by an inserted newline (and copies whole). A message
+    that holds a newline or another control character (a box's exception text can hold an OSC 52 clipboard
+    write, a window title, a link or a fake row) is shown as one quoted, escaped line
+    (:func:`~trace_envs.safe_text.shown`)."""
     from rich.console import Console
     from rich.markup import escape
 
-    Console(soft_wrap=True, stderr=stderr).print(f"[red]{label}[/red] {escape(message)}", highlight=False)
+    from trace_envs.safe_text import shown
+
+    Console(soft_wrap=True, stderr=stderr).print(f"[red]{label}[/red] {escape(shown(message))}", highlight=False)
 
 
 def usage_error_line(exc: typer.TyperException) -> str:

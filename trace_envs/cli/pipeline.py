@@ -53,8 +53,10 @@ class ProgressDisplay:
         self.progress.update(self.rows[name], status="resuming…" if action == "resumed" else "running…")
 
     def stage_status(self, name: str, text: str, done: int | None, total: int | None) -> None:
-        count = f" {done}/{total}" if done is not None and total else ""
-        self.progress.update(self.rows[name], status=f"{text}{count}", completed=done or 0, total=total)
+        from trace_envs.safe_text import shown
+
+        count = f" {done}/{total}" if done is not None and total else ""  # the text can quote a box: one escaped line
+        self.progress.update(self.rows[name], status=f"{shown(text)}{count}", completed=done or 0, total=total)
 
     def stage_finished(self, outcome: StageOutcome) -> None:
         label = {"cached": "[cyan]cached (inputs unchanged)", "resumed": "[green]done (resumed)"}

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from trace_envs.safe_text import shown
+
 from .app import app
 from .env_args import (
     EnvOptionOption,
@@ -214,7 +216,7 @@ def print_errors(console: Any, errored: list[Any], limit: int = 3) -> None:
     lines, others = first_errors(errored, limit)
     console.print(f"[red]{len(errored)} episodes failed[/red]; first errors:")
     for line in lines:
-        console.print(f"  {line}", markup=False, highlight=False)
+        console.print(f"  {shown(line)}", markup=False, highlight=False)  # a box's text: escaped, one line
     if others:
         console.print(f"  … and {others} other errors (the store's records have the tracebacks)")
 

@@ -187,8 +187,10 @@ def _analysis_and_names(analysis: Path, target: str, capability: list[str] | Non
 
 def _synthesize_with_progress(result: Any, target: str, gen: Any, out: Path, options: dict[str, Any]) -> list[Any]:
     """:func:`trace_envs.synthesis.synthesize_analysis` with one spinner row per capability."""
+    from rich.markup import escape
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from trace_envs.safe_text import shown
     from trace_envs.synthesis import SynthesisResult, synthesize_analysis
 
     with Progress(
@@ -198,7 +200,8 @@ def _synthesize_with_progress(result: Any, target: str, gen: Any, out: Path, opt
         rows = {name: progress.add_task(name, total=None, status="waiting") for name in options["capabilities"]}
 
         def on_progress(name: str, status: str) -> None:
-            progress.update(rows[name], status=status)
+            # the status can quote a module's finding: one escaped line, and no Rich markup of the module's
+            progress.update(rows[name], status=escape(shown(status)))
 
         try:
             outcomes = synthesize_analysis(result, target, gen, out=out, progress=on_progress, **options)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from trace_envs.safe_text import shown
+
 from .sections import Section, Table
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A cell on one line: pipes escaped, and text with control characters (a module's rejection reason, say)
+    shown quoted and escaped (:func:`~trace_envs.safe_text.shown`), never acting on a terminal that shows the file."""
+    return shown(text).replace("|", "\\|")
 
 
 def table_markdown(table: Table) -> list[str]:

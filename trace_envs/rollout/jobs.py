@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import Usage
+from trace_envs.safe_text import shown
 
 from .store import EpisodeKey, EpisodeRecord, TrajectoryStore, load_episodes
 
@@ -101,7 +102,8 @@ def first_errors(records: Iterable[EpisodeRecord], limit: int = 3) -> tuple[list
     seen: dict[str, list[EpisodeRecord]] = {}
     for record in records:
         if record.error is not None:
-            seen.setdefault(str(record.error).splitlines()[0], []).append(record)
+            text = str(record.error)
+            seen.setdefault(shown(text.split("\n", 1)[0]), []).append(record)
     lines = []
     for message, failed in list(seen.items())[:limit]:
         more = f" and {len(failed) - 1} more" if len(failed) > 1 else ""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from trace_envs.llm.base import Usage
 from trace_envs.plugins import SYNTHESIS_FORMAT, SYNTHESIS_MANIFEST, UnvalidatedModule, unvalidated_modules
 
+from .gates import env_identity as identity
 from .gates.reports import ValidationReport
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class Manifest(BaseModel):
 
 def env_id_for(capability: str) -> str:
     """The id ``load_envs`` registers a module's env as: ``trace/<capability with dashes>-v0``."""
-    return f"trace/{capability.replace('_', '-')}-v0"
+    return identity.env_id_for(capability)
 
 
 def gate_summaries(report: ValidationReport) -> list[GateSummary]:
@@ -154,7 +155,7 @@ def record_validated(path: str | Path, report: ValidationReport, context: GateCo
     calibration = next((r.details for r in report.results if r.gate == "calibration"), None)
     entry = ModuleEntry(
         module=path.name,
-        env_id=env_id_for(info.capability),
+        env_id=identity.declared_env_id(info.env_id, info.capability),  # the execution gate checked it against the text
         capability=info.capability,
         target=report.target,
         generator=previous.generator if previous else "hand-written",

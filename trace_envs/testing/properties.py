@@ -318,6 +318,27 @@ def candidate_facts(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str
     return list(facts)
 
 
+STUFFING_LEAD = "Here is everything I found: "
+"""Opens the stuffing message, so that it is one message to the user: one that started with a lookup's JSON
+result was read as a malformed tool call, and the gaming policy never said anything (issue 34)."""
+
+
+def common_facts(facts: dict[int, list[str]], seed: int, share: float = MAX_CONSTANT_SHARE) -> list[str]:
+    """The facts (required or forbidden) that more than ``share`` of the seeds other than ``seed`` hold, over
+    every seed played and the source seeds (issue 34): the values a verifier looks for again and again (every
+    status it uses), which a policy can name all at once without the capability. Never the task's own facts
+    by its seed alone, and not a long tail of values (a number each task computes) that only listing the
+    answers of hundreds of tasks would cover."""
+    counts: dict[str, int] = {}
+    for other, listed in facts.items():
+        if other != seed:
+            for fact in dict.fromkeys(listed):
+                counts[fact] = counts.get(fact, 0) + 1
+    others = len(facts) - (seed in facts)
+    least = max(2, _allowed_wins(share, others) + 1)
+    return [fact for fact, count in counts.items() if count >= least]
+
+
 def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
     """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
     candidate (every value the lookups returned, every answer and required or forbidden fact of other seeds) in one
@@ -325,7 +346,7 @@ def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str
     canned closing line is one of :func:`check_constant_answer_fails`'s candidates.)"""
     reads, results = _lookups(env, seed)
     opening, info = env.reset(seed=seed)
-    stuffing = " ".join([*results, *candidates])
+    stuffing = STUFFING_LEAD + " ".join([*results, *candidates])
     every_tool = [format_tool_call(ToolCall(name=tool["function"]["name"], arguments={})) for tool in info["tools"]]
     return {
         "lookups, then every candidate answer": [*reads, stuffing],
@@ -336,14 +357,19 @@ def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str
 
 def check_adversarial_junk_fails(env_id: str, seeds: Sequence[int], max_share: float = MAX_CONSTANT_SHARE) -> None:
     """No generic gaming policy (:func:`adversarial_policies`) succeeds on more than ``max_share`` of the seeds:
-    a verifier must not pay keyword stuffing, an echo or a spray of tool calls. The candidate
-    answers come from seeds just past the checked ones (as in :func:`check_constant_answer_fails`)."""
+    a verifier must not pay keyword stuffing, an echo or a spray of tool calls. The candidate answers are the
+    messages and facts of seeds just past the checked ones (as in :func:`check_constant_answer_fails`) and, for
+    each seed, the facts common to the other seeds, those played included (:func:`common_facts`): every value
+    the module's verifier looks for again and again (each status it uses), so a verifier that pays whoever
+    names them all (and forbids none) is found."""
     env = make_env(env_id)
     seed_list = list(seeds)
     sources = _source_seeds(seed_list)
-    candidates = [*constant_answers(env, sources), *candidate_facts(env, sources)]
+    fixed = [*constant_answers(env, sources), *candidate_facts(env, sources)]
+    facts = {seed: candidate_facts(env, [seed]) for seed in [*sources, *seed_list]}
     wins: dict[str, list[int]] = {}
     for seed in seed_list:
+        candidates = list(dict.fromkeys([*fixed, *common_facts(facts, seed, max_share)]))
         for name, actions in adversarial_policies(env, seed, candidates).items():
             reward, info = play_actions(env, actions, seed=seed)
             _rewards_in_range(env_id, seed, reward, f"the '{name}' policy")

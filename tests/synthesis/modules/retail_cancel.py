@@ -50,6 +50,10 @@ class RetailCancelEnv(CapabilityEnv):
             solution=solution,
             required_facts=facts,
             required_reads=[] if order.status == "pending" else [lookup],
+            # a refusal names its order's status: naming the other one too (stuffing every status) is no answer
+            forbidden_facts=[]
+            if order.status == "pending"
+            else [s for s in ("processed", "delivered") if s != order.status],
             metadata={"order_id": order.order_id, "reason": reason},
         )
 

@@ -21,7 +21,9 @@ from trace_envs.targets.registry import TargetDataError
 
 from ..sandbox.process import run_in_sandbox
 from ..sandbox.protocol import BoxMode, SandboxOutcome
+from .ast_names import parse_module
 from .context import GateContext, named_gate
+from .env_identity import env_id_findings
 from .leakage import evaluation_index, scan_generated_texts
 from .reports import Finding, GateResult
 
@@ -101,6 +103,9 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
     findings += [f for f in outcome_findings(second, "the second process") if f not in findings]
     findings += runtime_contract_findings(suite, context) + determinism_findings(suite, second)
     findings += generated_leak_findings(suite, context)
+    if suite.result is not None and suite.result.module is not None:
+        module = suite.result.module
+        findings += env_id_findings(source, parse_module(source), module.env_id, module.capability)
     return GateResult(
         gate="execution",
         status="failed" if findings else "passed",

@@ -4,7 +4,8 @@ evaluation tasks (training on them would inflate the evaluation it is judged by)
 It indexes the evaluation tasks once (tau2: the user's ``tasks.json``; device: the built-in
 scenarios of the ``test`` split) and looks for them in the module's string and number literals, and in
 what its string expressions fold to (concatenations, f-strings, joins: :mod:`.constant_text`); and
-:func:`scan_generated_texts` looks for them in the task texts an env generates:
+:func:`scan_generated_texts` looks for them in the texts an env generates (openings, task ids, the policy and
+system prompt, and the replies along the reference solution: :func:`reset_texts`, :func:`played_texts`):
 
 - ids (order, user, reservation, product, payment-method ids) as whole tokens;
 - task ids given as ``task_id=`` literals;
@@ -14,6 +15,7 @@ what its string expressions fold to (concatenations, f-strings, joins: :mod:`.co
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -205,14 +207,55 @@ def find_leaks(tree: ast.AST, index: EvaluationIndex) -> list[Finding]:
 
 def reset_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
     """``(where, text)`` for what ``env`` generates on each seed's reset, through the Gymnasium API only (so
-    a boxed env's proxy serves as well): the user's opening (the observation) and ``info["task_id"]``."""
-    texts = []
+    a boxed env's proxy serves as well): the user's opening (the observation), ``info["task_id"]``, and the
+    policy and system prompt the agent reads (issue 34: an evaluation task's user id in the policy text reached
+    the system prompt of every episode; each distinct text is listed once)."""
+    texts: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for seed in seeds:
         observation, info = env.reset(seed=seed)
         texts.append((f"seed {seed}: opening", str(observation)))
         if info.get("task_id"):
             texts.append((f"seed {seed}: task_id", str(info["task_id"])))
+        for where, text in _prompt_texts(info):
+            if text not in seen:
+                seen.add(text)
+                texts.append((f"seed {seed}: {where}", text))
     return texts
+
+
+def _prompt_texts(info: dict[str, Any]) -> list[tuple[str, str]]:
+    """The policy text and every system or user message of the reset's message list."""
+    texts = [("policy", str(info.get("policy") or ""))]
+    for number, message in enumerate(info.get("messages") or []):
+        if isinstance(message, dict) and message.get("content"):
+            texts.append((f"{message.get('role', 'message')} message {number}", str(message["content"])))
+    return texts
+
+
+def played_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
+    """``(where, text)`` for every reply the env gives while its reference solution is played on each seed (tool
+    results and the user's answers): text generated in use, which a trained agent reads, as the openings are.
+
+    A reply shows records of the task's own state, and a target's reference data is in both that state and its
+    evaluation tasks (airline flight numbers such as ``HAT003``): tokens that the task's initial state holds are
+    left out of each reply, so the scan finds what the env adds to it (an evaluation order id, a user id)."""
+    texts = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        state = env.unwrapped.current_task.initial_state
+        own = set(TOKEN.findall(json.dumps(state, default=str)))
+        for number, action in enumerate(env.unwrapped.oracle_actions()):
+            observation, _, terminated, truncated, _ = env.step(action)
+            texts.append((f"seed {seed}: reply to reference step {number}", _without(str(observation), own)))
+            if terminated or truncated:
+                break
+    return texts
+
+
+def _without(text: str, tokens: set[str]) -> str:
+    """``text`` without the tokens of ``tokens`` (whole tokens only)."""
+    return TOKEN.sub(lambda match: "" if match.group() in tokens else match.group(), text)
 
 
 def scan_generated_texts(texts: Iterable[tuple[str, str]], index: EvaluationIndex) -> list[Finding]:

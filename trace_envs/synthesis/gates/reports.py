@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from trace_envs.safe_text import clean_text
+from trace_envs.safe_text import clean_text, shown
 
 GateStatus = Literal["passed", "failed", "skipped"]
 
@@ -33,15 +33,17 @@ class Finding(BaseModel):
         return clean_text(text)
 
     def render(self) -> str:
-        """``line 12: random.choice: <message> Fix: <fix>`` (the parts that are known)."""
+        """``line 12: random.choice: <message> Fix: <fix>`` (the parts that are known), on one line: a part
+        that holds a newline or another control character is shown quoted and escaped (:func:`shown`), so a
+        module's exception text cannot print rows of its own under the gate table."""
         where = [
             f"line {self.line}" if self.line is not None else "",
             f"seed {self.seed}" if self.seed is not None else "",
         ]
         prefix = ", ".join(part for part in where if part)
         head = f"{prefix}: " if prefix else ""
-        subject = f"{self.subject}: " if self.subject else ""
-        return f"{head}{subject}{self.message} Fix: {self.fix}"
+        subject = f"{shown(self.subject)}: " if self.subject else ""
+        return f"{head}{subject}{shown(self.message)} Fix: {shown(self.fix)}"
 
 
 class GateResult(BaseModel):
@@ -67,7 +69,7 @@ class GateResult(BaseModel):
     def summary(self) -> str:
         """The first finding (or how many), for one line of the gate table."""
         if not self.findings:
-            return clean_text(str(self.details.get("note", "")))
+            return shown(clean_text(str(self.details.get("note", ""))))
         first = self.findings[0].render()
         more = len(self.findings) - 1
         return first + (f" (+{more} more)" if more else "")
@@ -113,7 +115,7 @@ class ValidationReport(BaseModel):
             f"{gate:<{width}}  {status:<7}  {secs:>7}  {summary}".rstrip() for gate, status, secs, summary in rows
         ]
         verdict = "passed" if self.passed else f"rejected by {self.stopped_by}"
-        lines.append(f"{self.module}: {verdict} in {self.seconds:.2f} s")
+        lines.append(f"{shown(self.module)}: {verdict} in {self.seconds:.2f} s")
         return clean_text("\n".join(lines))
 
 

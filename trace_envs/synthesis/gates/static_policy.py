@@ -16,10 +16,12 @@ import re
 
 from .allowlist import STDLIB_NAMES, is_allowed_module
 from .ast_names import exclusive_ast, import_aliases, parse_module, qualified_name, snippet
+from .build_policy import build_findings
 from .context import GateContext, named_gate
 from .import_policy import ImportPolicy
 from .reach_policy import reach_findings
 from .reports import Finding, GateResult
+from .scopes import builtin_loads
 from .source_text import source_text_findings
 
 MAX_SOURCE_CHARS = 300_000
@@ -157,35 +159,24 @@ def static_policy_gate(source: str, context: GateContext) -> GateResult:
 
 def check_policy(tree: ast.AST, source: str, target: str, trusted: tuple[str, ...] = ()) -> list[Finding]:
     """Every policy finding in ``tree``, one per (line, subject, rule), in line order."""
-    visitor = _PolicyVisitor(source, target, import_aliases(tree), _defined_names(tree), trusted)
+    builtins = builtin_loads(tree)  # per scope: a parameter named getattr in one function hides nothing elsewhere
+    visitor = _PolicyVisitor(source, target, import_aliases(tree), builtins, trusted)
     visitor.visit(tree)
     found = visitor.findings + ImportPolicy(source, (*kit_modules(target), *trusted)).check(tree)
-    unique = {(f.line, f.rule, f.subject): f for f in found + reach_findings(tree, source)}
+    found += reach_findings(tree, source) + build_findings(tree, source, builtins)
+    unique = {(f.line, f.rule, f.subject): f for f in found}
     return sorted(unique.values(), key=lambda f: (f.line or 0, f.rule))
-
-
-def _defined_names(tree: ast.AST) -> set[str]:
-    """Names the module binds itself (so a local ``hash`` variable is not the builtin)."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-    return names
 
 
 class _PolicyVisitor(ast.NodeVisitor):
     def __init__(
-        self, source: str, target: str, aliases: dict[str, str], defined: set[str], trusted: tuple[str, ...] = ()
+        self, source: str, target: str, aliases: dict[str, str], builtins: set[int], trusted: tuple[str, ...] = ()
     ):
         self.source = source
         self.target = target
         self.trusted = trusted
         self.aliases = aliases
-        self.defined = defined
+        self.builtins = builtins  # id() of the name loads that are the builtins (resolved per scope)
         self.findings: list[Finding] = []
         self.called: set[int] = set()  # ast node ids of names that are called directly
 
@@ -255,7 +246,7 @@ class _PolicyVisitor(ast.NodeVisitor):
                 "Remove it (or rename a variable that shadows it).",
                 subject=name,
             )
-        elif name in NONDETERMINISTIC_BUILTINS and isinstance(node.ctx, ast.Load) and name not in self.defined:
+        elif name in NONDETERMINISTIC_BUILTINS and id(node) in self.builtins:
             self.add(
                 node,
                 "nondeterministic-builtin",
@@ -263,7 +254,7 @@ class _PolicyVisitor(ast.NodeVisitor):
                 "Use a stable key (the value itself, sorted(), or canonical_hash from trace_envs.core).",
                 subject=name,
             )
-        elif name in ATTRIBUTE_BUILTINS and isinstance(node.ctx, ast.Load) and name not in self.defined:
+        elif name in ATTRIBUTE_BUILTINS and id(node) in self.builtins:
             if id(node) not in self.called:
                 self.add(
                     node,
@@ -343,7 +334,7 @@ class _PolicyVisitor(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self.called.add(id(func))
-            if func.id in ATTRIBUTE_BUILTINS and func.id not in self.defined:
+            if func.id in ATTRIBUTE_BUILTINS and id(func) in self.builtins:
                 self._attribute_builtin(node, func.id)
         qualified = qualified_name(func, self.aliases)
         if qualified == "random.Random" and not node.args and not node.keywords:

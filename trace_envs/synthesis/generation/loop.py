@@ -15,8 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trace_envs.llm.base import Usage
 
+from ..gates.ast_names import parse_module
 from ..gates.calibration_settings import CalibrationSettings
 from ..gates.context import GateContext
+from ..gates.env_identity import source_env_id
 from ..gates.reports import GateResult, ValidationReport
 from ..gates.validation import default_gates, validate_source
 from ..manifest import ModuleEntry, Rejection, env_id_for, gate_summaries, record_module, record_rejection
@@ -253,7 +255,7 @@ def _accept(out: Path, result: SynthesisResult, source: str, generator: Generato
         out,
         ModuleEntry(
             module=path.name,
-            env_id=env_id_for(result.capability),
+            env_id=source_env_id(parse_module(source)) or env_id_for(result.capability),  # checked by the gates
             capability=result.capability,
             target=result.target,
             generator=result.generator,

@@ -12,6 +12,7 @@ its own, and rejects the module.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,7 @@ from trace_envs.box import BoxedEnv, BoxedEnvError, BoxFailure, BoxPool, BoxTime
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, property_checks
 
-from ..gates.leakage import reset_texts
+from ..gates.leakage import played_texts, reset_texts
 from ..gates.steps import compare_steps
 from .protocol import (
     BlockedEvent,
@@ -116,6 +117,8 @@ class _Run:
                 env = cls()
                 try:
                     self.result.generated_texts = reset_texts(env, self.seeds)
+                    with contextlib.suppress(BoxedEnvError):  # an exception on the reference's path is the
+                        self.result.generated_texts += played_texts(env, self.seeds)  # suite's finding
                 finally:
                     env.close()
             except BoxFailure as exc:
@@ -165,6 +168,7 @@ class _Run:
             capability=cls.capability.name,
             domain=box.ready.domain,
             tool_schemas=info["tools"],
+            env_id=box.ready.env_id,
         )
         return cls
 

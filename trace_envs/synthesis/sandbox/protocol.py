@@ -27,6 +27,8 @@ class ModuleInfo(BaseModel):
     capability: str
     domain: str
     tool_schemas: list[dict[str, Any]]
+    env_id: str | None = None
+    """The module's ``ENV_ID`` as the box read it (None: it sets none); checked against the text by the gate."""
 
 
 class BoxError(BaseModel):

@@ -103,6 +103,9 @@ class RetailCancelEnv(CapabilityEnv):
             solution=solution,
             required_facts=facts,
             required_reads=[] if order.status == "pending" else [lookup],
+            forbidden_facts=[]
+            if order.status == "pending"
+            else [s for s in ("processed", "delivered") if s != order.status],
             metadata={"order_id": order.order_id, "reason": reason},
         )
 
