@@ -26,6 +26,7 @@ from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_e
 from .config import TrainConfig
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
 from .metadata import AdapterMetadata, EpisodeExample, StepGroups, load_metadata, save_metadata
+from .spot_checks import spot_checked_rows
 
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
 
@@ -321,6 +322,7 @@ def build_run(
     if rows is None:
         seeds = range(config.first_seed, config.first_seed + config.num_seeds)
         rows = build_rows(config.env_ids, seeds, config.env_knobs)
+    rows, _ = spot_checked_rows(rows, probes, config.spot_check_share, config.spot_check_seed)
 
     args = _grpo_args(config, out, max(type(p).max_turns for p in probes.values()))
     lora = config.lora.peft_config()
