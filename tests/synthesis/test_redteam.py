@@ -48,6 +48,8 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "loop_in_generate.py": ("execution", "timeout", "during reset"),
     "loop_in_step.py": ("execution", "timeout", "during property"),
     "flawed_is_junk.py": ("capability", "flawed-not-a-near-miss", "keeps no step of the reference"),
+    "seed_keyed_reward.py": ("execution", "property-junk_fails", "the verifier is too lax"),
+    "model_user_keyed.py": ("execution", "property-model_user", "with a model-played user the 'empty' policy"),
 }
 SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate in ("execution", "capability")}
 

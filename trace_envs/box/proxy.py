@@ -39,6 +39,7 @@ from .checks import checked_reset, checked_step
 from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
 from .pool import BoxPool, default_pool
 from .protocol import Ask, ParsedStep, Ready, Reset, Step, UserLine, UserTurn
+from .stand_in import ScriptedUserModel
 
 BOX_ERROR_ENDING = "box_error"
 """``info["ended"]`` of an episode whose box failed."""
@@ -178,7 +179,9 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         if turn.turn == "start":
             if not resetting or self.user is not None or turn.task is None:
                 raise BoxProtocolError("the box asked to start a user outside a reset, or twice", stage="user")
-            self.user, self._user_task = model_user(self.user_model, turn.task), turn.task
+            scripted = isinstance(self.user_model, ScriptedUserModel)
+            self.user = self.user_model.user(turn.task) if scripted else model_user(self.user_model, turn.task)
+            self._user_task = turn.task
             text = self.user.start()
         else:
             if self.user is None or turn.agent_message is None:
