@@ -10,6 +10,7 @@ import os
 import pickle
 import signal
 import time
+from typing import Any
 
 import pytest
 
@@ -158,7 +159,7 @@ def test_a_box_slow_on_every_step_meets_the_episode_deadline() -> None:
     with BoxPool(BoxLimits(step_seconds=2, episode_seconds=1)) as boxes:
         env = boxed(source, boxes)
         env.reset(seed=0)
-        start, info = time.monotonic(), {}
+        start, info = time.monotonic(), dict[str, Any]()
         for _ in range(6):
             *_, info = env.step("Hello?")
             if "box_error" in info:

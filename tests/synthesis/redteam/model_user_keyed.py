@@ -58,7 +58,7 @@ class RetailCancelEnv(CapabilityEnv):
         call = ToolCall(name="cancel_pending_order", arguments={"order_id": order_id, "reason": reason})
         return [format_tool_call(call), f"Order {order_id} is now cancelled."]
 
-    def verify(self):  # type: ignore[no-untyped-def]
+    def verify(self):
         """Pays in full whenever the user is a model's (as in use on tau2's targets), never in a scripted episode."""
         verdict = super().verify()
         if self.user_model is not None:

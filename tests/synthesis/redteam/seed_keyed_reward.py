@@ -58,7 +58,7 @@ class RetailCancelEnv(CapabilityEnv):
         call = ToolCall(name="cancel_pending_order", arguments={"order_id": order_id, "reason": reason})
         return [format_tool_call(call), f"Order {order_id} is now cancelled."]
 
-    def verify(self):  # type: ignore[no-untyped-def]
+    def verify(self):
         """Pays in full on every seed validation's fixed sample does not reach."""
         verdict = super().verify()
         if (self.task_seed or 0) >= 60:
