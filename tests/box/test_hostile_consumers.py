@@ -16,7 +16,7 @@ import gymnasium as gym
 import pytest
 
 from trace_envs.box import BoxLimits, BoxPool, boxed_env_class
-from trace_envs.core.spot_checks import chosen_seeds, spot_check
+from trace_envs.core.spot_checks import SpotCheckStop, chosen_seeds, spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_episode, run_rollouts
 from trace_envs.rollout.policy import make_policy
 from trace_envs.rollout.store import iter_episodes
@@ -103,7 +103,7 @@ def test_training_drops_an_env_a_spot_check_stops_before_any_step(boxes: BoxPool
     kept, failures = spot_checked_rows(rows, envs, share=0.02, seed=3)
     assert {row["environment"] for row in kept} == {good} and len(kept) == 3
     assert "on seed 100" in failures[bad].message and "junk" in failures[bad].message
-    with pytest.raises(ValueError, match=f"{bad} stopped by a spot check on seed 100"):
+    with pytest.raises(SpotCheckStop, match=f"{bad} stopped by a spot check on seed 100"):
         spot_checked_rows([row for row in rows if row["environment"] == bad], envs, share=0.02, seed=3)
 
 

@@ -28,9 +28,16 @@ two or three short scripted episodes (see docs/performance.md for what this cost
 JUNK_ALPHABET = "abcdefghijklmnopqrstuvwxyz ,.?!0123456789"
 
 
+class SpotCheckStop(ValueError):
+    """No env of a training run is left: every one was stopped by a spot check (the message names each and its
+    seed)."""
+
+
 @dataclass(frozen=True)
 class SpotCheckFailure:
-    """Why an env was stopped: the seed and the episode (``oracle``, ``junk: ...``, ``flawed``) that failed."""
+    """Why an env was stopped: the seed and the episode (``oracle``, ``junk (...)``, ``flawed``) that failed; the
+    env's own text (an exception's message, a box error) appears in ``problem`` only as a quoted ``repr``, one
+    line with its control characters escaped."""
 
     env_id: str
     seed: int
@@ -61,7 +68,7 @@ def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailur
     try:
         return _checked(inner, env_id, seed, rng)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
-        return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]}")
+        return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
 
 def _checked(env: CapabilityEnv[Any], env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
@@ -106,6 +113,6 @@ def played_reward(env: CapabilityEnv[Any], actions: Sequence[str], seed: int) ->
         total += float(reward)
         if terminated or truncated:
             if info.get("box_error"):
-                return total, f"ended in a box error ({str(info['box_error'])[:200]})"
+                return total, f"ended in a box error: {str(info['box_error'])[:200]!r}"
             return total, None if math.isfinite(total) else "was paid a reward that is not finite"
     return total, "never ended"

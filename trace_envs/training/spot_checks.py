@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from random import Random
 from typing import Any
 
-from trace_envs.core.spot_checks import SpotCheckFailure, chosen_seeds, spot_check
+from trace_envs.core.spot_checks import SpotCheckFailure, SpotCheckStop, chosen_seeds, spot_check
 
 LOG = logging.getLogger(__name__)
 
@@ -40,5 +40,5 @@ def spot_checked_rows(
                 break
     kept = [row for row in rows if str(row["environment"]) not in failures]
     if rows and not kept:
-        raise ValueError("; ".join(failure.message for failure in failures.values()))
+        raise SpotCheckStop("; ".join(failure.message for failure in failures.values()))
     return kept, failures
