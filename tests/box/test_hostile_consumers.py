@@ -19,6 +19,7 @@ from trace_envs.box import BoxLimits, BoxPool, boxed_env_class
 from trace_envs.core.spot_checks import SpotCheckStop, chosen_seeds, spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_episode, run_rollouts
 from trace_envs.rollout.policy import make_policy
+from trace_envs.rollout.spot_checks import has_reference
 from trace_envs.rollout.store import iter_episodes
 from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
@@ -179,3 +180,8 @@ def test_a_spot_check_of_a_target_env_is_skipped() -> None:
         pass
 
     assert spot_check(NotCapability(), "trace/none-v0", 0, Random(0)) is None
+
+
+def test_only_envs_with_a_reference_solution_are_spot_checked() -> None:
+    assert has_reference("trace/order-cancel-v0") and not has_reference("trace/tau2-retail-v0")
+    assert not has_reference("trace/not-registered-v0")

@@ -18,6 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from trace_envs.core import CapabilityEnv
 from trace_envs.core.spot_checks import SpotCheckFailure, chosen_seeds, spot_check
 
 from .jobs import EpisodeJob
@@ -40,7 +41,10 @@ class RunSpotChecks:
         self.stopped: dict[str, SpotCheckFailure] = {}
         self._jobs: dict[tuple[str, str], EpisodeJob] = {}
         seeds: dict[tuple[str, str], list[int]] = {}
+        checked = {env_id: has_reference(env_id) for env_id in {job.env_id for job in jobs}}
         for job in jobs:
+            if share <= 0 or not checked[job.env_id]:
+                continue
             key = (job.env_id, repr(sorted(job.env_kwargs.items())))
             self._jobs.setdefault(key, job)
             if job.seed not in seeds.setdefault(key, []):
@@ -80,6 +84,21 @@ class RunSpotChecks:
             return spot_check(env, job.env_id, seed, Random(f"{self.seed}/{job.env_id}/{seed}"))
         finally:
             env.close()
+
+
+def has_reference(env_id: str) -> bool:
+    """Whether ``env_id``'s class is a capability env (it has a reference solution to spot-check), read from its
+    registration without making one (a target env may load its data when made)."""
+    import importlib
+
+    try:
+        entry = gym.spec(env_id).entry_point
+        if isinstance(entry, str):
+            module, _, name = entry.partition(":")
+            entry = getattr(importlib.import_module(module), name)
+    except Exception:  # not registered here, or its module fails: its own episodes will say why
+        return False
+    return isinstance(entry, type) and issubclass(entry, CapabilityEnv)
 
 
 def stopped_record(job: EpisodeJob, spec: str, failure: SpotCheckFailure) -> EpisodeRecord:
