@@ -140,12 +140,14 @@ def checked_verdict(value: dict[str, Any], reward_range: tuple[float, float]) ->
 
 
 def parsed(model: type[BaseModel], info: dict[str, Any], stage: str) -> dict[str, Any]:
-    """``info``'s known keys parsed by ``model``, as the plain values an env's ``info`` holds (others dropped)."""
+    """``info``'s known keys, once ``model`` has parsed them (others dropped). The values are the reply's own:
+    the parse admits no other key at any depth and no value of another type (strict), so they are what it read,
+    and a step does not pay for writing them out again."""
     try:
-        value = model.model_validate(info)
+        model.model_validate(info)
     except ValidationError as exc:
         raise BoxProtocolError(f"the box's {stage} info is malformed: {short_errors(exc)}", stage=stage) from None
-    return value.model_dump(exclude_unset=True)
+    return {key: info[key] for key in model.model_fields if key in info}
 
 
 def short_errors(exc: ValidationError) -> str:
