@@ -262,14 +262,15 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     hostile: HostileFolder, tiny_model: Path, tmp_path: Path
 ) -> None:
     """`trace-envs pipeline` with ``synthesize.folders`` (no ``$TRACE_ENVS_PATH``): the folder's module is
-    copied, not synthesised, trained on boxed on the payload's seeds; the evaluation after training still
-    pays the junk base agent what the rollout before it paid (0) and the gold policy 1.0."""
+    copied, not synthesised, and set to train boxed on the payload's seeds, where the spot check of the first
+    row's seed sees junk paid: no adapter is trained on it, the train stage says why (naming the env and the seed),
+    and the evaluation after it still pays the junk base agent what the rollout before it paid (0) and the gold
+    policy 1.0."""
     pytest.importorskip("matplotlib")
     import shutil
 
     from trace_envs.pipeline import load_config, pending_stages
     from trace_envs.synthesis.manifest import MANIFEST
-    from trace_envs.training import load_metadata
 
     envs = shutil.copytree(hostile.envs, tmp_path / "envs")
     config = tmp_path / "trace.yaml"
@@ -281,9 +282,11 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     assert synthesized == {
         "precondition_verification": {"status": "passed", "env_id": ENV_ID, "reason": f"from {envs}"}
     }
-    meta = load_metadata(out / "train" / "retail" / "precondition_verification")
-    assert meta.status == "complete" and meta.env_ids == ["trace/retail-precondition-verification-v0"]
-    assert meta.seeds_used and all(seed >= int(UNPLAYED) for seed in meta.seeds_used)
+    trained = json.loads((out / "train" / ".stage.json").read_text(encoding="utf-8"))["summary"]
+    assert trained["adapters"] == {}
+    stopped = trained["stopped"]["retail/precondition_verification"]
+    assert f"trace/retail-precondition-verification-v0 stopped by a spot check on seed {UNPLAYED}" in stopped
+    assert not (out / "train" / "retail" / "precondition_verification" / "trace_adapter.json").exists()
     evaluated = json.loads((out / "evaluate" / ".stage.json").read_text(encoding="utf-8"))["summary"]["targets"]
     rolled_out = markers["rollout"]["summary"]["targets"]["retail"]["pass_rate"]
     assert evaluated["retail"]["base"]["pass_rate"] == rolled_out == 0.0
