@@ -39,7 +39,7 @@ def make_context(name: str = "<module>", *, wall: float = 60.0, **overrides: obj
         "capability": CAPABILITY,
         "seeds": 5,
         "drawn_seeds": 2,
-        "draw_seed": 34,  # fixed, so each test plays the same seeds (use draws a fresh one per run)
+        "draw_seed": 30,  # fixed, so each test plays the same seeds (use draws a fresh one per run)
         "fuzz_examples": 10,
         "tau2_data": TAU2_DATA if TAU2_DATA.is_dir() else None,
         "filename": name,
