@@ -185,3 +185,27 @@ def test_a_spot_check_of_a_target_env_is_skipped() -> None:
 def test_only_envs_with_a_reference_solution_are_spot_checked() -> None:
     assert has_reference("trace/order-cancel-v0") and not has_reference("trace/tau2-retail-v0")
     assert not has_reference("trace/not-registered-v0")
+
+
+def test_the_training_tracker_counts_and_logs_rollouts_whose_env_failed(clean_ids: list[str]) -> None:
+    from trace_envs.training.trainer import GroupTracker
+
+    base = in_process_class()
+
+    class Failing(base):  # type: ignore[misc, valid-type]
+        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+            if seed == 13:
+                raise RuntimeError("slow box")
+            return super().reset(seed=seed, options=options)
+
+    gym.register(id="trace/hostile-tracker-v0", entry_point=Failing, disable_env_checker=True)
+    clean_ids.append("trace/hostile-tracker-v0")
+    cls = trl_environment("trace/hostile-tracker-v0")
+    envs = [cls(), cls()]
+    envs[0].reset(seed=13)
+    envs[1].reset(seed=2)
+    logged: dict[str, float] = {}
+    tracker = GroupTracker(num_generations=1, max_completion_length=64)
+    completions = [[{"role": "assistant", "content": "Bye."}]] * 2
+    tracker([[], []], completions, environments=envs, log_metric=logged.__setitem__)  # type: ignore[arg-type]
+    assert tracker.env_errors == 1 and logged["trace/env_error_frac"] == 0.5

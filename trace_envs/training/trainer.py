@@ -53,6 +53,8 @@ class GroupTracker:
         self.num_generations = num_generations
         self.max_completion_length = max_completion_length
         self.example: EpisodeExample | None = None
+        self.env_errors = 0
+        """Rollouts whose env failed (an exception, a box error, a reward out of range: scored 0), all steps."""
         self.__name__ = "episode_closed"
 
     def __call__(
@@ -89,8 +91,11 @@ class GroupTracker:
                     source="policy",
                     transcript=env._transcript,
                 )
+        errors = sum(env._error is not None for env in environments)
+        self.env_errors += errors
         if log_metric is not None:
             log_metric("trace/verifier_reward", sum(rewards) / max(1, len(rewards)))
+            log_metric("trace/env_error_frac", errors / max(1, len(rewards)))
             if groups:
                 log_metric("trace/identical_reward_groups_frac", identical / groups)
         lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [0] * len(finals)
