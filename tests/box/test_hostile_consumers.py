@@ -207,5 +207,5 @@ def test_the_training_tracker_counts_and_logs_rollouts_whose_env_failed(clean_id
     logged: dict[str, float] = {}
     tracker = GroupTracker(num_generations=1, max_completion_length=64)
     completions = [[{"role": "assistant", "content": "Bye."}]] * 2
-    tracker([[], []], completions, environments=envs, log_metric=logged.__setitem__)  # type: ignore[arg-type]
+    tracker([[], []], completions, environments=envs, log_metric=logged.__setitem__)
     assert tracker.env_errors == 1 and logged["trace/env_error_frac"] == 0.5
