@@ -88,13 +88,14 @@ def test_the_box_runs_the_validated_text_not_what_the_file_holds_later(tmp_path:
 
 def test_a_hung_step_ends_the_episode_with_an_error_observation_and_reset_takes_a_fresh_box() -> None:
     source = with_payload("if action == 'hang':\n    while True:\n        pass", at="step")
-    with BoxPool(BoxLimits(wall_seconds=2)) as pool:
+    with BoxPool(BoxLimits(step_seconds=2)) as pool:
         env = boxed(source, pool)
         env.reset(seed=0)
         start = time.monotonic()
         observation, reward, terminated, _, info = env.step("hang")
         assert time.monotonic() - start < 10
-        assert terminated and reward == 0.0 and "did not answer within 2 s during step" in info["box_error"]
+        assert terminated and reward == 0.0
+        assert "did not answer within 2 s (BoxLimits.step_seconds) during step" in info["box_error"]
         assert observation.startswith("Error: the environment failed") and info["ended"] == "box_error"
         env.reset(seed=0)
         assert play_actions(env, env.oracle_actions(), seed=0)[0] == 1.0
@@ -113,11 +114,17 @@ def test_a_box_that_dies_or_breaks_the_protocol_is_a_clear_error() -> None:
         env = boxed(lying, pool)
         env.reset(seed=0)
         assert "not one of the protocol" in env.step("lie")[4]["box_error"]
-    with BoxPool(BoxLimits(wall_seconds=20)) as pool:
+    with BoxPool(BoxLimits(wall_seconds=20)) as pool:  # dies at its second reset: the reset takes a fresh box
         env = boxed(with_payload("if self.task is not None:\n    import os\n    os._exit(0)"), pool)
         env.reset(seed=0)
+        env.reset(seed=1)
+        assert pool.started == 2 and "exited with code 0 during reset" in str(pool.failures[0])
+        assert pool.failure_counts == {"crashed": 1}
+    with BoxPool(BoxLimits(wall_seconds=20)) as pool:  # dies at every reset: the second try's failure is raised
+        env = boxed(with_payload("import os\nos._exit(0)"), pool)
         with pytest.raises(BoxCrashed, match="exited with code 0 during reset"):
             env.reset(seed=1)
+        assert pool.started == 2
 
 
 def test_an_exception_of_the_env_comes_back_with_the_module_line() -> None:

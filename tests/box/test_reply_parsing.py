@@ -98,7 +98,7 @@ def test_a_reply_of_many_reads_costs_its_length_not_its_length_times_the_reads()
     searching all of it for the newline each time) costs gigabytes of copying, seconds of the parent's CPU."""
     size = 32 * 2**20
     big = with_payload(f"if action == 'big':\n    return 'big', 0.0, False, False, {{'blob': 'x' * {size}}}", at="step")
-    box = BoxProcess(big, limits=BoxLimits(wall_seconds=60))
+    box = BoxProcess(big, limits=BoxLimits(step_seconds=60, reply_bytes=64 * 2**20))  # a cap raised on purpose
     try:
         box.call(Reset(seed=0))
         before = time.thread_time()

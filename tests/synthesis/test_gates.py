@@ -39,7 +39,8 @@ def test_a_correct_module_passes_every_gate(tau2_data: Path) -> None:
     assert report.passed, report.table()
     assert report.stopped_by is None
     execution = report.result("execution")
-    assert execution.details["blocked"] == 0 and execution.details["seeds"] == 8
+    assert execution.details["blocked"] == 0 and execution.details["seeds"] == 8 + 2  # 8 fixed, 2 drawn
+    assert len(execution.details["drawn_seeds"]) == 2 and execution.details["draw_seed"] == 30
     assert report.table().splitlines()[-1].startswith("retail_cancel.py: passed in")
     if not missing_layers():  # the report names every kernel layer that was in force
         layers = " | ".join(execution.details["isolation"])

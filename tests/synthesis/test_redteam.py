@@ -57,6 +57,8 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
         "property-adversarial_junk_fails",
         "the 'lookups, then every candidate answer' policy wins",
     ),
+    "seed_keyed_reward.py": ("execution", "property-junk_fails", "the verifier is too lax"),
+    "model_user_keyed.py": ("execution", "property-model_user", "with a model-played user the 'empty' policy"),
 }
 SANDBOXED = {name for name, (gate, _, _) in EXPECTED.items() if gate in ("execution", "capability")}
 

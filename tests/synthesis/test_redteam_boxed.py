@@ -237,6 +237,7 @@ def test_a_payload_fires_nowhere_in_a_trl_training_step(
             per_device_train_batch_size=2,
             max_completion_length=16,
             num_seeds=2,
+            spot_check_share=0.0,  # its verifier pays junk, which a spot check stops first: here, the step itself
         )
         meta = build_run(config, str(model), tmp_path / "adapter").run()
         assert meta.status == "complete" and meta.steps_done == 1

@@ -67,13 +67,13 @@ class HostileFolder:
             environment[PATH_VARIABLE] = str(self.envs)
         return environment
 
-    def run(self, *args: str, folder: bool = True) -> subprocess.CompletedProcess[str]:
-        """``trace-envs ARGS`` in a subprocess; fails the test (with its output) unless it exits 0."""
+    def run(self, *args: str, folder: bool = True, code: int = 0) -> subprocess.CompletedProcess[str]:
+        """``trace-envs ARGS`` in a subprocess; fails the test (with its output) unless it exits with ``code``."""
         result = subprocess.run(
             [sys.executable, "-m", "trace_envs.cli", *args], capture_output=True, text=True, timeout=600,
             env=self.environment(folder=folder), check=False,
         )  # fmt: skip
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert result.returncode == code, result.stdout[-3000:] + result.stderr[-3000:]
         return result
 
 
@@ -186,8 +186,9 @@ def test_the_payload_is_real_where_nothing_boxes_it(tmp_path: Path) -> None:
 
 
 def test_rollout_plays_the_folder_boxed_and_the_payload_fires_nowhere(hostile: HostileFolder, tmp_path: Path) -> None:
-    """The module's own verdict pays its junk 1.0 (its payload ran, in its box); the shipped env rolled out next
-    in the same process still pays the same junk 0."""
+    """The module's own verdict pays junk 1.0 on the seeds it fires on (its payload ran, in its box), so the
+    rollout's spot check of its first seed stops it: its episodes are stored as errors naming it and the seed. The
+    shipped env rolled out next in the same process still pays the same junk 0."""
     store = tmp_path / "rollout" / "store.jsonl"
     result = hostile.run(
         "rollout", "-e", ENV_ID, "-e", "trace/order-cancel-v0", "--seeds", f"{UNPLAYED}-{int(UNPLAYED) + 1}",
@@ -196,7 +197,9 @@ def test_rollout_plays_the_folder_boxed_and_the_payload_fires_nowhere(hostile: H
     episodes = [json.loads(line) for line in store.read_text(encoding="utf-8").splitlines()]
     rewards = {(e["env_id"], e["seed"]): e["reward"] for e in episodes}
     assert len(rewards) == 4 and all(e["ended"] != "box_error" for e in episodes), rewards
-    assert rewards[(ENV_ID, int(UNPLAYED))] == 1.0  # the payload ran: its contract patch, in its box
+    stopped = [e["error"] for e in episodes if e["env_id"] == ENV_ID]
+    assert stopped == [f"{ENV_ID} stopped by a spot check on seed {UNPLAYED}: " + stopped[0].partition(": ")[2]] * 2
+    assert "junk" in stopped[0] and "was paid 1" in stopped[0]  # the payload ran: its contract patch, in its box
     assert [r for (env, _), r in rewards.items() if env == "trace/order-cancel-v0"] == [0.0, 0.0]
     assert_fired_nowhere(hostile, [tmp_path / "rollout"], result)
 
@@ -222,20 +225,21 @@ def test_the_tau2_evaluation_of_a_junk_agent_is_unchanged_by_the_folder(
 
 
 @pytest.mark.train
-def test_one_grpo_step_through_the_cli_on_the_folder(hostile: HostileFolder, tiny_model: Path, tmp_path: Path) -> None:
-    """`TRACE_ENVS_PATH=folder trace-envs train` on the seeds the payload waits for: the step completes."""
-    from trace_envs.training import load_metadata
-
+def test_training_on_the_folder_through_the_cli_stops_before_any_step(
+    hostile: HostileFolder, tiny_model: Path, tmp_path: Path
+) -> None:
+    """`TRACE_ENVS_PATH=folder trace-envs train` on the seeds the payload waits for: the spot check of the first
+    row's seed sees junk paid and stops the run, with one line naming the env and the seed, before any step."""
     config = tmp_path / "grpo.yaml"
     config.write_text(f"first_seed: {UNPLAYED}\nnum_seeds: 2\nmax_completion_length: 16\n", encoding="utf-8")
     adapter = tmp_path / "adapter"
     result = hostile.run(
         "train", "-e", ENV_ID, "--model", str(tiny_model), "-o", str(adapter), "--max-steps", "1", "--num-generations",
-        "2", "--batch-size", "2", "--config", str(config),
+        "2", "--batch-size", "2", "--config", str(config), code=1,
     )  # fmt: skip
-    meta = load_metadata(adapter)
-    assert meta.status == "complete" and meta.steps_done == 1 and meta.env_ids == [ENV_ID]
-    assert all(seed >= int(UNPLAYED) for seed in meta.seeds_used)
+    shown = " ".join(result.stdout.split())  # the console wraps long lines
+    assert f"stopped before any training step: {ENV_ID} stopped by a spot check on seed {UNPLAYED}" in shown
+    assert not (adapter / "checkpoints").exists()
     assert_fired_nowhere(hostile, [adapter], result)
 
 
@@ -258,14 +262,15 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     hostile: HostileFolder, tiny_model: Path, tmp_path: Path
 ) -> None:
     """`trace-envs pipeline` with ``synthesize.folders`` (no ``$TRACE_ENVS_PATH``): the folder's module is
-    copied, not synthesised, trained on boxed on the payload's seeds; the evaluation after training still
-    pays the junk base agent what the rollout before it paid (0) and the gold policy 1.0."""
+    copied, not synthesised, and set to train boxed on the payload's seeds, where the spot check of the first
+    row's seed sees junk paid: no adapter is trained on it, the train stage says why (naming the env and the seed),
+    and the evaluation after it still pays the junk base agent what the rollout before it paid (0) and the gold
+    policy 1.0."""
     pytest.importorskip("matplotlib")
     import shutil
 
     from trace_envs.pipeline import load_config, pending_stages
     from trace_envs.synthesis.manifest import MANIFEST
-    from trace_envs.training import load_metadata
 
     envs = shutil.copytree(hostile.envs, tmp_path / "envs")
     config = tmp_path / "trace.yaml"
@@ -277,9 +282,11 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     assert synthesized == {
         "precondition_verification": {"status": "passed", "env_id": ENV_ID, "reason": f"from {envs}"}
     }
-    meta = load_metadata(out / "train" / "retail" / "precondition_verification")
-    assert meta.status == "complete" and meta.env_ids == ["trace/retail-precondition-verification-v0"]
-    assert meta.seeds_used and all(seed >= int(UNPLAYED) for seed in meta.seeds_used)
+    trained = json.loads((out / "train" / ".stage.json").read_text(encoding="utf-8"))["summary"]
+    assert trained["adapters"] == {}
+    stopped = trained["stopped"]["retail/precondition_verification"]
+    assert f"trace/retail-precondition-verification-v0 stopped by a spot check on seed {UNPLAYED}" in stopped
+    assert not (out / "train" / "retail" / "precondition_verification" / "trace_adapter.json").exists()
     evaluated = json.loads((out / "evaluate" / ".stage.json").read_text(encoding="utf-8"))["summary"]["targets"]
     rolled_out = markers["rollout"]["summary"]["targets"]["retail"]["pass_rate"]
     assert evaluated["retail"]["base"]["pass_rate"] == rolled_out == 0.0

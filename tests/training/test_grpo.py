@@ -26,6 +26,7 @@ def test_grpo_steps_change_the_adapter_and_log_rewards(tiny_model: Path, word_en
         num_seeds=8,
         learning_rate=1e-3,
         router_example="policy",
+        spot_check_share=0.0,  # random text may say its letter: junk can pay on this test env
     )
     run = build_run(config, str(tiny_model), tmp_path / "adapter")
     groups: list[list[int]] = []
@@ -123,6 +124,7 @@ def test_one_adapter_on_a_uniform_mixture_of_envs(tiny_model: Path, word_env_id:
         per_device_train_batch_size=2,
         max_completion_length=24,
         num_seeds=4,
+        spot_check_share=0.0,  # random text may say the word env's letter
     )
     run = build_run(config, str(tiny_model), tmp_path / "mixture")
     seen: list[list[str]] = []
@@ -216,7 +218,12 @@ def test_grpo_renders_tools_for_a_template_without_them(tiny_model: Path, word_e
     )
     (folder / "chat_template.jinja").write_text(chatml, encoding="utf-8")
     config = TrainConfig(
-        env_ids=[word_env_id], max_steps=1, num_generations=2, per_device_train_batch_size=2, num_seeds=2
+        env_ids=[word_env_id],
+        max_steps=1,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        num_seeds=2,
+        spot_check_share=0.0,  # random text may say its letter: junk can pay on this test env
     )
     run = build_run(config, str(folder), tmp_path / "adapter")
     tokenizer = run.trainer.processing_class

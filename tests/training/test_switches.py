@@ -27,6 +27,7 @@ def _config(env_id: str, **switches: Any) -> TrainConfig:
         "groups_per_step": 2,
         "max_completion_length": 32,
         "num_seeds": 4,
+        "spot_check_share": 0.0,  # random text may say the word env's letter: junk can pay on this test env
     }
     return TrainConfig(**{**base, **switches})
 

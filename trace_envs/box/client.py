@@ -4,10 +4,12 @@ A reset or step of an episode whose user the parent's model plays may ask for th
 (:class:`~trace_envs.box.protocol.UserTurn`): the call's ``user`` answers each (a box that asks during any
 other call, or more than ``limits.user_turns_per_call`` times, or with a line over
 :data:`MAX_USER_TURN_BYTES`, broke the protocol), and the time it takes is added to the call's deadline.
-A call that does not answer in time kills the box (:class:`BoxTimeout`); a box that dies, writes
-something that is not a reply of the protocol, or a reply too large, is killed too (:class:`BoxCrashed`,
-:class:`BoxProtocolError`). An exception of the env's own code comes back as :class:`BoxedEnvError`.
-Nothing here waits without a deadline.
+A call that does not answer in time kills the box (:class:`BoxTimeout`): the start has
+``limits.wall_seconds``, every other call ``limits.step_seconds``, and all the calls of one episode (from its
+reset on) ``limits.episode_seconds`` together. A box that dies, writes something that is not a reply of the
+protocol, or a reply over ``limits.reply_bytes`` (read no further), is killed too (:class:`BoxCrashed`,
+:class:`BoxProtocolError`). An exception of the env's own code comes back as :class:`BoxedEnvError`. Both
+kinds of error pickle (a vector env's worker sends them to its parent). Nothing here waits without a deadline.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,6 +44,7 @@ from .protocol import (
     Failed,
     Ready,
     Refusal,
+    Reset,
     ResetReply,
     Start,
     Step,
@@ -50,7 +54,6 @@ from .protocol import (
 )
 
 SERVER_MODULE = "trace_envs.box.server"
-MAX_REPLY_BYTES = 64 * 1024 * 1024
 MAX_USER_TURN_BYTES = 1024 * 1024
 REPORT_LIMIT = 1024 * 1024
 TAIL = 2000
@@ -65,6 +68,15 @@ class BoxFailure(RuntimeError):
         super().__init__(message)
         self.stage = stage
         self.signal_name = signal_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its class, message, stage and signal (its arguments are keyword-only)."""
+        return rebuilt_failure, (type(self), str(self), self.stage, self.signal_name)
+
+
+def rebuilt_failure(cls: type[BoxFailure], message: str, stage: str, signal_name: str | None) -> BoxFailure:
+    """A :class:`BoxFailure` as pickled (see its ``__reduce__``)."""
+    return cls(message, stage=stage, signal_name=signal_name)
 
 
 class BoxTimeout(BoxFailure):
@@ -90,10 +102,35 @@ class BoxedEnvError(RuntimeError):
 
     def __init__(self, failed: Failed, stage: str):
         super().__init__(f"{failed.error}: {failed.message}")
+        self.failed = failed
         self.error = failed.error
         self.line = failed.line
         self.stage = stage
         self.traceback = failed.traceback
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as the box's reply and the stage (the default would call it with the message alone)."""
+        return type(self), (self.failed, self.stage)
+
+
+@dataclass(frozen=True)
+class BoxRecord:
+    """What is kept of a box once it is gone: a few small fields (never its declaration, replies or buffers),
+    read the way a live :class:`BoxProcess` is (``alive``, ``failure``, ``sealed``, the output tails)."""
+
+    run_id: str
+    pid: int
+    isolation: tuple[str, ...]
+    sealed: tuple[str, ...]
+    failure: BoxFailure | None
+    outputs: dict[str, str]
+    alive: bool = False
+
+    def stdout_tail(self) -> str:
+        return self.outputs.get("stdout", "")
+
+    def stderr_tail(self) -> str:
+        return self.outputs.get("stderr", "")
 
 
 class BoxProcess:
@@ -106,7 +143,7 @@ class BoxProcess:
         limits: BoxLimits | None = None,
         *,
         refusals: list[Refusal] | None = None,
-        started: list[BoxProcess] | None = None,
+        started: list[BoxProcess | BoxRecord] | None = None,
     ):
         self.limits = limits or BoxLimits()
         missing = missing_layers(namespaces=self.limits.namespaces)
@@ -121,6 +158,11 @@ class BoxProcess:
         self.sealed: list[str] = []
         """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
         self.resets = 0
+        self.episode_seconds = 0.0
+        """The box's time in the episode under way (its reset and every call since), against its limit."""
+        self._limit = f"{self.limits.wall_seconds:g} s (BoxLimits.wall_seconds)"
+        self._user_seconds = 0.0
+        """The deadline of the call under way, in words (for a timeout's message)."""
         self.failure: BoxFailure | None = None
         self.owner = os.getpid()
         """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
@@ -144,7 +186,7 @@ class BoxProcess:
         request_read, self._requests = os.pipe()
         os.set_blocking(self._requests, False)
         self._replies, reply_write = os.pipe()
-        self._reply_lines = LineReader(self._replies, self.limits.spin_seconds, MAX_REPLY_BYTES)
+        self._reply_lines = LineReader(self._replies, self.limits.spin_seconds, self.limits.reply_bytes)
         report_read, report_write = os.pipe()
         server = [sys.executable, "-B", "-m", SERVER_MODULE, str(request_read), str(reply_write), str(report_write)]
         server += [self.limits.model_dump_json(), json.dumps(denied_read_roots()), self.run_id]  # the id: kill_strays
@@ -180,6 +222,11 @@ class BoxProcess:
         return self.owner == os.getpid()
 
     @property
+    def gone(self) -> bool:
+        """Whether the box has been closed or killed here (its pipes are closed: nothing more is asked of it)."""
+        return self._requests < 0
+
+    @property
     def alive(self) -> bool:
         return self.owned and self.failure is None and self.process.poll() is None
 
@@ -193,7 +240,9 @@ class BoxProcess:
             raise type(self.failure)(f"the box already failed: {self.failure}", stage=stage)
         if not self.owned:
             raise BoxCrashed(f"the box belongs to process {self.owner}, which this one was forked from", stage=stage)
-        deadline = time.monotonic() + self.limits.wall_seconds
+        began = time.monotonic()
+        deadline = began + self._seconds(request)
+        self._user_seconds = 0.0
         try:
             self._write(request.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
             reply = self._reply(type(request), deadline, stage, user)
@@ -203,12 +252,29 @@ class BoxProcess:
             self.failure = BoxCrashed(f"the box was stopped during {stage}: its user's model failed", stage=stage)
             self.kill()
             raise
+        finally:
+            self.episode_seconds += time.monotonic() - began - self._user_seconds
         if isinstance(reply, Failed):
             raise BoxedEnvError(reply, stage)
         if isinstance(reply, ResetReply):
             self.resets += 1
             self._restore_shared(reply)
         return reply
+
+    def _seconds(self, request: _Message) -> float:
+        """How long the box may take to answer ``request``: its start, one call, or what is left of the
+        episode's time (a reset starts a new episode), whichever is less (named in :attr:`_limit`)."""
+        if isinstance(request, Start):
+            self._limit = f"{self.limits.wall_seconds:g} s (BoxLimits.wall_seconds)"
+            return self.limits.wall_seconds
+        if isinstance(request, Reset):
+            self.episode_seconds = 0.0
+        left = self.limits.episode_seconds - self.episode_seconds
+        if left < self.limits.step_seconds:
+            self._limit = f"the episode's {self.limits.episode_seconds:g} s (BoxLimits.episode_seconds)"
+            return max(0.0, left)
+        self._limit = f"{self.limits.step_seconds:g} s (BoxLimits.step_seconds)"
+        return self.limits.step_seconds
 
     def _reply(
         self, request: type[_Message], deadline: float, stage: str, user: Callable[[UserTurn], UserLine] | None
@@ -233,7 +299,9 @@ class BoxProcess:
                 raise BoxProtocolError(f"the box's user turn is over {MAX_USER_TURN_BYTES:,} bytes", stage=stage)
             began = time.monotonic()
             answer = user(reply)
-            deadline += time.monotonic() - began
+            waited = time.monotonic() - began
+            deadline += waited
+            self._user_seconds += waited
             self._write(answer.model_dump_json().encode("utf-8") + b"\n", deadline, stage)
 
     @staticmethod
@@ -275,14 +343,17 @@ class BoxProcess:
         try:
             return self._reply_lines.readline(deadline)
         except LineTooLong:
-            raise BoxProtocolError(f"the box's reply is over {MAX_REPLY_BYTES:,} bytes", stage=stage) from None
+            limit = self.limits.reply_bytes
+            raise BoxProtocolError(
+                f"the box's reply is over {limit:,} bytes (BoxLimits.reply_bytes); it was read no further", stage=stage
+            ) from None
         except PipeTimeout:
             raise self._timeout(stage) from None
         except PipeClosed:
             raise self._died(stage) from None
 
     def _timeout(self, stage: str) -> BoxTimeout:
-        return BoxTimeout(f"the box did not answer within {self.limits.wall_seconds:g} s during {stage}", stage=stage)
+        return BoxTimeout(f"the box did not answer within {self._limit} during {stage}", stage=stage)
 
     def _died(self, stage: str) -> BoxCrashed:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -298,6 +369,29 @@ class BoxProcess:
             stage=stage,
             signal_name=name,
         )
+
+    def record(self) -> BoxRecord:
+        """The small record a pool keeps of this box once it is gone."""
+        return BoxRecord(
+            run_id=self.run_id,
+            pid=self.process.pid,
+            isolation=tuple(self.isolation),
+            sealed=tuple(self.sealed),
+            failure=self.failure,
+            outputs={name: self._tail(name)[-TAIL:] for name in ("stdout", "stderr")},
+        )
+
+    def idle_and_sound(self) -> bool:
+        """Whether an idle box (between calls) can serve another: alive, and nothing on its reply pipe. A box
+        writes only to answer a call, so a byte or an end of file there means it died (perhaps right after its
+        last reply, before its exit shows) or broke the protocol: it is then killed, and so never reused."""
+        if not self.alive:
+            return False
+        if not self._reply_lines.buffer and not wait_for(self._replies, select.POLLIN, time.monotonic()):
+            return True
+        self.failure = BoxCrashed("the box wrote or closed its reply pipe between calls", stage="idle")
+        self.kill()
+        return False
 
     def fail(self, failure: BoxFailure) -> NoReturn:
         """Record ``failure``, kill the box and raise it (for a caller's own check of what the box said)."""
@@ -377,6 +471,7 @@ class BoxProcess:
         for name in ("stdout", "stderr"):
             self.outputs[name] = self._tail(name)
         self._close_pipes()
+        self._reply_lines.buffer = bytearray()  # a large reply it broke off: not kept with the box's record
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.private, ignore_errors=True)
 
@@ -388,6 +483,7 @@ __all__ = [
     "BoxLayerMissing",
     "BoxProcess",
     "BoxProtocolError",
+    "BoxRecord",
     "BoxTimeout",
     "BoxedEnvError",
     "Step",

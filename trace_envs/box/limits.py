@@ -43,7 +43,28 @@ class BoxLimits(BaseModel):
         description="RLIMIT_NPROC headroom above the user's current task count (not enforced for root).",
     )
     wall_seconds: float = Field(
-        default=60.0, gt=0, description="Wall-clock limit of one call (start, reset, step...); the box is then killed."
+        default=60.0,
+        gt=0,
+        description="Wall-clock limit of the box's start (the module's import and its env's constructor); the box "
+        "is then killed.",
+    )
+    step_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Wall-clock limit of every other call (a reset, a step, a reading of the verdict...): a slower "
+        "box is killed, and the call is a box error (an env's call takes milliseconds).",
+    )
+    episode_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Wall-clock limit of the box's time in one episode (its reset and every call until the next "
+        "reset; the parent's user model's time is not the box's): a box that is slow on every step is stopped.",
+    )
+    reply_bytes: int = Field(
+        default=4 * MIB,
+        ge=64 * 1024,
+        description="Largest reply the parent reads from a box (one JSON line); a larger one is a box error, read no "
+        "further, so a box cannot make the trusted process hold more than this.",
     )
     spin_seconds: float = Field(
         default=0.001,

@@ -8,6 +8,12 @@ pool arrives empty (its limits only). The process's default pool closes its boxe
 A box returned healthy is reused by the next proxy of the same module and options (``reset`` inside the
 box starts the new episode), until it has served ``limits.resets_per_box`` resets. A pool also keeps what
 every box it started reported (refusals of the audit hook, failures), which validation reads.
+
+A pool keeps only small things: a box that is gone becomes a :class:`~trace_envs.box.client.BoxRecord` (no
+declaration, reply or buffer of it is kept), the last :data:`MAX_RECORDS` of those, and the first
+:data:`MAX_FAILURES` failures without their tracebacks (whose frames would hold what the box sent); every
+failure is counted by kind (:attr:`BoxPool.failure_counts`). An idle box is checked before it is reused
+(:meth:`~trace_envs.box.client.BoxProcess.idle_and_sound`): one that died after its last reply is never handed out.
 """
 
 from __future__ import annotations
@@ -21,9 +27,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .client import BoxFailure, BoxProcess
+from .client import BoxFailure, BoxProcess, BoxRecord
 from .limits import WEAKER_BOX_VARIABLE, BoxLimits
 from .protocol import Refusal
+
+MAX_RECORDS = 64
+"""Records of boxes that are gone, kept per pool (the newest)."""
+MAX_FAILURES = 64
+"""Failures kept per pool (the first; every one is counted)."""
 
 
 def source_key(source: str, options: dict[str, Any]) -> str:
@@ -48,9 +59,11 @@ class BoxPool:
         """No boxes yet, in this process."""
         self.refusals: list[Refusal] = []
         self.failures: list[BoxFailure] = []
+        self.failure_counts: dict[str, int] = {}
+        """Every box failure of this pool, by kind (``timeout``, ``crashed``, ``protocol``)."""
         self.started = 0
         self._idle: dict[str, list[BoxProcess]] = {}
-        self._boxes: list[BoxProcess] = []
+        self._boxes: list[BoxProcess | BoxRecord] = []
         self._lock = threading.Lock()
         self.owner = os.getpid()
 
@@ -66,7 +79,8 @@ class BoxPool:
             inherited = self._boxes
             self._fresh()
             for box in inherited:
-                box.kill()  # a box of another process: only our copies of its pipes are closed
+                if isinstance(box, BoxProcess):
+                    box.kill()  # a box of another process: only our copies of its pipes are closed
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (e.g. with a boxed env class, to a spawned worker): an empty pool with the same settings."""
@@ -79,12 +93,11 @@ class BoxPool:
         with self._lock:
             if self.stop_after_failure and self.failures:
                 raise type(self.failures[0])(f"an earlier box failed: {self.failures[0]}", stage=self.stage())
-            idle = self._idle.get(key, [])
-            while idle:
-                box = idle.pop()
-                if box.alive and box.resets < self.limits.resets_per_box:
-                    return box
-                box.close()
+            found, dead = self._idle_box(key)
+        for failure in dead:
+            self.note_failure(failure)
+        if found is not None:
+            return found
         try:
             box = BoxProcess(source, options, self.limits, refusals=self.refusals, started=self._boxes)
         except BoxFailure as exc:
@@ -93,6 +106,19 @@ class BoxPool:
         with self._lock:
             self.started += 1
         return box
+
+    def _idle_box(self, key: str) -> tuple[BoxProcess | None, list[BoxFailure]]:
+        """An idle box of ``key`` that can serve (the others closed), and the failures of those found dead."""
+        idle, dead = self._idle.get(key, []), list[BoxFailure]()
+        while idle:
+            box = idle.pop()
+            if box.idle_and_sound() and box.resets < self.limits.resets_per_box:
+                return box, dead
+            if box.failure is not None:
+                dead.append(box.failure)
+            box.close()
+        self._forget_gone()
+        return None, dead
 
     def release(self, box: BoxProcess, source: str, options: dict[str, Any]) -> None:
         """Take ``box`` back: kept for reuse when healthy and wanted, else closed."""
@@ -106,11 +132,28 @@ class BoxPool:
                 idle.append(box)
                 return
         box.close()
+        with self._lock:
+            self._forget_gone()
+
+    def _forget_gone(self) -> None:
+        """Replace the boxes that are gone by their small records, keeping the newest :data:`MAX_RECORDS`."""
+        kept = [box.record() if isinstance(box, BoxProcess) and box.gone else box for box in self._boxes]
+        records = [index for index, box in enumerate(kept) if isinstance(box, BoxRecord)]
+        dropped = set(records[: max(0, len(records) - MAX_RECORDS)])
+        self._boxes[:] = [box for index, box in enumerate(kept) if index not in dropped]
 
     def note_failure(self, failure: BoxFailure) -> None:
+        """Keep ``failure`` (the first :data:`MAX_FAILURES`, without traceback) and count it by kind."""
         with self._lock:
-            if failure not in self.failures:
+            if any(failure is seen for seen in self.failures):
+                return
+            self._count(failure)
+            if len(self.failures) < MAX_FAILURES:
+                failure.__traceback__ = failure.__context__ = failure.__cause__ = None
                 self.failures.append(failure)
+
+    def _count(self, failure: BoxFailure) -> None:
+        self.failure_counts[failure.reason] = self.failure_counts.get(failure.reason, 0) + 1
 
     def close(self) -> None:
         """Close every box this pool started (idle or not); :attr:`boxes` still lists them."""
@@ -118,11 +161,14 @@ class BoxPool:
         with self._lock:
             boxes, self._idle = list(self._boxes), {}
         for box in boxes:
-            box.close()
+            if isinstance(box, BoxProcess):
+                box.close()
+        with self._lock:
+            self._forget_gone()
 
     @property
-    def boxes(self) -> list[BoxProcess]:
-        """Every box this pool started, in order."""
+    def boxes(self) -> list[BoxProcess | BoxRecord]:
+        """The boxes this pool started, in order: those that are gone as records (the newest :data:`MAX_RECORDS`)."""
         return list(self._boxes)
 
     def __enter__(self) -> BoxPool:

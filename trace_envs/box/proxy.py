@@ -8,9 +8,15 @@ the turn and how the episode ended are kept here from the replies, so everything
 same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
 this process's own objects. With ``user_model`` the user is played here, by the registered user factory
 (:func:`trace_envs.core.user.model_user`, by default ``LLMUser``) with that model: the box asks for each
-of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else. A box that hangs or
-dies during ``step`` ends the episode with an error observation (reward 0, ``info["box_error"]``); during
-anything else it raises :class:`BoxFailure`.
+of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else.
+
+Nothing a box sends is trusted (:mod:`trace_envs.box.checks`): the observation must fit the observation space,
+the reward be finite and in :attr:`BoxedEnv.reward_bounds`, every ``info`` field parse by type, and the tools a
+reset offers equal this process's schemas. A box that breaks any of these, hangs past its deadlines
+(:class:`~trace_envs.box.limits.BoxLimits`) or dies during ``step`` ends the episode with an error observation
+(reward 0, ``info["box_error"]``), never an exception; during a reset it raises :class:`BoxFailure` (a consumer's
+per-episode guard turns that into an errored episode). A box found dead when a reset starts (it died after its
+last reply) is replaced by a fresh one, once.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ from typing import Any, ClassVar, SupportsFloat
 from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict, parse_action
 from trace_envs.core.conversation import ConversationEnv
 from trace_envs.core.env import NoKnobs
+from trace_envs.core.spaces import MAX_TEXT_LENGTH
 from trace_envs.core.user import model_user
 from trace_envs.registry import get_domain
 
+from .checks import checked_reset, checked_step
 from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
 from .pool import BoxPool, default_pool
 from .protocol import Ask, ParsedStep, Ready, Reset, Step, UserLine, UserTurn
+from .stand_in import ScriptedUserModel
 
 BOX_ERROR_ENDING = "box_error"
 """``info["ended"]`` of an episode whose box failed."""
@@ -56,6 +65,8 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     """The pool its boxes come from (``None``: the process's shared one)."""
     declared_id: ClassVar[str | None] = None
     """The module's own ``ENV_ID``, if it sets one."""
+    reward_bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    """The range every reward (and the verdict's) must lie in: a capability env's."""
 
     def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
         ConversationEnv.__init__(self, render_mode=render_mode)
@@ -113,28 +124,49 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         self._pending_seed = None
         ConversationEnv.reset(self, seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        self.user, self._user_task = None, None
-        box = self._take_box(new_episode=True)
-        played = self.user_model is not None
-        reply = box.call(Reset(seed=task_seed, options=options, model_user=played), user=self._played_user(True))
+        self.task = None  # until the box has answered: a failed reset leaves no episode to step
+        request = Reset(seed=task_seed, options=options, model_user=self.user_model is not None)
+        try:
+            box, reply = self._reset_call(request)
+        except BoxCrashed:  # its box died after its last reply (or at this reset): a fresh box, once
+            box, reply = self._reset_call(request)
         if self._user_task is not None and self._user_task != reply.task:
             box.fail(BoxProtocolError("the box started the user of another task than it reset to", stage="reset"))
+        try:
+            observation, info = checked_reset(reply, self.tool_schemas, self.observation_bound())
+        except BoxProtocolError as exc:
+            box.fail(exc)
         self.task, self.task_seed, self._gold_hash = reply.task, reply.seed, None
-        self.start_conversation(list(reply.info.get("messages") or []))
-        return reply.observation, reply.info
+        self.start_conversation(list(info.get("messages") or []))
+        return observation, info
+
+    def observation_bound(self) -> int:
+        """The longest observation the env's observation space holds (a ``Text`` space's ``max_length``)."""
+        return int(getattr(self.observation_space, "max_length", MAX_TEXT_LENGTH))
+
+    def _reset_call(self, request: Reset) -> tuple[BoxProcess, Any]:
+        """The box of the new episode and its reply to ``request``."""
+        self.user, self._user_task = None, None
+        box = self._take_box(new_episode=True)
+        return box, box.call(request, user=self._played_user(True))
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.task is None:
             raise RuntimeError("call reset() before step()")
         try:
-            reply = self._episode_box().call(Step(action=wire_action(action)), user=self._played_user(False))
+            box = self._episode_box()
+            reply = box.call(Step(action=wire_action(action)), user=self._played_user(False))
+            try:
+                observation, reward, info = checked_step(reply, self.observation_bound(), self.reward_bounds)
+            except BoxProtocolError as exc:
+                box.fail(exc)
         except BoxFailure as exc:
             return self._box_failed(exc)
-        self.messages.extend(reply.info.get("messages") or [])
-        self.turn = int(reply.info.get("turn", self.turn))
+        self.messages.extend(info.get("messages") or [])
+        self.turn = info.get("turn", self.turn)
         if reply.terminated or reply.truncated:
-            self.ended = str(reply.info.get("ended") or ("terminated" if reply.terminated else "truncated"))
-        return reply.observation, reply.reward, reply.terminated, reply.truncated, reply.info
+            self.ended = info.get("ended") or ("terminated" if reply.terminated else "truncated")
+        return observation, reward, reply.terminated, reply.truncated, info
 
     def _played_user(self, resetting: bool) -> Callable[[UserTurn], UserLine] | None:
         """What answers the box's user turns during a reset (``resetting``) or a step; None: no model plays."""
@@ -147,7 +179,9 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         if turn.turn == "start":
             if not resetting or self.user is not None or turn.task is None:
                 raise BoxProtocolError("the box asked to start a user outside a reset, or twice", stage="user")
-            self.user, self._user_task = model_user(self.user_model, turn.task), turn.task
+            scripted = isinstance(self.user_model, ScriptedUserModel)
+            self.user = self.user_model.user(turn.task) if scripted else model_user(self.user_model, turn.task)
+            self._user_task = turn.task
             text = self.user.start()
         else:
             if self.user is None or turn.agent_message is None:

@@ -146,10 +146,8 @@ def train_command(
         return
     if not env:
         raise typer.BadParameter("name the env to train on (--env ENV_ID), or a --synthesis folder", param_hint="--env")
-    from trace_envs.training import finished_run, train
+    from trace_envs.training import finished_run
     from trace_envs.training.trainer import is_main_process, world_size
-
-    from .progress import step_progress
 
     show = console if is_main_process() else Console(quiet=True)  # one banner, bar and summary per launch
 
@@ -184,9 +182,22 @@ def train_command(
         f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
         f"constant groups: {cfg.constant_groups} · {processes} process{'es' if processes > 1 else ''} → {out}"
     )
-    with step_progress(show, cfg.max_steps) as progress:
-        meta = train(cfg, model, out, resume=resume, progress=progress)
-    show.print(_saved_line(meta, out))
+    show.print(_saved_line(_trained(show, cfg, model, out, resume), out))
+
+
+def _trained(show: Console, cfg: Any, model: str, out: Path, resume: bool) -> Any:
+    """The adapter's metadata once ``train`` is done; exit 1 with one line if spot checks stopped every env."""
+    from trace_envs.core.spot_checks import SpotCheckStop
+    from trace_envs.training import train
+
+    from .progress import step_progress
+
+    try:
+        with step_progress(show, cfg.max_steps) as progress:
+            return train(cfg, model, out, resume=resume, progress=progress)
+    except SpotCheckStop as exc:  # every env paid junk or failed its oracle: nothing was trained
+        show.print(f"stopped before any training step: {exc}", markup=False, highlight=False, style="red")
+        raise typer.Exit(1) from None
 
 
 def _train_config(

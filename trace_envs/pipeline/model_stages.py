@@ -100,8 +100,10 @@ def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
 
 
 def train(ctx: StageContext) -> dict[str, Any]:
-    """GRPO on every env that passed synthesis, one adapter per (target, capability)."""
+    """GRPO on every env that passed synthesis, one adapter per (target, capability); an env a spot check stops
+    (it paid junk, or its oracle failed, on a training seed) gets no adapter, and ``summary["stopped"]`` says why."""
     import trace_envs
+    from trace_envs.core.spot_checks import SpotCheckStop
     from trace_envs.training import finished_run
     from trace_envs.training import train as train_adapter
 
@@ -130,7 +132,12 @@ def train(ctx: StageContext) -> dict[str, Any]:
                 ctx.report(f"{name}: GRPO step", step, total)
 
             ctx.report(f"{name}: GRPO", 0, section.max_steps)
-            meta = finished_run(config, model, out) or train_adapter(config, model, out, progress=progress)
+            try:
+                meta = finished_run(config, model, out) or train_adapter(config, model, out, progress=progress)
+            except SpotCheckStop as exc:  # its env paid junk or failed its oracle on a training seed: no adapter
+                summary.setdefault("stopped", {})[name] = str(exc)
+                ctx.report(f"{name}: stopped by a spot check")
+                continue
             summary["adapters"][name] = {
                 "path": str(out.relative_to(ctx.root)), "steps": meta.steps_done, "reused": reused,
                 "identical_reward_groups": meta.identical_reward_groups, "total_groups": meta.total_groups,

@@ -44,6 +44,11 @@ class RolloutSummary(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     wall_s: float = 0.0
     per_env: dict[str, dict[str, float]] = Field(default_factory=dict)
+    spot_checks: int = Field(default=0, description="Spot checks played (each: oracle, junk and flawed episodes).")
+    spot_check_seed: int | None = Field(default=None, description="The seed that drew the spot-checked seeds.")
+    stopped: dict[str, str] = Field(
+        default_factory=dict, description="Envs a spot check stopped, each with the one-line reason (env and seed)."
+    )
 
     @property
     def pass_rate(self) -> float:

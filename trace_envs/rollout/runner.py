@@ -19,6 +19,8 @@ from typing import Any, cast
 import gymnasium as gym
 
 from trace_envs.core import CapabilityEnv, ConversationEnv
+from trace_envs.core.rewards import reward_problem
+from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.base import ChatModel, Usage
 from trace_envs.llm.client import SAMPLE_INDEX, MeteredModel, aclose_models, closing_connections
 from trace_envs.llm.errors import AuthenticationFailed
@@ -28,6 +30,7 @@ from .instructions import with_instructions
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .policy import Policy
 from .policy_spec import PolicySpec
+from .spot_checks import RunSpotChecks, stopped_record
 from .store import EpisodeRecord, Timings, ToolCallRecord, TrajectoryStore
 
 
@@ -59,22 +62,33 @@ def accepts_user_model(env_id: str) -> bool:
 
 
 def _tool_call_records(messages: list[dict[str, Any]]) -> list[ToolCallRecord]:
+    """The tool calls of a transcript and their results. The transcript is the env's (a boxed env's is parsed by
+    type first, but any env's may lack a field): a call without a name or arguments is recorded with none."""
     records: list[ToolCallRecord] = []
     by_id: dict[str, ToolCallRecord] = {}
     step = -1
     for message in messages:
+        if not isinstance(message, dict):
+            continue
         if message.get("role") == "assistant":
             step += 1
             for call in message.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                arguments = call.get("arguments")
                 record = ToolCallRecord(
-                    step=step, id=call.get("id", ""), name=call["name"], arguments=call.get("arguments", {})
+                    step=step,
+                    id=str(call.get("id") or ""),
+                    name=str(call.get("name") or ""),
+                    arguments=arguments if isinstance(arguments, dict) else {},
                 )
                 records.append(record)
                 by_id[record.id] = record
         elif message.get("role") == "tool":
-            target = by_id.get(message.get("id", ""))
+            target = by_id.get(str(message.get("id") or ""))
             if target is not None:
-                target.result = message.get("content")
+                content = message.get("content")
+                target.result = content if isinstance(content, str) or content is None else str(content)
                 target.error = bool(message.get("error"))
     return records
 
@@ -138,7 +152,11 @@ async def arun_episode(
     timings = Timings(
         started_at=started_at, wall_s=time.perf_counter() - start, policy_s=play.policy_s, env_s=play.env_s
     )
-    return _episode_record(env, policy, play, env_id=env_id, seed=seed, sample=sample, timings=timings)
+    try:
+        return _episode_record(env, policy, play, env_id=env_id, seed=seed, sample=sample, timings=timings)
+    except Exception as exc:  # what the env left (its info, its transcript) does not make a record: still one
+        play.error = f"the episode's record could not be built from what the env returned: {type(exc).__name__}"
+        return _bare_record(policy, play, env_id=env_id, seed=seed, sample=sample, timings=timings)
 
 
 @dataclass
@@ -175,6 +193,9 @@ async def _play_turns(
             observation, reward, terminated, truncated, play.info = env.step(action)
         play.terminated, play.truncated = terminated, truncated
         play.env_s += time.perf_counter() - tock
+        problem = reward_problem(reward, env)
+        if problem is not None:
+            raise ValueError(f"{problem} (step {len(play.actions)}); the episode is not scored")
         play.reward_total += float(reward)
         step_messages = play.info.get("messages")
         if step_messages is None:
@@ -182,6 +203,8 @@ async def _play_turns(
         play.messages.extend(step_messages)
         if terminated or truncated:
             play.ended = play.info.get("ended") or ("terminated" if terminated else "truncated")
+            if play.info.get("box_error"):  # the env's box failed: an errored episode, rerun on resume
+                play.error = f"box error: {play.info['box_error']}"
             return
         if max_steps is not None and len(play.actions) >= max_steps:
             play.truncated, play.ended = True, "max_steps"
@@ -248,6 +271,25 @@ def run_episode(env: gym.Env[Any, Any], policy: Policy, **options: Any) -> Episo
             return await arun_episode(env, policy, **options)
 
     return asyncio.run(run())
+
+
+def _bare_record(
+    policy: Policy, play: _Play, *, env_id: str, seed: int, sample: int, timings: Timings
+) -> EpisodeRecord:
+    """The record of an episode whose env returned what no record holds: its actions and error only."""
+    actions = [action if isinstance(action, str) else repr(action) for action in play.actions]
+    return EpisodeRecord(
+        env_id=env_id,
+        seed=seed,
+        sample=sample,
+        policy=policy.spec,
+        actions=actions,
+        ended="error",
+        num_steps=len(actions),
+        usage=policy.usage,
+        timings=timings,
+        error=play.error,
+    )
 
 
 PolicyFactory = Callable[[EpisodeJob], Policy]
@@ -369,6 +411,8 @@ async def arun_rollouts(
     on_episode: Callable[[EpisodeRecord], None] | None = None,
     instructions: str = "",
     on_interrupt: Callable[[int], None] | None = None,
+    spot_check_share: float = DEFAULT_SPOT_CHECK_SHARE,
+    spot_check_seed: int | None = None,
 ) -> RolloutSummary:
     """Run ``jobs`` with at most ``concurrency`` episodes in flight, appending each finished episode
     to ``store`` (if given) as soon as it ends; jobs the store already finished are skipped.
@@ -376,6 +420,11 @@ async def arun_rollouts(
     Ctrl-C (under ``asyncio.run``, which cancels this coroutine) starts no new episode and lets the ones in
     flight finish into the store, then raises ``KeyboardInterrupt``; ``on_interrupt`` gets how many are in
     flight when it starts waiting. A second Ctrl-C stops the wait and drops them.
+
+    Spot checks (:mod:`trace_envs.rollout.spot_checks`) are interleaved with the episodes: each env's first
+    seed and ``spot_check_share`` of its others (drawn with ``spot_check_seed``, fresh when None) get an oracle,
+    a junk and a flawed episode; an env that pays junk or whose oracle fails is stopped, and its remaining
+    episodes are stored as errored records naming it and the seed (``summary.stopped``).
 
     ``policy`` is a spec string (scripted or model) or a factory ``job -> Policy`` (then give
     ``policy_spec``, the spec its records carry, for resume to match). ``instructions`` (spec strings only;
@@ -389,11 +438,20 @@ async def arun_rollouts(
     pending = pending_jobs(jobs, spec, store)
     summary.skipped = len(jobs) - len(pending)
     envs = _EnvPool(user_model)
+    checks = RunSpotChecks(pending, spot_check_share, spot_check_seed)
+    summary.spot_check_seed = checks.seed
     queue: asyncio.Queue[EpisodeJob] = asyncio.Queue()
     for job in pending:
         queue.put_nowait(job)
     start = time.perf_counter()
     flight = _Flight()
+
+    def finished(record: EpisodeRecord) -> None:
+        if store is not None:
+            store.append(record)
+        summary.add(record)
+        if on_episode is not None:
+            on_episode(record)
 
     async def worker() -> None:
         while not flight.stopping:
@@ -401,6 +459,10 @@ async def arun_rollouts(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            failure = await checks.before(job)
+            if failure is not None:
+                finished(stopped_record(job, spec, failure))
+                continue
             flight.episodes += 1
             env = envs.take(job)
             record = await arun_episode(
@@ -414,20 +476,19 @@ async def arun_rollouts(
             if job.reset_options:
                 record.metadata["reset_options"] = job.reset_options
             envs.put(job, env)
-            if store is not None:
-                store.append(record)
-            summary.add(record)
-            if on_episode is not None:
-                on_episode(record)
+            finished(record)
             flight.episodes -= 1
             await asyncio.sleep(0)  # scripted episodes never wait: let Ctrl-C's cancellation in between them
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
     try:
+        await checks.first()
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
         await _await_workers(workers, flight, on_interrupt)
     finally:
         envs.close()
         await aclose_models(*owned)  # this loop's HTTP connections die with it
+    summary.spot_checks = checks.played
+    summary.stopped = {env_id: failure.message for env_id, failure in checks.stopped.items()}
     summary.wall_s = time.perf_counter() - start
     return summary
 

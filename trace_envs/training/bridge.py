@@ -8,6 +8,10 @@ more tool, ``send_message_to_user(message)``: the scripted user's reply comes ba
 (and is masked out of the loss with the other tool results). The model's final plain message is the
 agent's closing message to the user; :meth:`TRLEnvironment._finish` delivers it to the env and ends
 the episode, and ``get_reward`` returns the env's own verifier reward.
+
+An env whose code is not trusted (a boxed module) never stops a training run: an exception of its ``reset`` or
+``step`` ends that episode with reward 0, and so does a reward that is not finite or not in a capability env's
+``[0, 1]`` (:func:`trace_envs.core.rewards.reward_problem`); the episode's ``_error`` says why.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from trace_envs.core import (
     ToolCall,
     render_transcript,
 )
+from trace_envs.core.rewards import reward_problem
 
 SEND_MESSAGE_TOOL = "send_message_to_user"
 ENDED_NOTE = "[The conversation has ended. Reply with a short closing message and no tool call.]"
@@ -156,6 +161,8 @@ class TRLEnvironment:
         """The episode's transcript, from the env's ``info["messages"]``."""
         self._end: str | None = None
         """How the episode ended (the env's ``info["ended"]``), ``None`` while it runs."""
+        self._error: str | None = None
+        """Why the env failed this episode (it then scores 0), ``None`` if it did not."""
 
     # ----- what TRL calls ----------------------------------------------------------------------
     def reset(self, **row: Any) -> str | None:
@@ -163,9 +170,13 @@ class TRLEnvironment:
         if "seed" not in row:
             raise KeyError(f"dataset rows for {self.env_id} need a 'seed' column; got columns {sorted(row)}")
         self._seed = int(row["seed"])
-        opening, info = self._env.reset(seed=self._seed)
-        self._reward, self._closed, self._end = None, False, None
-        self._log = list(info["messages"])
+        self._reward, self._closed, self._end, self._error = None, False, None, None
+        try:
+            opening, info = self._env.reset(seed=self._seed)
+        except Exception as exc:  # the env's own failure: this episode scores 0, the run goes on
+            self._failed(f"reset failed: {type(exc).__name__}: {str(exc)[:300]}")
+            return None
+        self._log = list(info.get("messages") or [])
         prompt = row.get("prompt")
         if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
             shown = prompt[-1].get("content")
@@ -186,11 +197,22 @@ class TRLEnvironment:
     # ----- helpers (private: TRL would offer public methods as tools) ----------------------------
     def _step(self, action: Any) -> tuple[str, float, bool]:
         """One env step through the gym API: (observation, reward, ended), the transcript kept."""
-        observation, reward, terminated, truncated, info = self._env.step(action)
+        try:
+            observation, reward, terminated, truncated, info = self._env.step(action)
+        except Exception as exc:  # the env's own failure: this episode scores 0, the run goes on
+            return self._failed(f"step failed: {type(exc).__name__}: {str(exc)[:300]}")
+        problem = reward_problem(reward, self._env)
+        if problem is not None:
+            return self._failed(problem)
         self._log.extend(info.get("messages") or [])
         if terminated or truncated:
-            self._end = info.get("ended") or ("terminated" if terminated else "truncated")
-        return observation, float(reward), terminated or truncated
+            self._end = str(info.get("ended") or ("terminated" if terminated else "truncated"))
+        return str(observation), float(reward), bool(terminated or truncated)
+
+    def _failed(self, why: str) -> tuple[str, float, bool]:
+        """End the episode with reward 0 because the env failed (``why``, kept in ``_error``)."""
+        self._error, self._end, self._reward = why, "error", 0.0
+        return f"Error: the environment failed ({why}).", 0.0, True
 
     def _act(self, action: Any) -> str:
         if self._end is not None or self._closed:

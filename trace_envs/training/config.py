@@ -149,6 +149,16 @@ class TrainConfig(BaseModel):
     beta: float = Field(default=0.0, ge=0.0, description="KL coefficient (0: no reference model).")
     epsilon: float = Field(default=0.2, gt=0.0, description="PPO clipping threshold.")
     num_seeds: int = Field(default=1000, ge=1, description="Dataset rows (one seed each).")
+    spot_check_share: float = Field(
+        default=0.02,
+        ge=0.0,
+        le=1.0,
+        description="Share of each env's row seeds (and always its first) spot-checked before training: the "
+        "oracle must score 1, junk 0; an env that fails is dropped from the dataset (0: no spot checks).",
+    )
+    spot_check_seed: int | None = Field(
+        default=None, description="Seed of the spot-checked seeds' draw (None: a fresh one each run)."
+    )
     first_seed: int = Field(default=0, ge=0)
     generation: Generation = Field(default="transformers", description="Rollout backend.")
     vllm: VLLMSettings = Field(default_factory=VLLMSettings)

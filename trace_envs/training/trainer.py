@@ -27,6 +27,7 @@ from .config import TrainConfig
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
 from .library_warnings import known_library_warnings
 from .metadata import AdapterMetadata, EpisodeExample, StepGroups, load_metadata, save_metadata
+from .spot_checks import spot_checked_rows
 
 ProgressFn = Callable[[int, int, dict[str, Any]], None]
 
@@ -53,6 +54,8 @@ class GroupTracker:
         self.num_generations = num_generations
         self.max_completion_length = max_completion_length
         self.example: EpisodeExample | None = None
+        self.env_errors = 0
+        """Rollouts whose env failed (an exception, a box error, a reward out of range: scored 0), all steps."""
         self.__name__ = "episode_closed"
 
     def __call__(
@@ -89,8 +92,11 @@ class GroupTracker:
                     source="policy",
                     transcript=env._transcript,
                 )
+        errors = sum(env._error is not None for env in environments)
+        self.env_errors += errors
         if log_metric is not None:
             log_metric("trace/verifier_reward", sum(rewards) / max(1, len(rewards)))
+            log_metric("trace/env_error_frac", errors / max(1, len(rewards)))
             if groups:
                 log_metric("trace/identical_reward_groups_frac", identical / groups)
         lengths = [len(ids) for ids in completion_ids] if completion_ids is not None else [0] * len(finals)
@@ -323,6 +329,7 @@ def build_run(
     if rows is None:
         seeds = range(config.first_seed, config.first_seed + config.num_seeds)
         rows = build_rows(config.env_ids, seeds, config.env_knobs)
+    rows, _ = spot_checked_rows(rows, probes, config.spot_check_share, config.spot_check_seed)
 
     args = _grpo_args(config, out, max(type(p).max_turns for p in probes.values()))
     lora = config.lora.peft_config()

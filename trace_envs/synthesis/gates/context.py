@@ -17,6 +17,7 @@ from trace_envs.targets.registry import target
 
 from ..sandbox.protocol import SandboxLimits
 from .calibration_settings import CalibrationSettings
+from .play_seeds import DRAWN_SEEDS
 from .reports import GateResult
 
 
@@ -37,6 +38,10 @@ class GateContext:
     """Packages the module may import besides the allow-list (the catalogue's shipped envs: generated_envs)."""
     calibration: CalibrationSettings | None = None
     """Calibration gate settings (the policy to play, seeds, samples, band); None: no calibration."""
+    drawn_seeds: int = DRAWN_SEEDS
+    """Seeds drawn at random on each run (besides the fixed ``seeds``) from the range use plays."""
+    draw_seed: int | None = None
+    """The seed of that draw (None: a fresh one each run; the report records the one used)."""
     evidence: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -46,6 +51,8 @@ class GateContext:
             raise ValueError(f"target: {exc}") from None
         if self.seeds < 1:
             raise ValueError(f"seeds: need at least 1 seed, got {self.seeds}")
+        if self.drawn_seeds < 0:
+            raise ValueError(f"drawn_seeds: need 0 or more seeds, got {self.drawn_seeds}")
         if self.fuzz_examples < 1:
             raise ValueError(f"fuzz_examples: need at least 1 example, got {self.fuzz_examples}")
         if not 0.0 < self.flawed_failure_share <= 1.0:

@@ -17,7 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 from trace_envs.registry import get_domain
-from trace_envs.targets.registry import TargetDataError
+from trace_envs.targets.registry import TargetDataError, target
 
 from ..sandbox.process import run_in_sandbox
 from ..sandbox.protocol import BoxMode, SandboxOutcome
@@ -25,9 +25,12 @@ from .ast_names import parse_module
 from .context import GateContext, named_gate
 from .env_identity import env_id_findings
 from .leakage import evaluation_index, scan_generated_texts
+from .play_seeds import fresh_draw_seed, validation_seeds
 from .reports import Finding, GateResult
 
 MODES: tuple[BoxMode, BoxMode] = ("suite", "fingerprint")
+MODEL_USER_DRAWN = 3
+"""Drawn seeds also played with a model-played user (besides the first fixed seed)."""
 SEED_IN_MESSAGE = re.compile(r"\bseeds? (\d+)")
 PROPERTY_FIXES: dict[str, str] = {
     "gym_api": "reset(seed=s) must give the same observation every time; keep reset/step signatures and the spaces.",
@@ -43,6 +46,7 @@ PROPERTY_FIXES: dict[str, str] = {
     "any_action_is_safe": "Let the base class handle actions; never raise from step() or from a tool on bad input.",
     "no_state_leak": "Keep all episode state on the instance and rebuild it in generate(); no class-level or module-level mutable state.",
     "determinism": "Draw everything from rng: no global random, hash(), set iteration order or clock.",
+    "model_user": "Score the episode the same whoever plays the user: the verifier must not read the user's kind.",
 }
 REFERENCE_STEP = "reference solution step"
 REFERENCE_STEP_FIX = (
@@ -82,7 +86,8 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
             fix="pip install 'trace-envs[synthesis]' (this is not the module's fault).",
         )
         return GateResult(gate="execution", status="failed", findings=[missing])
-    seeds = list(range(context.seeds))
+    draw_seed = fresh_draw_seed() if context.draw_seed is None else context.draw_seed
+    seeds = validation_seeds(context.seeds, context.drawn_seeds, draw_seed)
     env_id = candidate_env_id(source)
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = [
@@ -94,6 +99,7 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
                 env_id=env_id,
                 fuzz_examples=context.fuzz_examples,
                 limits=context.limits,
+                model_user_seeds=model_user_seeds(context, seeds),
             )
             for mode in MODES
         ]
@@ -116,8 +122,18 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
             "seconds": suite.result.seconds if suite.result else {},
             "blocked": len(suite.blocked) + len(second.blocked),
             "seeds": len(seeds),
+            "drawn_seeds": seeds[context.seeds :],
+            "draw_seed": draw_seed,
         },
     )
+
+
+def model_user_seeds(context: GateContext, seeds: list[int]) -> list[int]:
+    """The seeds played with a model-played user where the target's users are a model's (tau2's): the first
+    fixed seed and up to :data:`MODEL_USER_DRAWN` of the drawn ones; none for a target with scripted users."""
+    if not target(context.target).needs_user_model:
+        return []
+    return [seeds[0], *seeds[context.seeds :][:MODEL_USER_DRAWN]]
 
 
 def generated_leak_findings(outcome: SandboxOutcome, context: GateContext) -> list[Finding]:

@@ -20,8 +20,10 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.box import BoxedEnv, BoxedEnvError, BoxFailure, BoxPool, BoxTimeout, boxed_env_class
+from trace_envs.box.stand_in import ScriptedUserModel
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, property_checks
+from trace_envs.testing.properties import junk_policies
 
 from ..gates.leakage import played_texts, reset_texts
 from ..gates.steps import compare_steps
@@ -48,10 +50,14 @@ def run_in_sandbox(
     env_id: str,
     fuzz_examples: int = 50,
     limits: SandboxLimits | None = None,
+    model_user_seeds: list[int] | None = None,
 ) -> SandboxOutcome:
-    """Run ``mode`` on the module ``source`` (in boxes of its own) and return what came back."""
+    """Run ``mode`` on the module ``source`` (in boxes of its own) and return what came back; in suite mode,
+    ``model_user_seeds`` are also played with a model-played user (:func:`check_model_user`), as use plays a
+    target whose users a model plays."""
     limits = limits or SandboxLimits()
     run = _Run(source, mode, seeds, env_id, fuzz_examples, BoxPool(limits, max_idle=2, stop_after_failure=True))
+    run.model_user_seeds = list(model_user_seeds or [])
     started = time.monotonic()
     try:
         run.run()
@@ -91,6 +97,7 @@ class _Run:
         pool.stage = lambda: self.stages[-1]
         self.result = BoxResult(mode=mode)
         self.isolation: list[str] = []
+        self.model_user_seeds: list[int] = []
 
     def stage(self, name: str) -> None:
         self.stages.append(name)
@@ -111,6 +118,11 @@ class _Run:
                 self.result.suite = self.suite()
                 if self.pool.failures:
                     return
+                if self.model_user_seeds:
+                    self.stage("model-user episodes")
+                    self.result.suite.results.append(self.property_result("model_user", cls))
+                    if self.pool.failures:
+                        return
                 self.stage("flawed solutions")
                 self.result.flawed = flawed_evidence(cls, self.seeds)
                 self.stage("generated texts")
@@ -188,6 +200,37 @@ class _Run:
             if self.pool.failures:
                 break  # a box hung or died: the rest would only wait for the same
         return SuiteReport(env_id=self.env_id, seeds=self.seeds, results=results)
+
+    def property_result(self, name: str, cls: type[BoxedEnv]) -> PropertyResult:
+        """The model-user property (:func:`check_model_user`) on :attr:`model_user_seeds`, as the suite reports one."""
+        start = time.perf_counter()
+        failure = _outcome(lambda: check_model_user(cls, self.model_user_seeds))
+        for box_failure in box_failures(failure):
+            self.note(box_failure)
+        seconds = time.perf_counter() - start
+        self.result.seconds[f"property {name}"] = seconds
+        message = "" if failure is None else describe_failure(failure)
+        return PropertyResult(name=name, passed=failure is None, seconds=seconds, message=message)
+
+
+def check_model_user(cls: type[BoxedEnv], seeds: list[int]) -> None:
+    """With a model-played user (reset with ``model_user``, as use plays the target), the oracle still scores
+    1.0 and every junk policy 0 on ``seeds``: a module cannot pay junk only when a model plays its user."""
+    env = cls(user_model=ScriptedUserModel())
+    try:
+        for seed in seeds:
+            env.reset(seed=seed)
+            oracle, junk = env.oracle_actions(), junk_policies(env, seed)
+            reward = play_actions(env, oracle, seed=seed)[0]
+            assert reward == 1.0, f"with a model-played user the oracle scores {reward} on seed {seed}"
+            for name, actions in junk.items():
+                reward = play_actions(env, actions, seed=seed)[0]
+                assert reward == 0.0, (
+                    f"with a model-played user the '{name}' policy scores {reward} on seed {seed}; a verifier must "
+                    "not depend on who plays the user"
+                )
+    finally:
+        env.close()
 
 
 def _outcome(check: Callable[[], Any]) -> Exception | None:

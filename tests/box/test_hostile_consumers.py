@@ -1,0 +1,211 @@
+"""Guards in use (issue 34, items 3 and 6): rollouts, evaluation and training check every reward, survive any
+``info`` an env returns, and spot-check the seeds they use. The modules are the good module plus a payload that
+waits for use: a verifier keyed on seeds validation never plays, a coin-flip reward, junk that pays. Each must be
+stopped with one line naming the env and the seed, its episodes stored as errored, and the run must go on."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from trace_envs.box import BoxLimits, BoxPool, boxed_env_class
+from trace_envs.core.spot_checks import SpotCheckStop, chosen_seeds, spot_check
+from trace_envs.rollout import TrajectoryStore, make_jobs, run_episode, run_rollouts
+from trace_envs.rollout.policy import make_policy
+from trace_envs.rollout.spot_checks import has_reference
+from trace_envs.rollout.store import iter_episodes
+from trace_envs.training.bridge import trl_environment
+from trace_envs.training.spot_checks import spot_checked_rows
+
+from .conftest import CLASS, GOOD, GOOD_MODULE
+
+
+def verifier_payload(condition: str) -> str:
+    """The good module whose verifier pays 1.0 whenever ``condition`` holds (``self`` in scope)."""
+    return GOOD + (
+        f"\n\n_verify = {CLASS}.verify\n\n\ndef _hostile_verify(self):\n    verdict = _verify(self)\n"
+        f"    if {condition}:\n        return verdict.model_copy(update={{'reward': 1.0, 'success': True}})\n"
+        f"    return verdict\n\n\n{CLASS}.verify = _hostile_verify\n"
+    )
+
+
+SEED_KEYED = verifier_payload("(self.task_seed or 0) >= 60")  # past every seed validation fixes
+COIN_FLIP = verifier_payload("__import__('random').Random(self.task_seed * 31 + len(self.messages)).random() < 0.5")
+JUNK_PAYS = verifier_payload("True")
+
+
+@pytest.fixture
+def boxes() -> Iterator[BoxPool]:
+    with BoxPool(BoxLimits(step_seconds=20)) as pool:
+        yield pool
+
+
+def register(source: str, env_id: str, boxes: BoxPool, clean_ids: list[str]) -> str:
+    box = boxes.acquire(source, {})
+    boxes.release(box, source, {})
+    gym.register(id=env_id, entry_point=boxed_env_class(source, box.ready, pool=boxes), disable_env_checker=True)
+    clean_ids.append(env_id)
+    return env_id
+
+
+@pytest.mark.parametrize(
+    ("source", "seeds"),
+    [(SEED_KEYED, range(100, 106)), (JUNK_PAYS, range(6)), (COIN_FLIP, range(6))],
+    ids=["seed-keyed", "junk-pays", "coin-flip"],
+)
+def test_a_rollout_stops_an_env_that_pays_junk_and_stores_its_episodes_as_errors(
+    source: str, seeds: range, boxes: BoxPool, clean_ids: list[str], tmp_path: Path
+) -> None:
+    env_id = register(source, "trace/hostile-payer-v0", boxes, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    jobs = make_jobs([env_id], seeds)
+    summary = run_rollouts(jobs, "oracle", store=store, spot_check_share=1.0, spot_check_seed=7)
+    assert env_id in summary.stopped and "junk" in summary.stopped[env_id]
+    assert f"{env_id} stopped by a spot check on seed " in summary.stopped[env_id]
+    assert summary.episodes == len(seeds) and summary.failed >= 1 and summary.spot_checks >= 1
+    stored = list(iter_episodes(store.path))
+    assert len(stored) == len(seeds)
+    assert any(record.error == summary.stopped[env_id] for record in stored)
+
+
+def test_the_good_module_passes_its_spot_checks_and_plays_on(boxes: BoxPool, clean_ids: list[str]) -> None:
+    env_id = register(GOOD, "trace/hostile-control-v0", boxes, clean_ids)
+    summary = run_rollouts(make_jobs([env_id], range(100, 104)), "oracle", spot_check_share=1.0, spot_check_seed=1)
+    assert summary.stopped == {} and summary.spot_checks == 4 and summary.failed == 0 and summary.pass_rate == 1.0
+
+
+def test_spot_checks_stop_the_hostile_env_and_let_the_others_play(boxes: BoxPool, clean_ids: list[str]) -> None:
+    bad = register(JUNK_PAYS, "trace/hostile-mixed-bad-v0", boxes, clean_ids)
+    good = register(GOOD, "trace/hostile-mixed-good-v0", boxes, clean_ids)
+    summary = run_rollouts(make_jobs([bad, good], range(3)), "oracle", spot_check_share=0.0 + 1e-9)
+    assert set(summary.stopped) == {bad} and "on seed 0" in summary.stopped[bad]
+    assert summary.per_env[bad]["failed"] == 3 and summary.per_env[good]["successes"] == 3
+
+
+def test_the_spot_checked_seeds_are_each_envs_first_and_a_share_drawn_by_the_seed() -> None:
+    seeds = list(range(1000))
+    drawn = chosen_seeds(seeds, 0.02, Random(5))
+    assert drawn[0] == 0 and 5 <= len(drawn) <= 45 and drawn == chosen_seeds(seeds, 0.02, Random(5))
+    assert drawn != chosen_seeds(seeds, 0.02, Random(6)) and chosen_seeds(seeds, 0.0, Random(5)) == []
+
+
+def test_training_drops_an_env_a_spot_check_stops_before_any_step(boxes: BoxPool, clean_ids: list[str]) -> None:
+    bad = register(SEED_KEYED, "trace/hostile-train-bad-v0", boxes, clean_ids)
+    good = register(GOOD, "trace/hostile-train-good-v0", boxes, clean_ids)
+    rows = [{"environment": env_id, "seed": seed} for seed in range(100, 103) for env_id in (bad, good)]
+    envs = {bad: gym.make(bad).unwrapped, good: gym.make(good).unwrapped}
+    kept, failures = spot_checked_rows(rows, envs, share=0.02, seed=3)
+    assert {row["environment"] for row in kept} == {good} and len(kept) == 3
+    assert "on seed 100" in failures[bad].message and "junk" in failures[bad].message
+    with pytest.raises(SpotCheckStop, match=f"{bad} stopped by a spot check on seed 100"):
+        spot_checked_rows([row for row in rows if row["environment"] == bad], envs, share=0.02, seed=3)
+
+
+def in_process_class() -> Any:
+    spec = importlib.util.spec_from_file_location("hostile_consumers_good_module", GOOD_MODULE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, CLASS)
+
+
+@pytest.mark.parametrize("reward", [math.inf, math.nan, 1e39, -1.0])
+def test_the_bridge_scores_a_reward_out_of_range_as_zero_and_trains_on(reward: float, clean_ids: list[str]) -> None:
+    """An env (here in-process, its finish overridden) whose reward is not finite or not in [0, 1]."""
+    base = in_process_class()
+
+    class Paying(base):  # type: ignore[misc, valid-type]
+        def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
+            return reward, {}
+
+    gym.register(id="trace/hostile-bridge-v0", entry_point=Paying, disable_env_checker=True)
+    clean_ids.append("trace/hostile-bridge-v0")
+    env = trl_environment("trace/hostile-bridge-v0")()
+    env.reset(seed=0)
+    assert env.get_reward() == 0.0 and "reward" in str(env._error)
+
+
+def test_the_bridge_scores_an_env_that_raises_at_reset_as_zero(clean_ids: list[str]) -> None:
+    base = in_process_class()
+
+    class Failing(base):  # type: ignore[misc, valid-type]
+        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+            if seed == 13:
+                raise RuntimeError("no box")
+            return super().reset(seed=seed, options=options)
+
+    gym.register(id="trace/hostile-bridge-reset-v0", entry_point=Failing, disable_env_checker=True)
+    clean_ids.append("trace/hostile-bridge-reset-v0")
+    env = trl_environment("trace/hostile-bridge-reset-v0")()
+    assert env.reset(seed=13) is None and env.get_reward() == 0.0 and "no box" in str(env._error)
+    assert "ended" in env.get_order_details(order_id="#W1")  # type: ignore[attr-defined]
+
+
+class NamelessToolCalls(gym.Wrapper[str, str, str, str]):
+    """An env whose transcript holds a tool call without a name, and (``reward``) a reward of its choice."""
+
+    def __init__(self, env: gym.Env[str, str], reward: float | None = None):
+        super().__init__(env)
+        self.reward = reward
+
+    def step(self, action: str) -> Any:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        info = {**info, "messages": [*info.get("messages", []), {"role": "assistant", "tool_calls": [{"id": "x"}]}]}
+        return observation, reward if self.reward is None else self.reward, terminated, truncated, info
+
+
+def test_a_tool_call_without_a_name_is_recorded_not_a_crash() -> None:
+    env = NamelessToolCalls(in_process_class()())
+    record = run_episode(env, make_policy("oracle"), env_id="trace/x-v0", seed=0)
+    assert record.error is None and record.reward == 1.0
+    assert any(call.name == "" for call in record.tool_calls)
+
+
+@pytest.mark.parametrize("reward", [math.inf, math.nan, 1e39, 2.0])
+def test_a_rollout_stores_an_episode_with_a_bad_reward_as_an_error(reward: float) -> None:
+    env = NamelessToolCalls(in_process_class()(), reward=reward)
+    record = run_episode(env, make_policy("oracle"), env_id="trace/x-v0", seed=0)
+    assert record.ended == "error" and "reward" in str(record.error) and record.reward == 0.0
+
+
+def test_a_spot_check_of_a_target_env_is_skipped() -> None:
+    class NotCapability(gym.Env[str, str]):
+        pass
+
+    assert spot_check(NotCapability(), "trace/none-v0", 0, Random(0)) is None
+
+
+def test_only_envs_with_a_reference_solution_are_spot_checked() -> None:
+    assert has_reference("trace/order-cancel-v0") and not has_reference("trace/tau2-retail-v0")
+    assert not has_reference("trace/not-registered-v0")
+
+
+def test_the_training_tracker_counts_and_logs_rollouts_whose_env_failed(clean_ids: list[str]) -> None:
+    from trace_envs.training.trainer import GroupTracker
+
+    base = in_process_class()
+
+    class Failing(base):  # type: ignore[misc, valid-type]
+        def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+            if seed == 13:
+                raise RuntimeError("slow box")
+            return super().reset(seed=seed, options=options)
+
+    gym.register(id="trace/hostile-tracker-v0", entry_point=Failing, disable_env_checker=True)
+    clean_ids.append("trace/hostile-tracker-v0")
+    cls = trl_environment("trace/hostile-tracker-v0")
+    envs = [cls(), cls()]
+    envs[0].reset(seed=13)
+    envs[1].reset(seed=2)
+    logged: dict[str, float] = {}
+    tracker = GroupTracker(num_generations=1, max_completion_length=64)
+    completions = [[{"role": "assistant", "content": "Bye."}]] * 2
+    tracker([[], []], completions, environments=envs, log_metric=logged.__setitem__)
+    assert tracker.env_errors == 1 and logged["trace/env_error_frac"] == 0.5
