@@ -26,6 +26,7 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
     "device_throughput.py": (["--rounds", "1"], False),
     "env_throughput.py": (["--episodes", "2", "--rounds", "1"], False),
     "fake_server_cost.py": (["--requests", "20", "--repeats", "1", "--concurrency", "4"], False),
+    "proxy_checks.py": (["--seeds", "2", "--repeat", "2"], False),
     "rollout_overhead.py": (
         [
             *("--episodes", "10", "--repeats", "1", "--sequential-episodes", "2", "--concurrent-episodes", "8"),
@@ -33,6 +34,7 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
         ],
         False,
     ),
+    "spot_checks.py": (["--episodes", "20", "--rounds", "1"], False),
     "synthesis_gates.py": (["--seeds", "10", "--fuzz", "3", "--rounds", "1", "--tau2-data", "{tau2}"], False),
     "tau2_throughput.py": (["--deepcopies", "1", "--data", "{tau2}"], False),
     "train_step.py": (["--steps", "1"], True),
