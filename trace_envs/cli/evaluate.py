@@ -44,7 +44,13 @@ def evaluate_command(
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 2000,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Interval level.")] = 0.95,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation resampling.")] = 0,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of model policies.")] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            help="Sampling temperature of model policies. Not given: greedy, and an adapter at the temperature it "
+            "was trained at (its trace_adapter.json).",
+        ),
+    ] = None,
     workers: Annotated[
         int,
         typer.Option(
