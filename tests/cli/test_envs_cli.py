@@ -94,7 +94,9 @@ def test_bad_input_gives_clear_errors() -> None:
     assert "expected KEY=VALUE" in bad_option.output
 
 
-def test_play_is_interactive_in_a_terminal() -> None:
+def play_in_a_terminal(*typed: bytes) -> tuple[int, str]:
+    """``trace-envs play trace/order-cancel-v0 --seed 3`` with a pseudo-terminal as its input, ``typed`` written to
+    it: the exit code and everything it printed."""
     leader, follower = os.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "trace_envs.cli", "play", "trace/order-cancel-v0", "--seed", "3"],
@@ -103,33 +105,27 @@ def test_play_is_interactive_in_a_terminal() -> None:
         stderr=subprocess.STDOUT,
         env={**os.environ, "COLUMNS": "200"},
     )
-    os.write(leader, b'{"name": "get_order_details", "arguments": {"order_id": "#W4992383"}}\n')
-    os.write(leader, b"Sorry, order #W4992383 is already delivered and cannot be cancelled.\n")
+    for keys in typed:
+        os.write(leader, keys)
     output, _ = process.communicate(timeout=60)
     os.close(leader)
     os.close(follower)
-    text = output.decode()
-    assert process.returncode == 0, text
+    return process.returncode, output.decode()
+
+
+LOOKUP = b'{"name": "get_order_details", "arguments": {"order_id": "#W4992383"}}\n'
+
+
+def test_play_is_interactive_in_a_terminal() -> None:
+    code, text = play_in_a_terminal(LOOKUP, b"Sorry, order #W4992383 is already delivered and cannot be cancelled.\n")
+    assert code == 0, text
     assert '"status": "delivered"' in text
     assert "1.000" in text
 
 
 def test_ctrl_d_at_the_play_prompt_ends_the_episode_cleanly() -> None:
-    leader, follower = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "trace_envs.cli", "play", "trace/order-cancel-v0", "--seed", "3"],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    os.write(leader, b'{"name": "get_order_details", "arguments": {"order_id": "#W4992383"}}\n')
-    os.write(leader, b"\x04")  # Ctrl-D at the start of a line: the end of input
-    output, _ = process.communicate(timeout=60)
-    os.close(leader)
-    os.close(follower)
-    text = output.decode()
-    assert process.returncode == 0, text
+    code, text = play_in_a_terminal(LOOKUP, b"\x04")  # Ctrl-D at the start of a line: the end of input
+    assert code == 0, text
     assert "ended: end of input (Ctrl-D) after 1 turn: unscored" in text, text
     assert "Aborted" not in text
 
