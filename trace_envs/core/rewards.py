@@ -8,7 +8,7 @@ own check, for every env they play.
 
 from __future__ import annotations
 
-import math
+from math import isfinite
 from typing import Any
 
 from .env import CapabilityEnv
@@ -23,7 +23,7 @@ def reward_problem(reward: Any, env: Any) -> str | None:
         value = float(reward)
     except (TypeError, ValueError):
         return f"the env's reward {str(reward)[:40]!r} is not a number"
-    if not math.isfinite(value):
+    if not isfinite(value):
         return f"the env's reward is {value!r}, not a finite number"
     if isinstance(getattr(env, "unwrapped", env), CapabilityEnv):
         low, high = CAPABILITY_REWARD_RANGE

@@ -11,9 +11,9 @@ must get a finite reward in ``[0, 1]``. An env that fails is stopped with one li
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import isfinite
 from random import Random
 from typing import Any
 
@@ -114,5 +114,5 @@ def played_reward(env: CapabilityEnv[Any], actions: Sequence[str], seed: int) ->
         if terminated or truncated:
             if info.get("box_error"):
                 return total, f"ended in a box error: {str(info['box_error'])[:200]!r}"
-            return total, None if math.isfinite(total) else "was paid a reward that is not finite"
+            return total, None if isfinite(total) else "was paid a reward that is not finite"
     return total, "never ended"
