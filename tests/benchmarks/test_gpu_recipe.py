@@ -31,10 +31,12 @@ def test_the_tiny_round_writes_every_result_file(tmp_path: Path) -> None:
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert "PASS: every job finished" in done.stdout
     out = tmp_path / "out"
-    for seed in (0, 1):
-        result = json.loads((out / f"learning-seed{seed}.json").read_text(encoding="utf-8"))
+    results = [json.loads((out / f"learning-seed{seed}.json").read_text(encoding="utf-8")) for seed in (0, 1)]
+    for seed, result in enumerate(results):
         assert result["training_seed"] == seed and result["held_out_seeds"] == 3
         assert (out / f"learning-seed{seed}.png").stat().st_size > 0
+    # both training seeds start from one base: the same warm-up (seeded by --base-seed)
+    assert results[0]["stages"]["warm_up"]["final_loss"] == results[1]["stages"]["warm_up"]["final_loss"]
     micro = json.loads((out / "trace-micro.json").read_text(encoding="utf-8"))
     assert "evaluate" in micro["stages"] or any("eval" in name for name in micro["stages"])
 
