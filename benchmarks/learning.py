@@ -101,7 +101,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=2e-4, help="GRPO learning rate (paper: 1e-5 over 40 x 8 x 16)")
     parser.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature (and evaluation's)")
     parser.add_argument("--hint-share", type=float, default=0.25)
-    parser.add_argument("--max-completion", type=int, default=256)
+    parser.add_argument(
+        "--max-completion",
+        type=int,
+        default=512,
+        help="token cap of a whole GRPO rollout, the tool results included (256 clipped 25-62%% of them)",
+    )
     parser.add_argument("--max-tokens", type=int, default=96, help="tokens per evaluation turn")
     parser.add_argument("--max-turns", type=int, default=8, help="agent turns per evaluation episode")
     args = parser.parse_args(argv)
