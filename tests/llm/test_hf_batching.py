@@ -156,3 +156,19 @@ def test_the_prefix_store_keeps_its_token_budget() -> None:
     assert store.longest([1, 2])[0] is None  # all but the last token: 1 < min_reuse
     store.add([7, 7, 7, 7], [])  # 13 tokens: the least recently used ([1, 2, 3, 4]) goes
     assert store.longest([1, 2, 3, 4, 5])[1] == 2 and store.longest([7, 7, 7, 1])[1] == 3
+
+
+def test_a_batch_computes_the_start_its_prompts_share_once(loaded: tuple[Any, Any]) -> None:
+    from trace_envs.llm.hf_prefix import shared_start
+
+    model, tokenizer = loaded
+    start = _ids(tokenizer, "You are an agent of a small shop. Be brief and check the order first.")
+    prompts = [start + _ids(tokenizer, text) for text in (" Cancel #W1.", " Where is #W2?", " hi")]
+    assert shared_start(prompts) == len(start) and shared_start([[1, 2], [1, 2, 3]]) == 1
+    requests = [(ids, RowSampling(max_new_tokens=6)) for ids in prompts]
+    fresh = BatchedGenerator(model, tokenizer, "cpu", prefix_tokens=0)
+    expected = [fresh.generate(*request).tokens for request in requests]
+    batched = BatchedGenerator(model, tokenizer, "cpu", gather_seconds=0.05)
+    assert _together(batched, requests) == expected
+    assert batched.batch_sizes == [3]  # one batch, and its rows took the shared start from the store
+    assert batched.prefixes is not None and batched.prefixes.reused_tokens == 3 * len(start)

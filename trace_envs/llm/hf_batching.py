@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hf_prefix import PrefixStore, prefix_cache, row_states
+from .hf_prefix import PrefixStore, prefix_cache, row_states, shared_start
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,8 @@ def decode_batch(
     import torch
 
     keyword = cache_keyword(model)
+    if prefixes is not None and len(prompts) > 1:
+        store_shared_start(model, prompts, prefixes, settings.device)
     reused = [prefixes.longest(p) if prefixes is not None else (None, 0) for p in prompts]
     with torch.no_grad():
         rows = _Rows(prompts, samplings, settings, [length for _, length in reused], cancelled)
@@ -239,6 +241,22 @@ def decode_batch(
                 **{keyword: cache},
             )
     return rows.results()
+
+
+def store_shared_start(model: Any, prompts: Sequence[Sequence[int]], prefixes: PrefixStore, device: str) -> None:
+    """Compute once the start every prompt of a batch shares, when the store holds less of it: the first batch of
+    a rollout (16 episodes opening with one system prompt and tools) would otherwise compute it in every row."""
+    import torch
+
+    length = shared_start(prompts)
+    if length < prefixes.min_reuse or prefixes.best(prompts[0][: length + 1])[1] >= length:
+        return
+    with torch.no_grad():
+        ids = torch.tensor([list(prompts[0][:length])], dtype=torch.long, device=device)
+        output = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+    states = row_states(output_cache(output), 0, torch.ones(length, dtype=torch.long, device=device))
+    if states is not None:
+        prefixes.add(prompts[0][:length], states)
 
 
 def cache_keyword(model: Any) -> str:

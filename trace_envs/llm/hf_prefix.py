@@ -34,22 +34,29 @@ class PrefixStore:
 
     def longest(self, prompt: Sequence[int]) -> tuple[_Prefix | None, int]:
         """The entry sharing the longest start with ``prompt`` and that length (at most all but its last token,
-        whose logits the model must compute); ``(None, 0)`` when none shares ``min_reuse`` tokens."""
+        whose logits the model must compute); ``(None, 0)`` when none shares ``min_reuse`` tokens. The entry
+        counts as used (it goes last in the eviction order)."""
+        key, length = self.best(prompt)
+        if key is None:
+            return None, 0
+        self._entries.move_to_end(key)
+        self.reused_tokens += length
+        return self._entries[key], length
+
+    def best(self, prompt: Sequence[int]) -> tuple[int | None, int]:
+        """The key of the entry sharing the longest start with ``prompt`` (all but its last token) and that
+        length, without using it; ``(None, 0)`` below ``min_reuse``."""
         import numpy as np
 
         target = np.asarray(prompt[:-1], dtype=np.int64)
-        best: tuple[int, int] | None = None
+        best: tuple[int | None, int] = (None, 0)
         for key, entry in self._entries.items():
             n = min(len(target), len(entry.ids))
             differ = np.flatnonzero(target[:n] != entry.ids[:n])
             length = int(differ[0]) if differ.size else n
-            if length >= self.min_reuse and (best is None or length > best[1]):
+            if length >= self.min_reuse and length > best[1]:
                 best = (key, length)
-        if best is None:
-            return None, 0
-        self._entries.move_to_end(best[0])
-        self.reused_tokens += best[1]
-        return self._entries[best[0]], best[1]
+        return best
 
     def add(self, ids: Sequence[int], layers: list[tuple[Any, Any]]) -> None:
         """Keep the states of ``ids`` (dropping the least recently used entries beyond the budget)."""
@@ -63,6 +70,15 @@ class PrefixStore:
         while self._held > self.max_tokens:
             _, dropped = self._entries.popitem(last=False)
             self._held -= len(dropped.ids)
+
+
+def shared_start(prompts: Sequence[Sequence[int]]) -> int:
+    """How many first tokens all ``prompts`` share (at most all but the shortest one's last token)."""
+    first, limit = prompts[0], min(len(p) for p in prompts) - 1
+    length = 0
+    while length < limit and all(p[length] == first[length] for p in prompts):
+        length += 1
+    return length
 
 
 def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]] | None:
