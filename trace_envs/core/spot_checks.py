@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import isfinite
+from os import urandom
 from random import Random
 from typing import Any
 
@@ -24,6 +25,12 @@ from .rewards import reward_problem
 DEFAULT_SPOT_CHECK_SHARE = 0.02
 """The share of a run's episodes spot-checked by default (plus the first seed of each env); each check plays
 two or three short scripted episodes (see docs/performance.md for what this costs)."""
+
+
+def fresh_spot_check_seed() -> int:
+    """A spot-check seed no module can know in advance (a run records it, so it can be replayed)."""
+    return int.from_bytes(urandom(4), "big")
+
 
 JUNK_ALPHABET = "abcdefghijklmnopqrstuvwxyz ,.?!0123456789"
 

@@ -11,7 +11,6 @@ records naming the env and the seed, and the run goes on with the other envs.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from random import Random
 from typing import Any
@@ -19,15 +18,10 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import CapabilityEnv
-from trace_envs.core.spot_checks import SpotCheckFailure, chosen_seeds, spot_check
+from trace_envs.core.spot_checks import SpotCheckFailure, chosen_seeds, fresh_spot_check_seed, spot_check
 
 from .jobs import EpisodeJob
 from .store import EpisodeRecord
-
-
-def fresh_spot_check_seed() -> int:
-    """A spot-check seed no module can know in advance (a run records it, so it can be replayed)."""
-    return int.from_bytes(os.urandom(4), "big")
 
 
 class RunSpotChecks:

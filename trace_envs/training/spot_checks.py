@@ -9,12 +9,17 @@ it and the seed is logged, and the run trains on the other envs; with no env lef
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from random import Random
 from typing import Any
 
-from trace_envs.core.spot_checks import SpotCheckFailure, SpotCheckStop, chosen_seeds, spot_check
+from trace_envs.core.spot_checks import (
+    SpotCheckFailure,
+    SpotCheckStop,
+    chosen_seeds,
+    fresh_spot_check_seed,
+    spot_check,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -23,7 +28,7 @@ def spot_checked_rows(
     rows: Sequence[dict[str, Any]], envs: Mapping[str, Any], share: float, seed: int | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, SpotCheckFailure]]:
     """``rows`` without those of envs a spot check stopped, and the failures (``envs``: one env per env id)."""
-    run_seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed
+    run_seed = fresh_spot_check_seed() if seed is None else seed
     rng = Random(run_seed)
     seeds: dict[str, list[int]] = {}
     for row in rows:
