@@ -469,13 +469,15 @@ def plot(result: dict[str, Any], path: Path) -> None:
         errors.append([0.0, 0.0])
         colors.append("#bbbbbb")
     for key in ("sampled", "greedy"):
-        cmp = result.get("comparisons", {}).get(key)
-        for who in ("base", "adapter") if cmp else ():
-            est = cmp[who]
-            ci = est.get("interval") or {"low": est["value"], "high": est["value"]}
+        for who in ("base", "adapter"):
+            stage = result["stages"].get(f"{who}_{key}")
+            if stage is None:  # not evaluated yet: the base shows before training ends
+                continue
+            est = estimate(stage["success"], resamples=2000, level=0.95, seed=0)
+            low, high = (est.interval.low, est.interval.high) if est.interval else (est.value, est.value)
             names.append(f"{who}\n{key}")
-            means.append(est["value"])
-            errors.append([est["value"] - ci["low"], ci["high"] - est["value"]])
+            means.append(est.value)
+            errors.append([est.value - low, high - est.value])
             colors.append("#4c72b0" if who == "base" else "#dd8452")
     if names:
         right.bar(names, means, yerr=list(zip(*errors, strict=True)), capsize=4, color=colors)
