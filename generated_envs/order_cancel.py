@@ -4,8 +4,9 @@ Capability: precondition_verification — check that a state-changing request is
 Domain: toy_shop — two tools (get_order_details, cancel_order) over a shop of a few orders.
 Task kinds: cancel: the user asks to cancel one order, pending (allowed) or processed/delivered (refused).
 Knobs: distractor_orders (default 3): other orders in the shop's state; lookup_required (default False): a
-cancellation needs the lookup too, so acting without the check fails on every seed (the learning benchmark's
-variant: by default cancelling at once pays on every pending order, and the lookup earns nothing there).
+cancellation needs the order's lookup *before* it, so acting without the check fails on every seed (the learning
+benchmark's variant: by default cancelling at once pays on every pending order, and the lookup earns nothing
+there; a lookup made after cancelling checks nothing, so it does not count).
 Verifier: the gold state hash (the order cancelled only when pending) and the fact "cancelled" or the
 order's status; a refusal also needs the get_order_details read of that order, and no message may name a
 shipped status the order does not have (so listing every status word does not pay).
@@ -20,7 +21,7 @@ import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import Capability, CapabilityEnv, Plan, Task, ToolCall, UserFact, UserScript
+from trace_envs.core import Capability, CapabilityEnv, Plan, Task, ToolCall, UserFact, UserScript, format_tool_call
 from trace_envs.domains.toy_shop import TOY_SHOP, Order, OrderStatus, ShopState
 
 ITEMS = ["desk lamp", "water bottle", "backpack", "keyboard", "yoga mat", "tea kettle", "headphones"]
@@ -33,7 +34,8 @@ class OrderCancelKnobs(BaseModel):
     distractor_orders: int = Field(default=3, ge=0, le=50, description="Other orders in the shop's state.")
     lookup_required: bool = Field(
         default=False,
-        description="A cancellation also needs the order's lookup: acting without the check fails on every seed.",
+        description="A cancellation needs the order's lookup before it: acting without the check (or checking "
+        "after acting) fails on every seed.",
     )
 
 
@@ -90,3 +92,17 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
             ],
             metadata={"order_id": order_id, "eligible": status == "pending", "status": status},
         )
+
+    def reads_done(self) -> dict[str, bool]:
+        """With ``lookup_required``, a lookup counts only when it came before the first cancellation: looking up
+        an order already cancelled checks nothing (the base model learned to cancel first and look up after)."""
+        if not self.knobs.lookup_required:
+            return super().reads_done()
+        calls = self._successful_calls()
+        first_cancel = next((i for i, (name, _, _) in enumerate(calls) if name == "cancel_order"), len(calls))
+        return {
+            format_tool_call(read): any(
+                read.name == name and read.arguments == arguments for name, arguments, _ in calls[:first_cancel]
+            )
+            for read in self.current_task.required_reads
+        }

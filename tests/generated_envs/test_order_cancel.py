@@ -68,3 +68,23 @@ def test_with_lookup_required_acting_without_the_check_fails_on_every_seed() -> 
             pending += 1
             assert play_actions(default, flawed, seed=seed)[0] == 1.0
     assert 20 < pending < 40
+
+
+def test_with_lookup_required_a_lookup_after_cancelling_does_not_count() -> None:
+    """Cancelling first and looking up after checks nothing: the warmed SmolLM2 did exactly that, and the variant
+    paid it on every pending order. Looking up first still pays; the default env is unchanged."""
+    strict = gym.make(ENV_ID, lookup_required=True, disable_env_checker=True).unwrapped
+    default = make()
+    checked = 0
+    for seed in range(40):
+        strict.reset(seed=seed)
+        if not strict.current_task.metadata["eligible"]:
+            continue
+        lookup, cancel, confirm = strict.oracle_actions()
+        late = [cancel, lookup, confirm]
+        reward, info = play_actions(strict, late, seed=seed)
+        assert reward == 0.0 and info["verdict"]["reads_done"] == {lookup: False}
+        assert play_actions(strict, [lookup, cancel, lookup, confirm], seed=seed)[0] == 1.0
+        assert play_actions(default, late, seed=seed)[0] == 1.0
+        checked += 1
+    assert checked > 10
