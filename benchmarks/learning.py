@@ -44,6 +44,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -567,7 +568,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
     ]
     if args.base_from is not None:  # train while the other run evaluates the base; take its stages after
-        steps = [(n, (lambda n=n: shared_stage(args, n)) if n in BASE_STAGES else run) for n, run in steps]
+        steps = [(n, partial(shared_stage, args, n) if n in BASE_STAGES else run) for n, run in steps]
         first = [s for s in steps if s[0] in ("make_model", "shortcuts", "warm_up", "grpo")]
         steps = first + [s for s in steps if s not in first]
     for name, run in steps:
