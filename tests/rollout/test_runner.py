@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +155,35 @@ def test_a_store_summary_counts_the_jobs_of_one_policy_earlier_runs_included(tmp
     summary = RolloutSummary.of_store(path, make_jobs([ENV_ID], range(4)), "oracle")
     assert (summary.episodes, summary.successes, summary.failed) == (4, 4, 0)
     assert summary.per_env[ENV_ID]["episodes"] == 4
+
+
+class BarrierPolicy(OraclePolicy):
+    """A model-like policy: its first action waits in a worker thread (as a model client's request does) until
+    every episode's request is waiting, so a rollout that cannot hold them all in flight at once fails."""
+
+    spec = "barrier"
+
+    def __init__(self, barrier: threading.Barrier) -> None:
+        super().__init__()
+        self.barrier, self.waited = barrier, False
+
+    async def aact(self, observation: str, info: dict[str, Any]) -> str:
+        if not self.waited:
+            self.waited = True
+            await asyncio.to_thread(self.barrier.wait)
+        return self.act(observation, info)
+
+
+def test_every_episode_in_flight_holds_a_request_at_once() -> None:
+    """asyncio's default pool has cpu_count + 4 threads (6 on a 2-core machine): a rollout of 16 held only 6
+    model requests in flight, so a batched local model never saw more than 5 prompts at once."""
+    episodes = (os.cpu_count() or 1) + 8
+    barrier = threading.Barrier(episodes, timeout=30)
+    summary = run_rollouts(
+        make_jobs([ENV_ID], range(episodes)),
+        lambda job: BarrierPolicy(barrier),
+        policy_spec="barrier",
+        concurrency=episodes,
+        spot_check_share=0.0,
+    )
+    assert summary.failed == 0 and summary.successes == episodes

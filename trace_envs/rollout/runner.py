@@ -12,6 +12,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -482,7 +483,9 @@ async def arun_rollouts(
 
     try:
         await checks.first()
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(pending))))]
+        count = max(1, min(concurrency, len(pending)))
+        ensure_threads(asyncio.get_running_loop(), count)
+        workers = [asyncio.create_task(worker()) for _ in range(count)]
         await _await_workers(workers, flight, on_interrupt)
     finally:
         envs.close()
@@ -491,6 +494,17 @@ async def arun_rollouts(
     summary.stopped = {env_id: failure.message for env_id, failure in checks.stopped.items()}
     summary.wall_s = time.perf_counter() - start
     return summary
+
+
+def ensure_threads(loop: asyncio.AbstractEventLoop, episodes: int) -> None:
+    """Give ``loop`` a default thread pool with a thread for each episode in flight and a few more: a model's
+    request (``asyncio.to_thread``) holds a thread while it waits for its batch, and the default pool has only
+    ``cpu_count + 4`` (6 on a 2-core machine), which capped a rollout of 16 at 6 requests in flight. A pool
+    that is large enough already is kept."""
+    needed = episodes + 4
+    current = getattr(loop, "_default_executor", None)  # asyncio keeps it private; absent until first used
+    if current is None or getattr(current, "_max_workers", 0) < needed:
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=needed, thread_name_prefix="trace-rollout"))
 
 
 @dataclass
