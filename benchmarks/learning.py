@@ -158,7 +158,9 @@ class Stages:
         return stage if isinstance(stage, dict) else None
 
     def record(self, name: str, started: float, wall: float, data: dict[str, Any]) -> dict[str, Any]:
-        data = {**data, "cpu_s": round(time.process_time() - started, 1), "wall_s": round(time.time() - wall, 1)}
+        spent = {"cpu_s": round(time.process_time() - started, 1), "wall_s": round(time.time() - wall, 1)}
+        # a stage taken from another run (--base-from) keeps what it cost there; this run only waited for it
+        data = {**data, "waited_s": spent["wall_s"]} if "from" in data else {**data, **spent}
         self.result["stages"][name] = data
         self.result["cpu_minutes_total"] = round(sum(s["cpu_s"] for s in self.result["stages"].values()) / 60, 1)
         self.save()

@@ -21,7 +21,7 @@ import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trace_envs.core import Capability, CapabilityEnv, Plan, Task, ToolCall, UserFact, UserScript, format_tool_call
+from trace_envs.core import Capability, CapabilityEnv, Plan, Task, ToolCall, UserFact, UserScript
 from trace_envs.domains.toy_shop import TOY_SHOP, Order, OrderStatus, ShopState
 
 ITEMS = ["desk lamp", "water bottle", "backpack", "keyboard", "yoga mat", "tea kettle", "headphones"]
@@ -86,23 +86,10 @@ class OrderCancelEnv(CapabilityEnv[OrderCancelKnobs]):
             forbidden_facts=[other for other in ("processed", "delivered") if other != status],
             # the status is one of two: without the lookup, "already delivered" would pay
             required_reads=[] if status == "pending" and not self.knobs.lookup_required else [lookup],
+            reads_before=["cancel_order"] if self.knobs.lookup_required else [],  # looking after acting checks nothing
             flawed_solution=[  # cancels straight away, without looking the order up
                 ToolCall(name="cancel_order", arguments={"order_id": order_id}),
                 f"Your order {order_id} is now cancelled.",
             ],
             metadata={"order_id": order_id, "eligible": status == "pending", "status": status},
         )
-
-    def reads_done(self) -> dict[str, bool]:
-        """With ``lookup_required``, a lookup counts only when it came before the first cancellation: looking up
-        an order already cancelled checks nothing (the base model learned to cancel first and look up after)."""
-        if not self.knobs.lookup_required:
-            return super().reads_done()
-        calls = self._successful_calls()
-        first_cancel = next((i for i, (name, _, _) in enumerate(calls) if name == "cancel_order"), len(calls))
-        return {
-            format_tool_call(read): any(
-                read.name == name and read.arguments == arguments for name, arguments, _ in calls[:first_cancel]
-            )
-            for read in self.current_task.required_reads
-        }

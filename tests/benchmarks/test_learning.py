@@ -94,3 +94,29 @@ def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     assert (tmp_path / "results" / "learning-seed0.png").stat().st_size > 0
     again = learning.main(args)  # every stage is there: nothing runs again
     assert again["stages"] == stages
+    first_run = args[: args.index("--results")]  # the same sizes; a later --out wins
+    second = learning.main(
+        [*first_run, "--seed", "1", "--out", str(tmp_path / "run1"), "--base-from", str(tmp_path / "run")]
+    )
+    shared = ("make_model", "warm_up", "base_sampled", "base_greedy")
+    assert list(second["stages"])[:4] == ["make_model", "shortcuts", "warm_up", "grpo"]  # trains before the base
+    for name in shared:  # taken from the first run, not recomputed
+        assert second["stages"][name]["from"] == str(tmp_path / "run")
+        taken = {k: v for k, v in second["stages"][name].items() if k not in ("from", "from_commit", "waited_s")}
+        assert taken == stages[name]  # with what it cost in the first run
+    assert not (tmp_path / "run1" / "warm").exists() and second["training_seed"] == 1
+    assert second["stages"]["grpo"]["config"]["seed"] == 1
+
+
+def test_base_from_must_be_another_run_with_the_same_base(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    learning = load_benchmark("learning")
+    with pytest.raises(SystemExit) as same:
+        learning.parse_args(["--out", str(tmp_path), "--base-from", str(tmp_path)])
+    assert same.value.code == 2 and "--base-from must name another run's --out" in capsys.readouterr().err
+    other = tmp_path / "other"
+    other.mkdir()
+    settings = {**vars(learning.parse_args(["--out", str(other)])), "base_seed": 7, "out": str(other)}
+    (other / "result.json").write_text(json.dumps({"settings": settings, "stages": {}}), encoding="utf-8")
+    args = learning.parse_args(["--out", str(tmp_path / "mine"), "--base-from", str(other)])
+    with pytest.raises(SystemExit, match="its base_seed differ"):
+        learning.shared_stage(args, "warm_up", poll_s=0.0)

@@ -236,8 +236,11 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         )
 
     def reads_done(self) -> dict[str, bool]:
-        """For each of the task's required reads (keyed by its action string), whether it succeeded."""
+        """For each of the task's required reads (keyed by its action string), whether it succeeded (before the
+        first call of a ``Task.reads_before`` tool, when the task names any)."""
         calls = self._successful_calls()
+        acting = self.current_task.reads_before
+        calls = calls[: next((i for i, (name, _, _) in enumerate(calls) if name in acting), len(calls))]
         return {
             format_tool_call(read): any(_same_call(read, name, arguments) for name, arguments, _ in calls)
             for read in self.current_task.required_reads

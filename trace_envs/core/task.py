@@ -73,6 +73,11 @@ class Task(BaseModel):
         description="Tool calls (name and arguments) that must succeed before the required facts count: the "
         "records a decision rests on, so that a canned answer without the lookup cannot pass.",
     )
+    reads_before: list[str] = Field(
+        default_factory=list,
+        description="Tool names that change the state: a required read counts only when made before the first "
+        "successful call of any of them (a precondition is checked before acting; a lookup after it checks nothing).",
+    )
     expected_errors: list[int] = Field(
         default_factory=list,
         description="Indexes of reference steps that must fail (e.g. the permission error an agent recovers from).",
