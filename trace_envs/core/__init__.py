@@ -9,6 +9,7 @@ jinja2, so ``import trace_envs`` stays fast. Registering env ids and domains by 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
 from .capability import Capability
+from .contract import EnvProtocol, VerifiableEnv
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain
 from .env import (
@@ -35,6 +36,7 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
+    "EnvProtocol",
     "Message",
     "NoKnobs",
     "ParsedAction",
@@ -54,6 +56,7 @@ __all__ = [
     "UserFact",
     "UserScript",
     "Verdict",
+    "VerifiableEnv",
     "canonical_hash",
     "canonical_json",
     "check_replies",
