@@ -9,7 +9,7 @@ jinja2, so ``import trace_envs`` stays fast. Registering env ids and domains by 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
 from .capability import Capability
-from .contract import EnvProtocol, VerifiableEnv
+from .contract import CONTRACT_MEMBERS, EnvProtocol, VerifiableEnv, contract_gaps, declares_capability
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain
 from .env import (
@@ -29,6 +29,7 @@ from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies,
 
 __all__ = [
     "CONFIRM_CUES",
+    "CONTRACT_MEMBERS",
     "MAX_TEXT_LENGTH",
     "REQUEST_CUES",
     "STOP_TOKEN",
@@ -60,6 +61,8 @@ __all__ = [
     "canonical_hash",
     "canonical_json",
     "check_replies",
+    "contract_gaps",
+    "declares_capability",
     "fact_pattern",
     "format_steps",
     "format_tool_call",

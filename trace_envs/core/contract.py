@@ -8,7 +8,10 @@ env is, is recorded where it is registered (``trace_envs.registry.env_kind``), n
 
 from __future__ import annotations
 
+from inspect import getattr_static
 from typing import Any, Protocol, SupportsFloat
+
+from gymnasium.spaces import Space
 
 from .capability import Capability
 from .domain import Domain
@@ -31,6 +34,10 @@ class EnvProtocol(Protocol):
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The schemas of the tools offered in the current episode."""
+
+    @property
+    def max_turns(self) -> int:
+        """Agent actions before the episode is truncated."""
 
     @property
     def current_task(self) -> Any:
@@ -58,6 +65,23 @@ class EnvProtocol(Protocol):
         """The current task's flawed solution as action strings (``None``: it has none)."""
 
 
+CONTRACT_MEMBERS = (
+    "capability",
+    "toolset",
+    "tool_schemas",
+    "max_turns",
+    "current_task",
+    "reset",
+    "step",
+    "close",
+    "cut",
+    "verify",
+    "oracle_actions",
+    "flawed_actions",
+)
+"""The members of :class:`EnvProtocol`, which :func:`contract_gaps` looks for."""
+
+
 class VerifiableEnv(EnvProtocol, Protocol):
     """An env with a hash verifier over its own domain state: what the property suite reads besides the contract."""
 
@@ -70,8 +94,8 @@ class VerifiableEnv(EnvProtocol, Protocol):
         """The domain whose tools and state the env plays."""
 
     @property
-    def max_turns(self) -> int:
-        """Agent actions before the episode is truncated."""
+    def observation_space(self) -> Space[str]:
+        """The text space every observation lies in."""
 
     @property
     def messages(self) -> list[Message]:
@@ -87,3 +111,16 @@ class VerifiableEnv(EnvProtocol, Protocol):
 
     def gold_hash(self) -> str:
         """The hash of the initial state with the reference solution replayed."""
+
+
+def declares_capability(env: object) -> bool:
+    """Whether an env (or its class) declares a capability, read structurally: a capability env, run here or
+    boxed, and the device target do; the tau2 target does not (its verdict is its benchmark's, not a hash's)."""
+    return isinstance(getattr(env, "capability", None), Capability)
+
+
+def contract_gaps(env: object) -> list[str]:
+    """The members of :class:`EnvProtocol` that ``env`` lacks, found without running any (no property is read):
+    a consumer refuses an env that lacks one, naming them, instead of testing its class."""
+    missing = object()
+    return [name for name in CONTRACT_MEMBERS if getattr_static(env, name, missing) is missing]
