@@ -7,7 +7,16 @@ from __future__ import annotations
 import gymnasium as gym
 
 from .plugins import load_env_path, load_envs, load_plugins
-from .registry import CAPABILITY_KINDS, NAMESPACE, env_kind, list_envs, register_domain, register_env
+from .registry import (
+    CAPABILITY_KINDS,
+    NAMESPACE,
+    TARGET_KINDS,
+    EnvKind,
+    env_kind,
+    list_envs,
+    register_domain,
+    register_env,
+)
 from .targets.registry import registered_domains, target_env_ids, target_env_kinds
 
 BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
@@ -42,7 +51,10 @@ def list_capability_envs() -> list[str]:
 
 __all__ = [
     "BUILTIN_DOMAINS",
+    "CAPABILITY_KINDS",
     "NAMESPACE",
+    "TARGET_KINDS",
+    "EnvKind",
     "env_class",
     "env_kind",
     "list_capability_envs",

@@ -25,7 +25,9 @@ user (``device_target``), or a target env playing a data folder's tasks with a m
 (``tau2_target``). Every kind satisfies :class:`trace_envs.core.EnvProtocol`."""
 ENV_KINDS: tuple[EnvKind, ...] = get_args(EnvKind)
 CAPABILITY_KINDS: tuple[EnvKind, ...] = ("capability", "boxed")
-"""The kinds that are capability envs (self-contained and trainable); the others are target envs."""
+"""The kinds that are capability envs (self-contained and trainable)."""
+TARGET_KINDS: tuple[EnvKind, ...] = ("device_target", "tau2_target")
+"""The kinds that play a target benchmark's tasks."""
 _KINDS: dict[str, EnvKind] = {}
 
 
@@ -58,11 +60,11 @@ def register_env(env_id: str, entry_point: Any, *, env_kind: EnvKind = "capabili
     _KINDS[env_id] = env_kind
 
 
-def env_kind(env_id: str) -> EnvKind:
-    """The kind ``env_id`` was registered as, so consumers ask the registry instead of the class tree; an id
-    registered with ``gym.register`` directly is a capability env (``register_env``'s default)."""
+def env_kind(env_id: str) -> EnvKind | None:
+    """The kind ``env_id`` was registered as, so consumers ask the registry instead of the class tree; ``None``
+    for an id registered with ``gym.register`` directly (no kind was recorded: any Gymnasium env)."""
     gym.spec(env_id)  # an unknown id: Gymnasium's own error
-    return _KINDS.get(env_id, "capability")
+    return _KINDS.get(env_id)
 
 
 def list_envs() -> list[str]:
