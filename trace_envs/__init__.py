@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import llm_user as _llm_user  # noqa: F401 - registers the model-played user of user_model=
 from . import vector as _vector  # noqa: F401 - registers UnicodeText's shared-memory layout
-from .registration import list_envs, load_envs, register_domain, register_env, register_envs
+from .registration import env_kind, list_envs, load_envs, register_domain, register_env, register_envs
 
 if TYPE_CHECKING:
     from .description import EnvDescription
@@ -28,4 +28,13 @@ def describe(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
     return describe_env(env_id, seed=seed, **knobs)
 
 
-__all__ = ["__version__", "describe", "list_envs", "load_envs", "register_domain", "register_env", "register_envs"]
+__all__ = [
+    "__version__",
+    "describe",
+    "env_kind",
+    "list_envs",
+    "load_envs",
+    "register_domain",
+    "register_env",
+    "register_envs",
+]

@@ -92,13 +92,11 @@ def _imported(entry: object) -> bool:
 
 @cache
 def _declarations(key: tuple[tuple[str, str], ...]) -> dict[str, list[tuple[str, Capability]]]:
-    from .core.env import CapabilityEnv
-
     found: dict[str, list[tuple[str, Capability]]] = {}
     for env_id, _ in key:
-        cls = env_class(env_id)
-        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
-            found.setdefault(cls.capability.name, []).append((env_id, cls.capability))
+        capability = getattr(env_class(env_id), "capability", None)  # declared by the class (None: a tau2 target)
+        if isinstance(capability, Capability):
+            found.setdefault(capability.name, []).append((env_id, capability))
     return dict(sorted(found.items()))
 
 

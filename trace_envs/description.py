@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from pydantic import BaseModel, field_validator
 
-from .core import CapabilityEnv
+from .core import Capability, VerifiableEnv
 from .safe_text import clean_text
 
 
@@ -44,12 +44,25 @@ class EnvDescription(BaseModel):
     example: ExampleTask
 
 
-def unwrap_capability_env(env: gym.Env[Any, Any], env_id: str = "") -> CapabilityEnv:
-    """The CapabilityEnv under Gymnasium's wrappers, or a clear error if there is none."""
+def unwrap_capability_env(env: gym.Env[Any, Any], env_id: str = "") -> VerifiableEnv:
+    """The env under Gymnasium's wrappers as one that declares a capability (run here or boxed), or a clear
+    error if it declares none."""
     inner = env.unwrapped
-    if not isinstance(inner, CapabilityEnv):
-        raise TypeError(f"{env_id or type(inner).__name__} is not a CapabilityEnv (got {type(inner).__name__})")
-    return inner
+    if not isinstance(getattr(inner, "capability", None), Capability):
+        raise TypeError(f"{env_id or type(inner).__name__} is not a capability env (got {type(inner).__name__})")
+    return cast(VerifiableEnv, inner)
+
+
+def knob_descriptions(env: Any) -> list[KnobDescription]:
+    """The knobs of an env that validates its own (``knobs``, a pydantic model); none for one that does not (a
+    boxed env's options are validated in its box)."""
+    knobs = getattr(env, "knobs", None)
+    if not isinstance(knobs, BaseModel):
+        return []
+    return [
+        KnobDescription(name=name, default=getattr(knobs, name), description=field.description or "")
+        for name, field in type(knobs).model_fields.items()
+    ]
 
 
 def describe_env(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
@@ -58,7 +71,6 @@ def describe_env(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
         inner = unwrap_capability_env(env, env_id)
         observation, _ = env.reset(seed=seed)
         task = inner.current_task
-        fields = inner.Knobs.model_fields
         return EnvDescription(
             env_id=env_id,
             capability=inner.capability.name,
@@ -66,10 +78,7 @@ def describe_env(env_id: str, seed: int = 0, **knobs: Any) -> EnvDescription:
             domain=inner.domain.name,
             max_turns=inner.max_turns,
             tools=list(inner.toolset),
-            knobs=[
-                KnobDescription(name=name, default=getattr(inner.knobs, name), description=field.description or "")
-                for name, field in fields.items()
-            ],
+            knobs=knob_descriptions(inner),
             example=ExampleTask(
                 seed=seed,
                 task_id=task.task_id,

@@ -221,7 +221,7 @@ def _load_boxed(folder: Path, manifest: dict[str, Any] | None, id_prefix: str | 
                 "load a folder of your own trusted code with load_envs(folder, boxed=False)"
             ) from exc
         env_id = _boxed_id(cls, file, (entries.get(file.name) or {}).get("env_id"), id_prefix)
-        register_env(env_id, cls)
+        register_env(env_id, cls, env_kind="boxed")
         ids.append(env_id)
     return ids
 

@@ -7,8 +7,17 @@ from __future__ import annotations
 import gymnasium as gym
 
 from .plugins import load_env_path, load_envs, load_plugins
-from .registry import NAMESPACE, list_envs, register_domain, register_env
-from .targets.registry import registered_domains, target_env_ids
+from .registry import (
+    CAPABILITY_KINDS,
+    NAMESPACE,
+    TARGET_KINDS,
+    EnvKind,
+    env_kind,
+    list_envs,
+    register_domain,
+    register_env,
+)
+from .targets.registry import registered_domains, target_env_ids, target_env_kinds
 
 BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
 """Domains no target plays (the targets' own domains come with their specs)."""
@@ -19,8 +28,9 @@ def register_envs() -> None:
     ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide what they import)."""
     for name, factory in {**BUILTIN_DOMAINS, **registered_domains()}.items():
         register_domain(name, factory)
+    kinds = target_env_kinds()
     for env_id, entry_point in target_env_ids().items():
-        register_env(env_id, entry_point)
+        register_env(env_id, entry_point, env_kind=kinds[env_id])
     load_plugins()
     load_env_path()
 
@@ -34,21 +44,19 @@ def env_class(env_id: str) -> object:
 
 
 def list_capability_envs() -> list[str]:
-    """Registered ids whose class is a ``CapabilityEnv`` (the trainable, self-contained envs)."""
-    from .core.env import CapabilityEnv
-
-    ids = []
-    for env_id in list_envs():
-        cls = env_class(env_id)
-        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
-            ids.append(env_id)
-    return ids
+    """Registered ids of capability envs, run here or boxed (the trainable, self-contained envs): never a
+    target env, not even the device target, whose class is a ``CapabilityEnv``."""
+    return [env_id for env_id in list_envs() if env_kind(env_id) in CAPABILITY_KINDS]
 
 
 __all__ = [
     "BUILTIN_DOMAINS",
+    "CAPABILITY_KINDS",
     "NAMESPACE",
+    "TARGET_KINDS",
+    "EnvKind",
     "env_class",
+    "env_kind",
     "list_capability_envs",
     "list_envs",
     "load_envs",

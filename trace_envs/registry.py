@@ -10,13 +10,25 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
-from typing import Any
+from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
 from .core.domain import Domain
 
 NAMESPACE = "trace"
+
+EnvKind = Literal["capability", "boxed", "device_target", "tau2_target"]
+"""What kind of env an id builds, recorded when it is registered: a capability env run here (``capability``),
+one played in a box (``boxed``), a target env that is also a capability env with built-in tasks and a scripted
+user (``device_target``), or a target env playing a data folder's tasks with a model-played user
+(``tau2_target``). Every kind satisfies :class:`trace_envs.core.EnvProtocol`."""
+ENV_KINDS: tuple[EnvKind, ...] = get_args(EnvKind)
+CAPABILITY_KINDS: tuple[EnvKind, ...] = ("capability", "boxed")
+"""The kinds that are capability envs (self-contained and trainable)."""
+TARGET_KINDS: tuple[EnvKind, ...] = ("device_target", "tau2_target")
+"""The kinds that play a target benchmark's tasks."""
+_KINDS: dict[str, EnvKind] = {}
 
 
 @cache
@@ -28,9 +40,12 @@ def resolve(reference: str) -> Any:
     return getattr(importlib.import_module(module_name), attribute)
 
 
-def register_env(env_id: str, entry_point: Any, **kwargs: object) -> None:
+def register_env(env_id: str, entry_point: Any, *, env_kind: EnvKind = "capability", **kwargs: object) -> None:
     """Register ``env_id`` (``trace/<name>-v<N>``) to build ``entry_point`` (``"module:Class"`` or the
-    class); registering the same id to the same entry point again does nothing, to another one is an error."""
+    class) as an env of ``env_kind``; registering the same id to the same entry point again does nothing, to
+    another one is an error."""
+    if env_kind not in ENV_KINDS:
+        raise ValueError(f"unknown env kind {env_kind!r} for {env_id!r}; expected one of {', '.join(ENV_KINDS)}")
     if not env_id.startswith(f"{NAMESPACE}/"):
         raise ValueError(f"env ids live in the {NAMESPACE!r} namespace: expected 'trace/<name>-v0', got {env_id!r}")
     if env_id in gym.registry:
@@ -42,6 +57,14 @@ def register_env(env_id: str, entry_point: Any, **kwargs: object) -> None:
             )
         return
     gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+    _KINDS[env_id] = env_kind
+
+
+def env_kind(env_id: str) -> EnvKind | None:
+    """The kind ``env_id`` was registered as, so consumers ask the registry instead of the class tree; ``None``
+    for an id registered with ``gym.register`` directly (no kind was recorded: any Gymnasium env)."""
+    gym.spec(env_id)  # an unknown id: Gymnasium's own error
+    return _KINDS.get(env_id)
 
 
 def list_envs() -> list[str]:

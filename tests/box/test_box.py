@@ -26,6 +26,7 @@ from trace_envs.box import (
 from trace_envs.box.protocol import MODULE_NAME, PROTOCOL_VERSION, Start
 from trace_envs.box.server import load_env
 from trace_envs.core import CapabilityEnv
+from trace_envs.registry import env_kind, register_env
 from trace_envs.rollout.scripted import play_actions
 
 from .conftest import GOOD, GOOD_MODULE, synthesis_folder, with_payload
@@ -266,7 +267,7 @@ def test_a_box_process_is_gone_after_close() -> None:
 def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean_ids: list[str]) -> None:
     boxed_id = box_installed_env(env_id)
     clean_ids.append(boxed_id)
-    assert boxed_id == env_id.replace("-v0", "-boxed-v0")
+    assert boxed_id == env_id.replace("-v0", "-boxed-v0") and env_kind(boxed_id) == "boxed"
     ours, theirs = gym.make(boxed_id).unwrapped, gym.make(env_id).unwrapped
     assert isinstance(ours, BoxedEnv) and not isinstance(theirs, BoxedEnv)
     for seed in (0, 7):
@@ -279,12 +280,23 @@ def test_an_installed_env_can_be_boxed_too_and_plays_the_same(env_id: str, clean
 
 @pytest.mark.parametrize(
     ("env_id", "why"),
-    [("trace/tau2-retail-v0", "is not a capability env .*run in-process"), ("trace/device-v0", "imports relatively")],
+    [
+        ("trace/tau2-retail-v0", "is not a capability env run here .*tau2_target.*run in-process"),
+        ("trace/device-v0", "is not a capability env run here .*device_target"),
+    ],
 )
 def test_an_env_that_cannot_be_boxed_is_refused_with_the_reason(env_id: str, why: str) -> None:
     with pytest.raises(ValueError, match=f"{env_id}.*{why}"):
         box_installed_env(env_id)
     assert env_id.replace("-v0", "-boxed-v0") not in gym.registry
+
+
+def test_a_capability_env_of_a_package_module_is_refused(clean_ids: list[str]) -> None:
+    env_id = "trace/box-relative-v0"
+    register_env(env_id, "trace_envs.targets.device.env:DeviceEnv")
+    clean_ids.append(env_id)
+    with pytest.raises(ValueError, match=f"{env_id}.*imports relatively"):
+        box_installed_env(env_id)
 
 
 def test_the_path_variable_registers_a_synthesis_folder_boxed_for_the_cli(tmp_path: Path) -> None:

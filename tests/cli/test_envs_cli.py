@@ -41,11 +41,13 @@ def test_list_shows_envs_with_capability() -> None:
     rows = {row["env_id"]: row for row in json.loads(runner.invoke(app, ["list", "--json"]).output)}
     assert rows["trace/order-cancel-v0"] == {
         "env_id": "trace/order-cancel-v0",
+        "kind": "capability",
         "capability": "precondition_verification",
         "domain": "toy_shop",
         "max_turns": 12,
     }
-    assert rows["trace/tau2-retail-v0"]["capability"] is None
+    assert rows["trace/tau2-retail-v0"]["capability"] is None and rows["trace/tau2-retail-v0"]["kind"] == "tau2_target"
+    assert rows["trace/device-v0"]["kind"] == "device_target"
 
 
 def test_describe_as_json_with_a_knob() -> None:
@@ -173,7 +175,7 @@ def test_play_and_describe_an_env_of_your_own() -> None:
     assert described.exit_code == 0, described.output
     assert json.loads(described.output)["capability"] == "careful_cancelling"
     not_capability = runner.invoke(app, ["describe", ECHO_ID, "--import", USER_MODULE])
-    assert not_capability.exit_code == 2 and "not a CapabilityEnv" in one_line(not_capability.output)
+    assert not_capability.exit_code == 2 and "not a capability env" in one_line(not_capability.output)
     no_oracle = runner.invoke(app, ["play", ECHO_ID, "--import", USER_MODULE, "--policy", "oracle"])
     assert no_oracle.exit_code == 2 and "oracle cannot play usertest/Echo-v0" in one_line(no_oracle.output)
     missing = runner.invoke(app, ["play", "no_such_module_here:x/Y-v0", "--policy", "noop"])

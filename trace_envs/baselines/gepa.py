@@ -109,18 +109,18 @@ def seed_candidate(config: GepaConfig) -> dict[str, str]:
 
 
 def env_capability(env_id: str) -> str:
-    """The capability a registered capability env declares; a target env declares none (a ``ValueError``)."""
-    from trace_envs.core import CapabilityEnv
-    from trace_envs.registration import env_class
-    from trace_envs.targets.registry import target_env_ids
+    """The capability a registered capability env (run here or boxed) declares; a target env is not one (a
+    ``ValueError``)."""
+    from trace_envs.core import Capability
+    from trace_envs.registration import TARGET_KINDS, env_class, env_kind
 
-    cls = env_class(env_id)
-    if env_id in target_env_ids() or not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    capability = getattr(env_class(env_id), "capability", None)
+    if env_kind(env_id) in TARGET_KINDS or not isinstance(capability, Capability):
         raise ValueError(
             f"{env_id} declares no capability to seed the instructions with: name capabilities "
             "(e.g. unit_conversion) or give a seed instruction text"
         )
-    return cls.capability.name
+    return capability.name
 
 
 def check_config(config: GepaConfig) -> None:

@@ -4,7 +4,7 @@
 - :mod:`~trace_envs.box.launch`, :mod:`~trace_envs.box.mounts`, :mod:`~trace_envs.box.audit`,
   :mod:`~trace_envs.box.limits`: the kernel layers a box starts with;
 - :mod:`~trace_envs.box.server`: what runs in the box; :mod:`~trace_envs.box.client`: one box seen from here;
-- :mod:`~trace_envs.box.proxy`: :class:`BoxedEnv`, a real ``CapabilityEnv`` whose episodes run in the box;
+- :mod:`~trace_envs.box.proxy`: :class:`BoxedEnv`, a proxy env (the env contract, ``VerifiableEnv``) whose episodes run in the box;
 - :mod:`~trace_envs.box.pool`: boxes reused across episodes; :mod:`~trace_envs.box.registry`: boxed ids.
 """
 

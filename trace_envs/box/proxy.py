@@ -1,14 +1,16 @@
-"""The trusted side of a boxed env: :class:`BoxedEnv`, a real ``CapabilityEnv`` whose episodes run in a box.
+"""The trusted side of a boxed env: :class:`BoxedEnv`, a proxy whose episodes run in a box.
 
-``reset``, ``step``, ``verify()``, ``oracle_actions()``, ``flawed_actions()``, ``gold_hash()`` and ``state``
-are calls to the box (one env per box process, see :mod:`trace_envs.box.pool`), but for a reference solution
-the env leaves to ``CapabilityEnv`` (formatted here from the task, ``Ready.actions_from_task``); the task, the messages,
-the turn and how the episode ended are kept here from the replies, so everything that reads a
-``CapabilityEnv`` (the property suite, scripted policies, the TRL bridge, rollouts) reads a boxed one the
-same way, and none of the module's code runs in this process. The domain, its toolset and the spaces are
-this process's own objects. With ``user_model`` the user is played here, by the registered user factory
-(:func:`trace_envs.core.user.model_user`, by default ``LLMUser``) with that model: the box asks for each
-of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets nothing else.
+``BoxedEnv`` is a Gymnasium env of its own that satisfies the env contract (:class:`trace_envs.core.VerifiableEnv`):
+``reset``, ``step``, ``verify()``, ``oracle_actions()``, ``flawed_actions()``, ``gold_hash()`` and ``state`` are
+calls to the box (one env per box process, see :mod:`trace_envs.box.pool`), but for a reference solution the env
+leaves to ``CapabilityEnv`` (formatted here from the task, ``Ready.actions_from_task``); the task, the messages,
+the turn and how the episode ended are kept here from the replies, so everything that reads the contract (the
+property suite, scripted policies, the TRL bridge, rollouts) reads a boxed env like one run here, and none of
+the module's code runs in this process. The domain, its toolset and the spaces are this process's own objects.
+The constructor's options (the module's knobs) go to the box, which validates them. With ``user_model`` the user
+is played here, by the registered user factory (:func:`trace_envs.core.user.model_user`, by default ``LLMUser``)
+with that model: the box asks for each of its lines (:class:`~trace_envs.box.protocol.UserTurn`) and gets
+nothing else.
 
 Nothing a box sends is trusted (:mod:`trace_envs.box.checks`): the observation must fit the observation space,
 the reward be finite and in :attr:`BoxedEnv.reward_bounds`, every ``info`` field parse by type, and the tools a
@@ -28,9 +30,21 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, SupportsFloat
 
-from trace_envs.core import Capability, CapabilityEnv, Message, Task, Verdict, parse_action
-from trace_envs.core.conversation import ConversationEnv
-from trace_envs.core.env import NoKnobs
+from gymnasium import Env
+
+from trace_envs.core import (
+    Capability,
+    Domain,
+    Message,
+    Task,
+    Toolset,
+    UnicodeText,
+    User,
+    Verdict,
+    format_steps,
+    parse_action,
+    render_transcript,
+)
 from trace_envs.core.spaces import MAX_TEXT_LENGTH
 from trace_envs.core.user import model_user
 from trace_envs.registry import get_domain
@@ -50,9 +64,11 @@ class BoxedEnvType(type):
     spawned worker (``AsyncVectorEnv``, rollout workers) rebuilds the same class and reads no file."""
 
 
-class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
-    """A ``CapabilityEnv`` played in a box; subclasses made by :func:`boxed_env_class` name the module."""
+class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
+    """A capability env played in a box; subclasses made by :func:`boxed_env_class` name the module and declare
+    what its box said (capability, domain, tools, policy, turn limit)."""
 
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012  (Gymnasium API)
     source: ClassVar[str] = ""
     """The module's validated text (executed in the box; never here)."""
     source_sha256: ClassVar[str] = ""
@@ -67,18 +83,38 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
     """The module's own ``ENV_ID``, if it sets one."""
     reward_bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
     """The range every reward (and the verdict's) must lie in: a capability env's."""
+    capability: ClassVar[Capability]
+    """What the module's env trains, as data only (see :func:`trusted_capability`)."""
+    domain: ClassVar[Domain[Any]]
+    """This process's own domain object of the domain the box declares."""
+    max_turns: ClassVar[int] = 30
+    """Agent actions before the box truncates the episode."""
+    tool_names: ClassVar[tuple[str, ...] | None] = None
+    """The domain's tools the env offers (``None``: all of them)."""
+    policy: ClassVar[str | None] = None
+    """The env's own policy text (``None``: the domain's)."""
+    instructions: ClassVar[str | None] = None
+    """The env's own agent instructions (``None``: tau2-bench's agent's)."""
 
-    def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **knobs: Any):
-        ConversationEnv.__init__(self, render_mode=render_mode)
+    def __init__(self, seed: int | None = None, render_mode: str | None = None, user_model: Any = None, **options: Any):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
         self.user_model = user_model
         """The chat model that plays the user, here (the box has no network); ``None``: the scripted user."""
+        self.user: User | None = None
         self._user_task: Task | None = None
-        self.options = dict(knobs)
-        self.knobs = NoKnobs()
-        self._cache_key = (f"boxed.{type(self).__qualname__}", repr(sorted(knobs.items())))
-        self.domain = type(self).domain
-        self.toolset = self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
-        self.tool_schemas = self.toolset.schemas()
+        self.options = dict(options)
+        """The constructor's options (the module's knobs), sent to the box, which validates them."""
+        self.toolset: Toolset = (
+            self.domain.toolset if self.tool_names is None else self.domain.toolset.subset(self.tool_names)
+        )
+        self.tool_schemas: list[dict[str, Any]] = self.toolset.schemas()
+        self.messages: list[Message] = []
+        self.turn = 0
+        self.ended: str | None = None
         self._pending_seed = seed
         self.task: Task | None = None
         self.task_seed: int | None = None
@@ -119,10 +155,11 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
 
     # ----- the Gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode in the box (a fresh box once if it died since its last reply)."""
         if seed is None and self._pending_seed is not None:
             seed = self._pending_seed
         self._pending_seed = None
-        ConversationEnv.reset(self, seed=seed)
+        super().reset(seed=seed)
         task_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         self.task = None  # until the box has answered: a failed reset leaves no episode to step
         request = Reset(seed=task_seed, options=options, model_user=self.user_model is not None)
@@ -137,7 +174,8 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         except BoxProtocolError as exc:
             box.fail(exc)
         self.task, self.task_seed, self._gold_hash = reply.task, reply.seed, None
-        self.start_conversation(list(info.get("messages") or []))
+        self.messages = list(info.get("messages") or [])
+        self.turn, self.ended = 0, None
         return observation, info
 
     def observation_bound(self) -> int:
@@ -151,6 +189,7 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         return box, box.call(request, user=self._played_user(True))
 
     def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Play one action in the box; a box that fails ends the episode with an error observation."""
         if self.task is None:
             raise RuntimeError("call reset() before step()")
         try:
@@ -200,7 +239,28 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         info = {"messages": [message], "ended": BOX_ERROR_ENDING, "box_error": str(exc), "turn": self.turn}
         return text, 0.0, True, False, info
 
+    def cut(self, reason: str = "max_steps") -> dict[str, Any]:
+        """End the episode from outside and score it as at the turn limit (the box's verdict so far), as an
+        env run here does; ``{}`` if no episode is under way."""
+        if self.task is None or self.ended is not None:
+            return {}
+        try:
+            verdict = self.verify()
+        except BoxFailure as exc:
+            return self._box_failed(exc)[4]
+        self.ended = reason
+        return {"verdict": verdict.model_dump(), "ended": reason}
+
+    def render(self) -> str | None:
+        """The transcript so far as plain text (printed in ``human`` mode)."""
+        text = render_transcript(self.messages)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
     def close(self) -> None:
+        """Give the box back to its pool."""
         self._give_box_back()
         super().close()
 
@@ -209,17 +269,19 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
             self._give_box_back()
 
     # ----- what the box computes ---------------------------------------------------------------------
-    def generate(self, rng: Any) -> Task:
-        raise TypeError(f"{type(self).__name__} generates its tasks in its box; call reset()")
-
-    def finish(self, terminated: bool) -> tuple[float, dict[str, Any]]:
-        verdict = self.verify()
-        return (verdict.reward if terminated else 0.0), {"verdict": verdict.model_dump()}
+    @property
+    def current_task(self) -> Task:
+        """The task of the current episode, as the box reset to it (a ``RuntimeError`` before a reset)."""
+        if self.task is None:
+            raise RuntimeError("call reset() first: there is no current task")
+        return self.task
 
     def verify(self) -> Verdict[Any]:
+        """The box's verdict of the episode so far."""
         return Verdict[Any].model_validate(self._ask("verify"))
 
     def gold_hash(self) -> str:
+        """The box's gold hash of the current task (asked once per episode)."""
         if self._gold_hash is None:
             self._gold_hash = str(self._ask("gold_hash"))
         return self._gold_hash
@@ -229,13 +291,16 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         return self.task is not None and what in self._episode_box().ready.actions_from_task
 
     def oracle_actions(self) -> list[str]:
+        """The reference solution: formatted here from the task when it is ``CapabilityEnv``'s, else the box's."""
         if self._from_task("oracle_actions"):
-            return super().oracle_actions()
+            return format_steps(self.current_task.solution)
         return [str(step) for step in self._ask("oracle_actions")]
 
     def flawed_actions(self) -> list[str] | None:
+        """The flawed solution: formatted here from the task when it is ``CapabilityEnv``'s, else the box's."""
         if self._from_task("flawed_actions"):
-            return super().flawed_actions()
+            flawed = self.current_task.flawed_solution
+            return None if flawed is None else format_steps(flawed)
         value = self._ask("flawed_actions")
         return None if value is None else [str(step) for step in value]
 
@@ -245,10 +310,6 @@ class BoxedEnv(CapabilityEnv, metaclass=BoxedEnvType):
         if self.task is None:
             return None
         return self.domain.load_state(self._ask("state"))
-
-    @state.setter
-    def state(self, value: Any) -> None:
-        """Ignored: the state lives in the box (the base class's constructor sets it to None)."""
 
 
 def wire_action(action: Any) -> str | ParsedStep:

@@ -8,10 +8,8 @@ import importlib.util
 from pathlib import Path
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
 
-from trace_envs.core import CapabilityEnv
-from trace_envs.registry import register_env
+from trace_envs.registry import env_kind, register_env
 
 from .client import BoxedEnvError, BoxFailure
 from .pool import default_pool
@@ -39,15 +37,15 @@ def boxed_class(source: str, origin: str) -> type[BoxedEnv]:
 def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
     """Register a boxed twin of an installed env (a shipped one, or a plugin's): the same module's text, run in
     boxes; returns its id (``trace/<name>-boxed-v<N>`` unless ``boxed_id``). Installed envs run in-process by
-    default; this is the option to box one too. It boxes capability envs (``CapabilityEnv`` subclasses, whose
-    module must define exactly one env and be one file); target envs (tau2, device) run in-process."""
-    entry = gym.spec(env_id).entry_point
-    cls = load_env_creator(entry) if isinstance(entry, str) else entry
-    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    default; this is the option to box one too. It boxes capability envs run here (``env_kind`` ``capability``,
+    whose module must define exactly one env and be one file); target envs (tau2, device) run in-process."""
+    kind = env_kind(env_id)
+    if kind != "capability":
         raise ValueError(
-            f"{env_id} is not a capability env ({getattr(cls, '__name__', entry)!r}); box_installed_env boxes "
-            "CapabilityEnv subclasses, and target envs such as tau2's and the device scenarios run in-process"
+            f"{env_id} is not a capability env run here (its kind is {kind}); box_installed_env boxes capability "
+            "envs, boxed ones are boxed already, and target envs such as tau2's and the device scenarios run in-process"
         )
+    entry = gym.spec(env_id).entry_point
     module_name = entry.partition(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", "")
     spec = importlib.util.find_spec(module_name) if module_name else None
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
@@ -60,5 +58,5 @@ def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
         )
     name, _, version = env_id.rpartition("-v")
     target = boxed_id or f"{name}-boxed-v{version}"
-    register_env(target, boxed_class(source, f"{module_name} (boxed twin of {env_id})"))
+    register_env(target, boxed_class(source, f"{module_name} (boxed twin of {env_id})"), env_kind="boxed")
     return target

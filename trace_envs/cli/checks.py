@@ -10,36 +10,52 @@ import typer
 
 
 def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
-    """The capability env an id names, built once to check it; an unknown id, a target env (not
-    trainable) or a knob the env does not take is a usage error naming the fix."""
+    """The capability env an id names (run here or boxed), built once to check it; an unknown id, a target env
+    (trained by ``baseline grpo-target``) or a knob the env does not take is a usage error naming the fix."""
     import gymnasium as gym
-    from pydantic import ValidationError
 
-    from trace_envs.core import CapabilityEnv
-    from trace_envs.problems import validation_problems
-    from trace_envs.registration import env_class, list_capability_envs
+    from trace_envs.registration import TARGET_KINDS, env_kind, list_capability_envs
     from trace_envs.training import make_capability_env
 
     try:
-        cls = env_class(env_id)
+        kind = env_kind(env_id)
     except gym.error.Error as exc:  # NameNotFound, VersionNotFound, ...
         raise typer.BadParameter(
             f"{env_id!r} is not a registered env ({exc}); see `trace-envs list`", param_hint=hint
         ) from None
-    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    if kind in TARGET_KINDS:
         trainable = ", ".join(list_capability_envs())
         raise typer.BadParameter(
-            f"{env_id!r} is a target env, not a capability env; use one of {trainable}", param_hint=hint
+            f"{env_id!r} is a target env, not a capability env; use one of {trainable} "
+            "(`trace-envs baseline grpo-target` trains on a target env)",
+            param_hint=hint,
         )
+    _check_knobs(env_id, knobs)
     try:
-        cls.Knobs.model_validate(knobs)
+        return make_capability_env(env_id, **knobs)
+    except TypeError as exc:  # an env of no kind of ours (a plain Gymnasium env): it says what it lacks
+        raise typer.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _check_knobs(env_id: str, knobs: dict[str, Any]) -> None:
+    """A knob that the env's class does not declare is a usage error naming its knobs (a boxed env's box checks
+    its options when the env is built)."""
+    from pydantic import BaseModel, ValidationError
+
+    from trace_envs.problems import validation_problems
+    from trace_envs.registration import env_class
+
+    model = getattr(env_class(env_id), "Knobs", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return
+    try:
+        model.model_validate(knobs)
     except ValidationError as exc:
-        known = ", ".join(cls.Knobs.model_fields) or "none"
+        known = ", ".join(model.model_fields) or "none"
         raise typer.BadParameter(
             f"{validation_problems(exc)} for {env_id} (its knobs: {known}; see `trace-envs describe {env_id}`)",
             param_hint="--option",
         ) from None
-    return make_capability_env(env_id, **knobs)
 
 
 def checked_model(model: str, hint: str = "--model") -> str:

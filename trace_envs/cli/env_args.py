@@ -101,21 +101,21 @@ def resolve_env_ids(env_ids: Sequence[str], imports: Sequence[str] | None, param
 
 
 def check_knobs(env_id: str, options: dict[str, Any]) -> None:
-    """For a CapabilityEnv, validate ``options`` against its ``Knobs`` and name the bad ones and the valid
-    knobs in one line (the constructor's own error spans many lines)."""
-    from pydantic import ValidationError
+    """For an env whose class declares its knobs model (``Knobs``, as a capability env run here does), validate
+    ``options`` against it and name the bad ones and the valid knobs in one line (the constructor's own error
+    spans many lines); a boxed env's options are validated in its box."""
+    from pydantic import BaseModel, ValidationError
 
-    from trace_envs.core import CapabilityEnv
     from trace_envs.registration import env_class
 
-    cls = env_class(env_id)
-    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    model = getattr(env_class(env_id), "Knobs", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
         return
     knobs = {k: v for k, v in options.items() if k not in CONSTRUCTOR_ARGS}
     try:
-        cls.Knobs.model_validate(knobs)
+        model.model_validate(knobs)
     except ValidationError as exc:
-        fields = cls.Knobs.model_fields
+        fields = model.model_fields
         valid = ", ".join(f"{name} (default {json.dumps(f.default)})" for name, f in fields.items()) or "none"
         from trace_envs.problems import validation_problems
 

@@ -39,23 +39,8 @@ def list_command(
 ) -> None:
     """List the registered trace/ envs with their capability and domain."""
     import trace_envs
-    from trace_envs.core import CapabilityEnv
-    from trace_envs.registration import env_class
 
-    rows: list[dict[str, Any]] = []
-    for env_id in trace_envs.list_envs():
-        cls = env_class(env_id)
-        if isinstance(cls, type) and issubclass(cls, CapabilityEnv):
-            rows.append(
-                {
-                    "env_id": env_id,
-                    "capability": cls.capability.name,
-                    "domain": cls.domain.name,
-                    "max_turns": cls.max_turns,
-                }
-            )
-        else:
-            rows.append({"env_id": env_id, "capability": None, "domain": None, "max_turns": None})
+    rows = [_list_row(env_id) for env_id in trace_envs.list_envs()]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -73,6 +58,19 @@ def list_command(
     console.print(table)
 
 
+def _list_row(env_id: str) -> dict[str, Any]:
+    """One row of ``list``: the env's registered kind and what its class declares (capability, domain, turn
+    limit); a tau2 target declares no capability."""
+    from trace_envs.core import declares_capability
+    from trace_envs.registration import env_class, env_kind
+
+    cls: Any = env_class(env_id)
+    row: dict[str, Any] = {"env_id": env_id, "kind": env_kind(env_id), "capability": None, "domain": None}
+    if not declares_capability(cls):
+        return {**row, "max_turns": None}
+    return {**row, "capability": cls.capability.name, "domain": cls.domain.name, "max_turns": cls.max_turns}
+
+
 @app.command()
 def describe(
     env_id: Annotated[str, typer.Argument(help=ENV_ID_HELP)],
@@ -83,15 +81,14 @@ def describe(
 ) -> None:
     """Show an env's capability, tools, knobs and one example task."""
     import trace_envs
-    from trace_envs.core import CapabilityEnv
+    from trace_envs.core import declares_capability
     from trace_envs.registration import env_class
 
     import_modules(imports)
     env_id = resolve_env_id(env_id)
-    cls = env_class(env_id)
-    if not (isinstance(cls, type) and issubclass(cls, CapabilityEnv)):
+    if not declares_capability(env_class(env_id)):
         raise typer.BadParameter(
-            f"{env_id} is not a CapabilityEnv, so it has no capability or example task to describe; "
+            f"{env_id} is not a capability env (it declares no capability), so it has no example task to describe; "
             f"play it instead: trace-envs play {env_id}",
             param_hint="ENV_ID",
         )

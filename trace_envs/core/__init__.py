@@ -9,6 +9,7 @@ jinja2, so ``import trace_envs`` stays fast. Registering env ids and domains by 
 from .actions import STOP_TOKEN, ParsedAction, format_tool_call, parse_action
 from .canonical import canonical_hash, canonical_json
 from .capability import Capability
+from .contract import CONTRACT_MEMBERS, EnvProtocol, VerifiableEnv, contract_gaps, declares_capability
 from .conversation import ConversationEnv, render_transcript
 from .domain import Domain
 from .env import (
@@ -28,6 +29,7 @@ from .user import CONFIRM_CUES, REQUEST_CUES, ScriptedUser, User, check_replies,
 
 __all__ = [
     "CONFIRM_CUES",
+    "CONTRACT_MEMBERS",
     "MAX_TEXT_LENGTH",
     "REQUEST_CUES",
     "STOP_TOKEN",
@@ -35,6 +37,7 @@ __all__ = [
     "CapabilityEnv",
     "ConversationEnv",
     "Domain",
+    "EnvProtocol",
     "Message",
     "NoKnobs",
     "ParsedAction",
@@ -54,9 +57,12 @@ __all__ = [
     "UserFact",
     "UserScript",
     "Verdict",
+    "VerifiableEnv",
     "canonical_hash",
     "canonical_json",
     "check_replies",
+    "contract_gaps",
+    "declares_capability",
     "fact_pattern",
     "format_steps",
     "format_tool_call",

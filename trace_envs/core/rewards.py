@@ -11,7 +11,7 @@ from __future__ import annotations
 from math import isfinite
 from typing import Any
 
-from .env import CapabilityEnv
+from .contract import declares_capability
 
 CAPABILITY_REWARD_RANGE = (0.0, 1.0)
 """The range of every capability env's reward (its verifier's score)."""
@@ -25,7 +25,7 @@ def reward_problem(reward: Any, env: Any) -> str | None:
         return f"the env's reward {str(reward)[:40]!r} is not a number"
     if not isfinite(value):
         return f"the env's reward is {value!r}, not a finite number"
-    if isinstance(getattr(env, "unwrapped", env), CapabilityEnv):
+    if declares_capability(getattr(env, "unwrapped", env)):
         low, high = CAPABILITY_REWARD_RANGE
         if not low <= value <= high:
             return f"the env's reward is {value!r}, outside a capability env's [{low:g}, {high:g}]"

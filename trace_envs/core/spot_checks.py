@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from math import isfinite
 from os import urandom
 from random import Random
-from typing import Any
+from typing import Any, cast
 
 from .actions import STOP_TOKEN
-from .env import CapabilityEnv
+from .contract import VerifiableEnv, declares_capability
 from .rewards import reward_problem
 
 DEFAULT_SPOT_CHECK_SHARE = 0.02
@@ -68,17 +68,18 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
     """Play the oracle, one junk policy and the flawed solution on ``seed``; the failure, or None if it held.
-    Only capability envs have a reference solution to play: any other env passes unchecked."""
+    Only an env that declares a capability (run here or boxed, or the device target) has a reference solution that
+    scores alone: any other env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
-    if not isinstance(inner, CapabilityEnv):
+    if not declares_capability(inner):
         return None
     try:
-        return _checked(inner, env_id, seed, rng)
+        return _checked(cast(VerifiableEnv, inner), env_id, seed, rng)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
 
-def _checked(env: CapabilityEnv[Any], env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
+def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
     env.reset(seed=seed)
     oracle, flawed = env.oracle_actions(), env.flawed_actions()
     name, junk = junk_episode(env, rng)
@@ -98,7 +99,7 @@ def _checked(env: CapabilityEnv[Any], env_id: str, seed: int, rng: Random) -> Sp
     return None
 
 
-def junk_episode(env: CapabilityEnv[Any], rng: Random) -> tuple[str, list[str]]:
+def junk_episode(env: VerifiableEnv, rng: Random) -> tuple[str, list[str]]:
     """One junk policy's actions, drawn by ``rng``: empty messages, or random text."""
     turns = max(1, env.max_turns - 1)
     if rng.random() < 0.5:
@@ -107,7 +108,7 @@ def junk_episode(env: CapabilityEnv[Any], rng: Random) -> tuple[str, list[str]]:
     return "random text", words
 
 
-def played_reward(env: CapabilityEnv[Any], actions: Sequence[str], seed: int) -> tuple[float, str | None]:
+def played_reward(env: VerifiableEnv, actions: Sequence[str], seed: int) -> tuple[float, str | None]:
     """Reset to ``seed`` and play ``actions`` then the stop token: the episode's reward, or why it has none."""
     env.reset(seed=seed)
     queue, total = list(actions), 0.0

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import gymnasium as gym
 
-from trace_envs.core import CapabilityEnv, ConversationEnv
+from trace_envs.core import EnvProtocol, contract_gaps
 from trace_envs.core.rewards import reward_problem
 from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.base import ChatModel, Usage
@@ -46,16 +46,19 @@ def has_model_user(env: gym.Env[Any, Any]) -> bool:
 
 
 def accepts_user_model(env_id: str) -> bool:
-    """Whether the env's constructor takes ``user_model`` (every ``CapabilityEnv`` and target env does)."""
+    """Whether the env's constructor takes ``user_model``: every env registered with a kind does (capability,
+    boxed and target envs); any other env if its constructor names it."""
     import importlib
     import inspect
 
+    from trace_envs.registry import env_kind
+
+    if env_kind(env_id) is not None:
+        return True
     entry = gym.spec(env_id).entry_point
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")
         entry = getattr(importlib.import_module(module), attr)
-    if isinstance(entry, type) and issubclass(entry, CapabilityEnv):
-        return True
     try:
         return "user_model" in inspect.signature(entry).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -217,9 +220,10 @@ async def _score_cut(env: gym.Env[Any, Any], play: _Play, threaded: bool) -> Non
     """A conversation env cut by ``max_steps`` is scored as at its own turn limit (its verdict at the cut goes
     into the last ``info``), so that the cut episode keeps e.g. its device similarity instead of no verdict."""
     inner = env.unwrapped
-    if not isinstance(inner, ConversationEnv):
+    if contract_gaps(inner):
         return
-    extra = await asyncio.to_thread(inner.cut) if threaded else inner.cut()
+    cut = cast(EnvProtocol, inner).cut
+    extra = await asyncio.to_thread(cut) if threaded else cut()
     play.info = {**play.info, **extra}
 
 

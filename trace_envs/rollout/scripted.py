@@ -6,19 +6,23 @@ import json
 import random
 import string
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
-from trace_envs.core import STOP_TOKEN, CapabilityEnv
+from trace_envs.core import STOP_TOKEN, EnvProtocol, contract_gaps
 from trace_envs.llm.base import ChatModel, Usage
 
 
-def _capability_env(env: gym.Env[Any, Any]) -> CapabilityEnv:
+def _contract_env(env: gym.Env[Any, Any]) -> EnvProtocol:
+    """The env under the wrappers, read through the env contract (a clear error naming what another env lacks)."""
     inner = env.unwrapped
-    if not isinstance(inner, CapabilityEnv):
-        raise TypeError(f"scripted policies need a CapabilityEnv, got {type(inner).__name__}")
-    return inner
+    gaps = contract_gaps(inner)
+    if gaps:
+        raise TypeError(
+            f"scripted policies need a trace_envs env, got {type(inner).__name__} (it lacks {', '.join(gaps)})"
+        )
+    return cast(EnvProtocol, inner)
 
 
 class ScriptedPolicy:
@@ -52,17 +56,13 @@ class ScriptPolicy(ScriptedPolicy):
 
 
 class OraclePolicy(ScriptPolicy):
-    """The env's reference solution (``oracle_actions()``; on a target env its target's reference, e.g. a tau2
-    task's gold actions and a message with the facts to tell)."""
+    """The env's reference solution, ``oracle_actions()`` (a tau2 target's is its task's gold actions and a
+    message with the facts to tell)."""
 
     spec = "oracle"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from trace_envs.targets.registry import target_of_env
-
-        target = target_of_env(env.unwrapped)
-        actions = target.flawed_actions(env.unwrapped, []) if target is not None else None
-        return actions if actions is not None else _capability_env(env).oracle_actions()
+        return _contract_env(env).oracle_actions()
 
 
 def known_capabilities() -> list[str]:
@@ -105,8 +105,9 @@ class FlawedPolicy(ScriptPolicy):
             flawed = target.flawed_actions(env.unwrapped, self.capabilities or None)
             if flawed is not None:
                 return flawed
-        inner = _capability_env(env)
-        if not self.capabilities or inner.capability.name in self.capabilities:
+        inner = _contract_env(env)
+        own = inner.capability
+        if own is not None and (not self.capabilities or own.name in self.capabilities):
             flawed = inner.flawed_actions()
             if flawed is not None:
                 return flawed
@@ -164,7 +165,7 @@ class RandomPolicy(ScriptedPolicy):
 
 
 def play_actions(
-    env: gym.Env[Any, Any], actions: Sequence[str], seed: int | None = None
+    env: gym.Env[Any, Any] | EnvProtocol, actions: Sequence[str], seed: int | None = None
 ) -> tuple[float, dict[str, Any]]:
     """Reset ``env`` and play ``actions`` (then the stop token) until the episode ends.
 

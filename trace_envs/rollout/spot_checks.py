@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from trace_envs.core import CapabilityEnv
+from trace_envs.core import declares_capability
 from trace_envs.core.spot_checks import SpotCheckFailure, chosen_seeds, fresh_spot_check_seed, spot_check
 
 from .jobs import EpisodeJob
@@ -81,8 +81,9 @@ class RunSpotChecks:
 
 
 def has_reference(env_id: str) -> bool:
-    """Whether ``env_id``'s class is a capability env (it has a reference solution to spot-check), read from its
-    registration without making one (a target env may load its data when made)."""
+    """Whether ``env_id``'s class declares a capability (it has a reference solution to spot-check: a capability
+    env, run here or boxed, or the device target), read from its registration without making one (a target env
+    may load its data when made)."""
     import importlib
 
     try:
@@ -92,7 +93,7 @@ def has_reference(env_id: str) -> bool:
             entry = getattr(importlib.import_module(module), name)
     except Exception:  # not registered here, or its module fails: its own episodes will say why
         return False
-    return isinstance(entry, type) and issubclass(entry, CapabilityEnv)
+    return declares_capability(entry)
 
 
 def stopped_record(job: EpisodeJob, spec: str, failure: SpotCheckFailure) -> EpisodeRecord:

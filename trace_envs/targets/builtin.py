@@ -60,6 +60,7 @@ DEVICE = TargetSpec(
     splits=("train", "test", "all"),
     builtin_tasks=True,
     similarity="similarity",
+    env_kind="device_target",
 )
 
 BUILTIN_TARGETS = (AIRLINE, RETAIL, DEVICE)

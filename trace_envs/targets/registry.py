@@ -23,9 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from trace_envs.registry import EnvKind
 
 ENTRY_POINT_GROUP = "trace_envs.targets"
 BUILTIN = "trace_envs.targets.builtin:BUILTIN_TARGETS"
@@ -133,6 +136,9 @@ class TargetSpec:
     """Its tasks have a simulated user played by a chat model (else a scripted one)."""
     similarity: str | None = None
     """The verdict component an evaluation reports as the task's similarity (``None``: none)."""
+    env_kind: EnvKind = "tau2_target"
+    """The kind its envs are registered as (``trace_envs.registry.EnvKind``): ``device_target`` for an env that
+    is also a capability env with built-in tasks, else ``tau2_target``."""
 
     def load_tasks(
         self, data: str | Path | None = None, split: str | None = None, limit: int | None = None
@@ -254,6 +260,11 @@ def target_env_ids() -> dict[str, str]:
     return {env_id: entry for spec in targets().values() for env_id, entry in spec.envs.items()}
 
 
+def target_env_kinds() -> dict[str, EnvKind]:
+    """Every target env id -> the kind it registers as (its spec's ``env_kind``)."""
+    return {env_id: spec.env_kind for spec in targets().values() for env_id in spec.envs}
+
+
 def target_of_domain(domain: str) -> TargetSpec | None:
     """The target whose tasks run on ``domain`` (``None``: no target does)."""
     return next((s for s in targets().values() if domain in s.domains), None)
@@ -298,6 +309,7 @@ __all__ = [
     "select_targets",
     "target",
     "target_env_ids",
+    "target_env_kinds",
     "target_of_domain",
     "target_of_env",
     "targets",

@@ -9,16 +9,18 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
 from trace_envs.core import (
     STOP_TOKEN,
-    CapabilityEnv,
     ToolCall,
+    VerifiableEnv,
     canonical_hash,
+    contract_gaps,
+    declares_capability,
     format_tool_call,
     parse_action,
 )
@@ -26,15 +28,18 @@ from trace_envs.registry import get_domain
 from trace_envs.rollout.scripted import play_actions
 
 
-def make_env(env_id: str, **kwargs: Any) -> CapabilityEnv:
-    """A fresh, unwrapped CapabilityEnv of a registered id."""
+def make_env(env_id: str, **kwargs: Any) -> VerifiableEnv:
+    """A fresh, unwrapped env of a registered id that satisfies the env contract and declares a capability (a
+    capability env run here or boxed, or the device target): what the suite checks."""
     env = gym.make(env_id, disable_env_checker=True, **kwargs).unwrapped
-    if not isinstance(env, CapabilityEnv):
-        raise AssertionError(f"{env_id} is not a CapabilityEnv subclass (got {type(env).__name__})")
-    return env
+    gaps = contract_gaps(env)
+    if gaps or not declares_capability(env):
+        lacks = ", ".join(gaps) if gaps else "a declared capability"
+        raise AssertionError(f"{env_id} is not a capability env (got {type(env).__name__}, which lacks {lacks})")
+    return cast(VerifiableEnv, env)
 
 
-def fingerprint(env: CapabilityEnv, seed: int) -> dict[str, Any]:
+def fingerprint(env: VerifiableEnv, seed: int) -> dict[str, Any]:
     """What must be identical for one seed in any process: task, initial state, gold, transitions."""
     observation, info = env.reset(seed=seed)
     task = env.current_task
@@ -60,7 +65,7 @@ def check_gym_api(env_id: str, seed: int = 0) -> None:
     env = make_env(env_id)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(env, skip_render_check=True)
+        check_env(cast(gym.Env[Any, Any], env), skip_render_check=True)  # every env of ours is a Gymnasium env
     made = gym.make(env_id, seed=seed)
     first, _ = made.reset()
     again, _ = gym.make(env_id).reset(seed=seed)
@@ -136,7 +141,7 @@ FACT_RULE = (
 )
 
 
-def explain_failed_verdict(env: CapabilityEnv, verdict: dict[str, Any]) -> str:
+def explain_failed_verdict(env: VerifiableEnv, verdict: dict[str, Any]) -> str:
     """Why a played episode failed, in words a model can act on: the state, each missing read, each fact not
     told (with the messages that could have told it and the matching rule), each forbidden fact told."""
     reasons: list[str] = []
@@ -197,7 +202,7 @@ def check_flawed_fails(env_id: str, seeds: Sequence[int]) -> None:
         assert min(scored) < 1.0, f"{env_id}: flawed_actions() scores 1.0 on all {len(scored)} seeds tried"
 
 
-def junk_policies(env: CapabilityEnv, seed: int) -> dict[str, list[str]]:
+def junk_policies(env: VerifiableEnv, seed: int) -> dict[str, list[str]]:
     """Policies that must never succeed: empty messages, random text, repeating one tool call."""
     import random
 
@@ -253,7 +258,7 @@ def _allowed_wins(max_share: float, seeds: int) -> int:
     return int(max_share * seeds + 1e-9)
 
 
-def constant_answers(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
+def constant_answers(env: VerifiableEnv, source_seeds: Sequence[int]) -> list[str]:
     """Fixed messages that must not solve tasks: every message (no tool call) of the oracle and of the
     flawed solution on ``source_seeds``, then the generic :data:`CANNED_ANSWERS`, without repeats."""
     texts: dict[str, None] = {}
@@ -292,7 +297,7 @@ def check_constant_answer_fails(env_id: str, seeds: Sequence[int], max_share: fl
     )
 
 
-def _lookups(env: CapabilityEnv, seed: int) -> tuple[list[str], list[str]]:
+def _lookups(env: VerifiableEnv, seed: int) -> tuple[list[str], list[str]]:
     """The reference's and flawed solution's tool calls that change no state (the lookups any agent may make,
     as action strings) and what they return, played on a fresh episode of ``seed``."""
     env.reset(seed=seed)
@@ -308,7 +313,7 @@ def _lookups(env: CapabilityEnv, seed: int) -> tuple[list[str], list[str]]:
     return reads, results
 
 
-def candidate_facts(env: CapabilityEnv, source_seeds: Sequence[int]) -> list[str]:
+def candidate_facts(env: VerifiableEnv, source_seeds: Sequence[int]) -> list[str]:
     """Every required and forbidden fact of the tasks of ``source_seeds``: the values an answer may take (every
     status, every amount), which a keyword-stuffing policy lists all at once."""
     facts: dict[str, None] = {}
@@ -339,7 +344,7 @@ def common_facts(facts: dict[int, list[str]], seed: int, share: float = MAX_CONS
     return [fact for fact, count in counts.items() if count >= least]
 
 
-def adversarial_policies(env: CapabilityEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
+def adversarial_policies(env: VerifiableEnv, seed: int, candidates: Sequence[str]) -> dict[str, list[str]]:
     """Generic policies that skip the capability but game a lax verifier: make every lookup, then state every
     candidate (every value the lookups returned, every answer and required or forbidden fact of other seeds) in one
     message; echo the user's opening; call every tool once with no arguments and then state every candidate. (A

@@ -1,4 +1,5 @@
-"""Gymnasium-to-TRL bridge: any ``CapabilityEnv`` as a class for ``GRPOTrainer(environment_factory=...)``.
+"""Gymnasium-to-TRL bridge: any env of ours (:class:`~trace_envs.core.EnvProtocol`: a capability env, a boxed
+one, a target env) as a class for ``GRPOTrainer(environment_factory=...)``.
 
 TRL's multi-turn loop (trl >= 1.16) calls ``reset(**row)`` on one env instance per generation, then
 offers every public method as a tool, calls the tools the model asks for, appends ``str(result)`` as a
@@ -19,7 +20,7 @@ from __future__ import annotations
 import inspect
 import re
 import types
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Any, ClassVar, Literal, Union, cast, get_args, get_origin
 
 import gymnasium as gym
 from pydantic import BaseModel
@@ -27,11 +28,13 @@ from pydantic import BaseModel
 from trace_envs.core import (
     STOP_TOKEN,
     Capability,
-    CapabilityEnv,
-    ConversationEnv,
+    EnvProtocol,
     Message,
     Tool,
     ToolCall,
+    VerifiableEnv,
+    contract_gaps,
+    declares_capability,
     render_transcript,
 )
 from trace_envs.core.rewards import reward_problem
@@ -41,29 +44,34 @@ ENDED_NOTE = "[The conversation has ended. Reply with a short closing message an
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def make_conversation_env(env_id: str, **knobs: Any) -> ConversationEnv:
-    """``gym.make(env_id, **knobs)`` unwrapped to its ``ConversationEnv``: a capability env or a target env
-    (tau2, device), both of which the bridge can drive (clear error for any other env)."""
+def make_conversation_env(env_id: str, **knobs: Any) -> EnvProtocol:
+    """``gym.make(env_id, **knobs)`` unwrapped to an env that satisfies :class:`~trace_envs.core.EnvProtocol`
+    (a capability env, run here or boxed, or a target env), which the bridge drives; a clear error naming
+    what any other env lacks."""
     import trace_envs  # noqa: F401  (registers the trace/ envs)
 
     env = gym.make(env_id, disable_env_checker=True, **knobs).unwrapped
-    if not isinstance(env, ConversationEnv):
-        raise TypeError(f"{env_id!r} is a {type(env).__name__}, not a trace_envs conversation env")
-    return env
+    gaps = contract_gaps(env)
+    if gaps:
+        raise TypeError(f"{env_id!r} is a {type(env).__name__}, not a trace_envs env: it lacks {', '.join(gaps)}")
+    return cast(EnvProtocol, env)
 
 
-def make_capability_env(env_id: str, **knobs: Any) -> CapabilityEnv:
-    """``gym.make(env_id, **knobs)`` unwrapped to its ``CapabilityEnv`` (clear error for any other env)."""
+def make_capability_env(env_id: str, **knobs: Any) -> VerifiableEnv:
+    """``gym.make(env_id, **knobs)`` unwrapped to an env that declares a capability (run here or boxed, or the
+    device target), with a clear error for any other env."""
     env = make_conversation_env(env_id, **knobs)
-    if not isinstance(env, CapabilityEnv):
-        raise TypeError(f"{env_id!r} is a {type(env).__name__}, not a trace_envs CapabilityEnv")
-    return env
+    if not declares_capability(env):
+        raise TypeError(
+            f"{env_id!r} is a {type(env).__name__}, not a trace_envs CapabilityEnv: it declares no capability"
+        )
+    return cast(VerifiableEnv, env)
 
 
-def env_capability(env_id: str, env: ConversationEnv) -> Capability:
-    """What an env trains: a capability env's declared capability; for a target env (no capability of
-    its own), one named after the env id, e.g. ``trace/tau2-retail-v0`` -> ``tau2_retail``."""
-    if isinstance(env, CapabilityEnv):
+def env_capability(env_id: str, env: EnvProtocol) -> Capability:
+    """What an env trains: its declared capability; for a target env without one (tau2's), one named after the
+    env id, e.g. ``trace/tau2-retail-v0`` -> ``tau2_retail``."""
+    if env.capability is not None:
         return env.capability
     stem = re.sub(r"-v\d+$", "", env_id.rsplit("/", 1)[-1])
     name = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
@@ -143,7 +151,7 @@ def send_message_to_user(self, message: str) -> str:  # type: ignore[no-untyped-
 
 
 class TRLEnvironment:
-    """Base of the generated bridge classes: one ``CapabilityEnv`` episode per ``reset``.
+    """Base of the generated bridge classes: one episode of the env per ``reset``.
 
     Subclasses are made by :func:`trl_environment`; they add one method per domain tool plus
     ``send_message_to_user``. Everything that is not a tool starts with ``_`` (TRL's rule).
@@ -250,7 +258,7 @@ class TRLEnvironment:
 
 
 def trl_environment(env_id: str, **knobs: Any) -> type[TRLEnvironment]:
-    """A class for ``GRPOTrainer(environment_factory=...)`` that plays ``env_id`` (a ``CapabilityEnv``, or a
+    """A class for ``GRPOTrainer(environment_factory=...)`` that plays ``env_id`` (a capability env, or a
     target env such as ``trace/tau2-retail-v0`` with its LLM user injected as the ``user_model`` knob).
 
     Tool methods are generated from the domain's tool schemas (typed signatures and Google-style

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from trace_envs.core import CapabilityEnv, parse_action
+from trace_envs.core import declares_capability, parse_action
 
 from .bridge import SEND_MESSAGE_TOOL, TRLEnvironment, tool_schemas, trl_environment
 
@@ -40,9 +40,10 @@ def build_rows(
 
 def oracle_conversation(cls: type[TRLEnvironment], seed: int) -> dict[str, Any]:
     """The env's reference solution played through the bridge, as TRL-style messages (see
-    :func:`actions_conversation`); only a capability env has a reference solution."""
+    :func:`actions_conversation`); only an env that declares a capability has a reference solution that plays
+    alone (a tau2 target's needs its model-played user)."""
     probe = cls()._env
-    if not isinstance(probe, CapabilityEnv):
+    if not declares_capability(probe):
         raise TypeError(f"{cls.env_id} is a target env: it has no reference solution to play")
     probe.reset(seed=seed)
     return actions_conversation(cls, seed, probe.oracle_actions())

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from trace_envs.core import CapabilityEnv, ConversationEnv
+from trace_envs.core import EnvProtocol, declares_capability
 from trace_envs.llm.tool_template import adapt_tool_template
 
 from .bridge import TRLEnvironment, env_capability, make_conversation_env, trl_environment
@@ -132,7 +132,7 @@ def _versions() -> dict[str, str]:
 
 def _oracle_example(env_id: str, cls: type[TRLEnvironment], first_seed: int) -> EpisodeExample | None:
     """The reference episode of ``first_seed`` for the router (``None`` for a target env, which has none)."""
-    if not isinstance(cls()._env, CapabilityEnv):
+    if not declares_capability(cls()._env):
         return None
     episode = oracle_conversation(cls, first_seed)
     return EpisodeExample(
@@ -280,22 +280,22 @@ class TrainingRun:
         return metadata
 
 
-def check_hints(probes: dict[str, ConversationEnv]) -> None:
+def check_hints(probes: dict[str, EnvProtocol]) -> None:
     """Hint-prompt rollouts need a hint on at least one env's capability, and no hint may name its env's
     tools or their arguments (a hint is guidance, not the answer)."""
     from trace_envs.training.hints import hint_leaks
 
-    hinted = {env_id: env for env_id, env in probes.items() if isinstance(env, CapabilityEnv) and env.capability.hint}
+    hinted = {env_id: (env.capability, env) for env_id, env in probes.items() if env.capability and env.capability.hint}
     if not hinted:
         raise ValueError(
             f"hint_share > 0 but no capability of {', '.join(probes)} declares a hint: add hint=... to its "
             "Capability(...) declaration, or set hint_share: 0"
         )
-    for env_id, env in hinted.items():
-        leaks = hint_leaks(env.capability.hint or "", env.toolset)
+    for env_id, (capability, env) in hinted.items():
+        leaks = hint_leaks(capability.hint or "", env.toolset)
         if leaks:
             raise ValueError(
-                f"the hint of {env.capability.name} ({env_id}) names {', '.join(leaks)}: rewrite it as guidance "
+                f"the hint of {capability.name} ({env_id}) names {', '.join(leaks)}: rewrite it as guidance "
                 "that names no tool or argument"
             )
 
@@ -331,7 +331,7 @@ def build_run(
         rows = build_rows(config.env_ids, seeds, config.env_knobs)
     rows, _ = spot_checked_rows(rows, probes, config.spot_check_share, config.spot_check_seed)
 
-    args = _grpo_args(config, out, max(type(p).max_turns for p in probes.values()))
+    args = _grpo_args(config, out, max(p.max_turns for p in probes.values()))
     lora = config.lora.peft_config()
     checkpoint: str | None = None
     if resume and (out / "checkpoints").is_dir():

@@ -16,15 +16,16 @@ The database is loaded once per env and reset by journal restore (no deep copy p
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from trace_envs.core import ConversationEnv, Message, Verdict, render_system_prompt
+from trace_envs.core import Capability, ConversationEnv, Message, Verdict, render_system_prompt
 from trace_envs.core.spaces import clip_text
-from trace_envs.domains.tau2_common import Tau2DB
+from trace_envs.domains.tau2_common import Tau2DB, Tau2Toolset
 from trace_envs.llm.base import ChatModel
 
 from .data import Tau2DomainData, load_domain_data, tau2_domain
 from .evaluator import Tau2Evaluation, Tau2Evaluator
+from .flaws import tau2_actions
 from .tasks import PAPER_REWARD_BASIS, RewardType, Tau2Task, parse_reward_basis
 from .user import GREETING, tau2_user
 
@@ -66,6 +67,8 @@ class Tau2TargetEnv(ConversationEnv):
 
     domain_name: ClassVar[str]
     truncation_reason = "max_steps"
+    capability: ClassVar[Capability | None] = None
+    """A tau2 task declares no capability of its own (its target's flaw rules apply named deficits)."""
 
     def __init__(
         self,
@@ -174,6 +177,28 @@ class Tau2TargetEnv(ConversationEnv):
             return self.reward_basis
         criteria = self.task.evaluation_criteria if self.task else None
         return tuple(criteria.reward_basis) if criteria else ()
+
+    # ----- the env contract (trace_envs.core.EnvProtocol) ------------------------------------------------
+    @property
+    def current_task(self) -> Tau2Task:
+        """The tau2 task of the current episode (a ``RuntimeError`` before the first ``reset()``)."""
+        if self.task is None:
+            raise RuntimeError("call reset() first: there is no current task")
+        return self.task
+
+    def verify(self) -> Verdict[Tau2Evaluation]:
+        """The verdict of the ended episode: tau2 evaluates a whole conversation, so not one under way."""
+        if self.evaluation is None:
+            raise RuntimeError("a tau2 episode is evaluated when it ends: step until it does, or cut() it")
+        return tau2_verdict(self.evaluation)
+
+    def oracle_actions(self) -> list[str]:
+        """The current task's gold actions, a message telling the facts to communicate, then the stop token."""
+        return tau2_actions(self.current_task, cast(Tau2Toolset, self.toolset).mutates, None)
+
+    def flawed_actions(self) -> None:
+        """``None``: a tau2 task has no capability of its own to skip (``flawed:<capability>`` names one)."""
+        return None
 
     def evaluate(self) -> Tau2Evaluation:
         """tau2's evaluation of the conversation so far (replays on fresh databases; the live one is reset)."""

@@ -101,8 +101,9 @@ def _records(domain: str, directory: str) -> LeakageRecords:
 
 
 def flawed_actions(env: Any, capabilities: Sequence[str] | None) -> list[str]:
-    """The task's gold actions with the capabilities' deficits applied (``[]``: the gold actions, the oracle);
-    plain ``flawed`` (``None``) has no deficit to apply, since a tau2 task declares no capability of its own."""
+    """The task's gold actions with the capabilities' deficits applied (``[]``: the gold actions, which the env's
+    own ``oracle_actions()`` gives); plain ``flawed`` (``None``) has no deficit to apply, since a tau2 task
+    declares no capability of its own."""
     from .flaws import tau2_deficits, tau2_env_actions
 
     if capabilities is None:
