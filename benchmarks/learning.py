@@ -419,7 +419,7 @@ BASE_SETTINGS = (
 """Settings that decide the base stages: ``--base-from`` refuses a run whose values differ."""
 
 
-def shared_stage(args: argparse.Namespace, name: str, poll_s: float = 30.0) -> dict[str, Any]:
+def shared_stage(args: argparse.Namespace, name: str, poll_s: float = 5.0) -> dict[str, Any]:
     """``name``'s record from the ``--base-from`` run (its settings checked against ours), waiting for it."""
     path = args.base_from.resolve() / "result.json"
     announced = False
