@@ -60,33 +60,19 @@ def train_config(ctx: StageContext, env_id: str) -> TrainConfig:
 
 
 def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
-    """The TrainConfig of the train section for one env, ``grpo`` passed through; a ``ValueError`` names every
-    bad field (also checked before the run starts, by the preflight)."""
+    """The TrainConfig of the train section for one env: the section's fields, the run's ``seed`` unless the section
+    gives its own; a ``ValueError`` names every bad field (also checked before the run starts, by the preflight)."""
     from pydantic import ValidationError
 
     from trace_envs.problems import validation_problems
     from trace_envs.training import TrainConfig
 
-    from .config import TrainSection
-
     section = config.train
-    options: dict[str, Any] = {
-        **section.grpo,
-        "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
-        "groups_per_step": section.groups_per_step,
-        "per_device_train_batch_size": section.per_device_train_batch_size,
-        "max_completion_length": section.max_completion_length, "generation": section.generation,
-        "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": config.seed,
-    }  # fmt: skip
+    seed = section.seed if "seed" in section.model_fields_set else config.seed
     try:
-        return TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
+        return TrainConfig.model_validate({**section.model_dump(exclude={"model"}), "env_ids": [env_id], "seed": seed})
     except ValidationError as exc:
-        own = set(TrainSection.model_fields) - {"grpo"}
-
-        def where(location: tuple[Any, ...]) -> str:
-            return "train." if location and str(location[0]) in own else "train.grpo."
-
-        problems = validation_problems(exc, TrainConfig, prefix=where)
+        problems = validation_problems(exc, TrainConfig, prefix="train.")
         raise ValueError(f"{problems}; fix the train section of the config") from None
 
 
