@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from typer.testing import CliRunner
 
 from trace_envs.cli import build_app
+from trace_envs.cli.warning_lines import user_warning_line
 from trace_envs.pipeline import DEMO_YAML, ConfigError, demo_config, load_config
+from trace_envs.pipeline.config import ConfigWarning
+from trace_envs.training import TrainConfig
 
 GOOD = yaml.safe_load(DEMO_YAML)
 
@@ -43,7 +47,7 @@ def _with(**changes: object) -> dict[str, object]:
         (
             {"train__modle": "tiny"},
             "train.modle: Extra inputs are not permitted (unknown key 'modle': remove it or fix its spelling; "
-            "allowed here: model, max_steps,",
+            "allowed here: env_ids, env_knobs, lora, learning_rate,",
         ),
         ({"rollout": None}, "rollout: Field required (add it)"),
         ({"train__max_steps": 0}, "train.max_steps: Input should be greater than or equal to 1 (expected: GRPO"),
@@ -96,24 +100,48 @@ def test_the_cli_says_it_in_one_line_with_exit_code_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--stage: no stage 'nope'; use one of rollout, analyze" in result.output
 
 
-def test_the_train_section_reaches_train_config_with_grpo_switches(tmp_path: Path) -> None:
+def _train_config(tmp_path: Path, data: dict[str, Any]) -> Any:
     from trace_envs.pipeline.context import StageContext
     from trace_envs.pipeline.model_stages import train_config
 
-    data = _with(
-        train__grpo={"constant_groups": "resample", "scale_rewards": "none", "lora": {"target_modules": "qkvo"}}
-    )
     ctx = StageContext(name="train", config=load_config(_write(tmp_path, data)), root=tmp_path, folder=tmp_path)
-    config = train_config(ctx, "trace/x-v0")
+    return train_config(ctx, "trace/x-v0")
+
+
+def test_the_train_section_takes_train_config_fields(tmp_path: Path) -> None:
+    data = _with(train__constant_groups="resample", train__scale_rewards="none", train__lora={"target_modules": "qkvo"})
+    config = _train_config(tmp_path, data)
     assert (config.constant_groups, config.scale_rewards, config.lora.target_modules) == ("resample", "none", "qkvo")
     assert (config.num_generations, config.rollouts_per_step, config.max_steps) == (2, 2, 2)  # the demo's K, G x K
+    assert config.env_ids == ["trace/x-v0"] and config.seed == 0  # the run's seed
+    assert _train_config(tmp_path, _with(seed=7)).seed == 7
+    assert _train_config(tmp_path, _with(seed=7, train__seed=3)).seed == 3  # the section's own, when it gives one
     paper = _with(train={"model": "tiny"})
-    ctx = StageContext(name="train", config=load_config(_write(tmp_path, paper)), root=tmp_path, folder=tmp_path)
-    assert train_config(ctx, "trace/x-v0").rollout_budget == 40 * 8 * 16  # unset fields: the paper's defaults
-    bad = _with(train__grpo={"scale_rewards": "sometimes"}, train__max_steps=2)
-    ctx = StageContext(name="train", config=load_config(_write(tmp_path, bad)), root=tmp_path, folder=tmp_path)
-    with pytest.raises(Exception, match=r"train\.grpo\.scale_rewards: Input should be .*; fix the train section"):
-        train_config(ctx, "trace/x-v0")
+    assert _train_config(tmp_path, paper).rollout_budget == 40 * 8 * 16  # unset fields: the paper's defaults
+    assert _train_config(tmp_path, paper) == TrainConfig(env_ids=["trace/x-v0"])  # TrainConfig's defaults, all
+    with pytest.raises(ConfigError, match=r"train\.scale_rewards: Input should be 'group', 'batch' or 'none'"):
+        load_config(_write(tmp_path, _with(train__scale_rewards="sometimes")))  # when the file is read
+    with pytest.raises(ConfigError, match=r"train\.env_ids: .*one adapter per synthesised env: remove env_ids"):
+        load_config(_write(tmp_path, _with(train__env_ids=["trace/x-v0"])))
+
+
+def test_the_deprecated_grpo_mapping_still_loads_and_names_the_keys_to_write(tmp_path: Path) -> None:
+    data = _with(
+        train__grpo={"constant_groups": "resample", "scale_rewards": "none", "max_completion_length": 64},
+        train__max_completion_length=32,
+    )
+    with pytest.warns(ConfigWarning) as warned:
+        config = _train_config(tmp_path, data)
+    assert str(warned[0].message) == (
+        "train.grpo is deprecated: write its keys in the train section itself "
+        "(train.constant_groups, train.max_completion_length, train.scale_rewards)"  # as the YAML lists them
+    )
+    shown = user_warning_line(warned[0].message, ConfigWarning)  # how a command shows it: one line on stderr
+    assert shown == f"warning: {warned[0].message}"
+    assert (config.constant_groups, config.scale_rewards) == ("resample", "none")
+    assert config.max_completion_length == 32  # a key the section gives keeps the section's value, as before
+    with pytest.warns(ConfigWarning), pytest.raises(ConfigError, match=r"train\.scale_rewards: Input should be"):
+        load_config(_write(tmp_path, _with(train__grpo={"scale_rewards": "sometimes"})))
 
 
 def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: Path) -> None:
@@ -126,7 +154,7 @@ def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: P
     assert "targets: unknown target 'mars'; use one of airline, retail, device" in message
     assert "rollout.polcy: Extra inputs are not permitted (unknown key 'polcy'" in message
     assert "allowed here: device_split, max_steps, max_tokens, policy, samples" in message
-    assert "train.grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
+    assert "train: grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
     assert "analyse: Extra inputs are not permitted (unknown key 'analyse'" in message and "analyze" in message
 
 

@@ -166,3 +166,18 @@ def test_vllm_contract(adapters: list[Path]) -> None:
             7,
             cards[1].adapter_path,
         )
+
+
+def test_from_pretrained_builds_the_router_the_call_sites_built(tiny_model: Path, adapters: list[Path]) -> None:
+    """``route``, the pipeline's route stage and routed evaluation built this router by hand from the base model
+    and the adapters' cards; ``Router.from_pretrained`` is that, once."""
+    by_hand, built = _router(tiny_model, adapters), Router.from_pretrained(tiny_model, adapters)
+    assert built.cards == by_hand.cards and built.all_labels == by_hand.all_labels
+    assert built.chat_text(TASK) == by_hand.chat_text(TASK)
+    assert not built.model.training  # eval mode, as every call site set it
+    assert built.route(TASK) == by_hand.route(TASK)  # the same decision, logits and all
+    other = built.with_adapters(adapters[1:])
+    assert other.model is built.model and other.tokenizer is built.tokenizer  # the base model loaded once
+    assert [card.name for card in other.cards] == [built.cards[1].name] and other.all_labels == ["A", "B"]
+    with pytest.raises(FileNotFoundError):
+        Router.from_pretrained(tiny_model, [adapters[0].parent / "missing"])

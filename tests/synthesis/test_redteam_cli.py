@@ -250,7 +250,7 @@ rollout: {{policy: noop, concurrency: 2, max_tasks: 2}}
 analyze: {{analyst: probes, runs: 1}}
 synthesize: {{folders: {{retail: {folder}}}}}
 train: {{model: {model}, max_steps: 1, num_generations: 2, per_device_train_batch_size: 2, max_completion_length: 16,
-        num_seeds: 2, grpo: {{first_seed: {seed}}}}}
+        num_seeds: 2, first_seed: {seed}}}
 route: {{enabled: false}}
 evaluate: {{policies: [base, oracle], max_tasks: 2, max_steps: 6, concurrency: 2}}
 """

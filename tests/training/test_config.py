@@ -135,7 +135,7 @@ def test_processes_share_the_step_so_the_budget_does_not_grow_with_them() -> Non
         # TRL's generation batch: micro-batch x processes x steps per generation = the world's G x K
         assert kwargs["per_device_train_batch_size"] * world * accumulation == config.rollouts_per_step == 128
     assert config.rollout_budget == 40 * 8 * 16  # whatever the number of processes
-    with pytest.raises(ValueError, match=r"make groups_per_step \(--groups\) a multiple of 16"):
+    with pytest.raises(ValueError, match=r"make groups_per_step \(--groups-per-step\) a multiple of 16"):
         config.accumulation_per_process(16)
     with pytest.raises(ValueError, match="a multiple of 3"):
         TrainConfig(num_generations=2, groups_per_step=2).accumulation_per_process(3)

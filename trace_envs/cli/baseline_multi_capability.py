@@ -9,26 +9,17 @@ import typer
 from rich.console import Console
 
 from .baseline import baseline_app, parse_weights
-from .baseline_grpo import (
-    BatchOption,
-    BudgetOption,
-    ConfigOption,
-    GenerationsOption,
-    GroupsOption,
-    LearningRateOption,
-    LengthOption,
-    ResumeOption,
-    checked_budget,
-    grpo_config,
-)
+from .baseline_grpo import BudgetOption, ResumeOption, checked_budget, grpo_baseline_options
 from .checks import checked_env, checked_model
 from .env_args import EnvOptionOption, ImportOption, parse_options, resolve_env_ids
 from .progress import step_progress
+from .train_options import ConfigOption, TrainOptions, train_config
 
 console = Console()
 
 
 @baseline_app.command("multi-capability")
+@grpo_baseline_options
 def multi_capability_command(
     env: Annotated[
         list[str],
@@ -42,14 +33,11 @@ def multi_capability_command(
         typer.Option(metavar="W1,W2,...", help="One weight per --env, in order (default: uniform)."),
     ] = None,
     config: ConfigOption = None,
-    num_generations: GenerationsOption = None,
-    groups: GroupsOption = None,
-    batch_size: BatchOption = None,
-    max_completion_length: LengthOption = None,
-    learning_rate: LearningRateOption = None,
     option: EnvOptionOption = None,
     imports: ImportOption = None,
     resume: ResumeOption = True,
+    *,
+    train_options: TrainOptions,
 ) -> None:
     """GRPO on a uniform or weighted mixture of capability envs (the paper's "Multi-Capability GRPO").
 
@@ -57,12 +45,11 @@ def multi_capability_command(
     and one seed. The run stops at --budget rollouts.
 
     Example: trace-envs baseline multi-capability -e trace/order-cancel-v0 -e trace/datetime-v0 --model ./tiny
-    --out runs/multi --budget 8 --num-generations 2 --batch-size 2
+    --out runs/multi --budget 8 --num-generations 2 --per-device-train-batch-size 2
     """
     from trace_envs.baselines.mixture import allocate_groups, check_weights
     from trace_envs.baselines.multi_capability import multi_capability
-
-    from .train import _cpu_threads
+    from trace_envs.training import cpu_threads
 
     env_ids = resolve_env_ids(env, imports)
     knobs = parse_options(option)
@@ -72,17 +59,10 @@ def multi_capability_command(
         raise typer.BadParameter(str(exc), param_hint="--env/--weights") from None
     for env_id in env_ids:
         checked_env(env_id, knobs, "--env")
-    cfg = grpo_config(
-        config,
-        num_generations=num_generations,
-        groups_per_step=groups,
-        per_device_train_batch_size=batch_size,
-        max_completion_length=max_completion_length,
-        learning_rate=learning_rate,
-    )
+    cfg = train_config(config, train_options)
     steps = checked_budget(budget, cfg)
     checked_model(model)
-    _cpu_threads()
+    cpu_threads()
     counts = allocate_groups(env_ids, mix, steps * cfg.groups_per_step)
     console.print(
         f"[bold]multi-capability GRPO[/] · model {model} · {steps} steps ({budget} rollouts) → {out}\n"

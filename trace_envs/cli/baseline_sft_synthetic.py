@@ -50,8 +50,7 @@ def sft_synthetic_command(
     from trace_envs.baselines.sft_synthetic import SFTSettings, sft_synthetic
     from trace_envs.problems import validation_problems
     from trace_envs.rollout import checked_policy_spec
-
-    from .train import _cpu_threads
+    from trace_envs.training import cpu_threads
 
     env_ids = resolve_env_ids(env, imports)
     knobs = parse_options(option)
@@ -74,7 +73,7 @@ def sft_synthetic_command(
     except ValidationError as exc:
         raise typer.BadParameter(validation_problems(exc), param_hint="--epochs/--max-steps/--learning-rate") from None
     checked_model(model)
-    _cpu_threads()
+    cpu_threads()
     console.print(f"[bold]SFT synthetic[/] on {', '.join(env_ids)} · {budget} episodes with {policy} → {out}")
     try:
         meta, run = sft_synthetic(

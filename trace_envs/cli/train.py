@@ -23,18 +23,9 @@ from .env_args import (
     resolve_env_id,
     resolve_env_ids,
 )
+from .train_options import ConfigOption, TrainOptions, train_config, with_train_options
 
 console = Console()
-
-
-def _cpu_threads() -> None:
-    """On CPU, one torch thread keeps step times steady on small shared machines."""
-    import os
-
-    import torch
-
-    if not torch.cuda.is_available():
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
 def _budget(cfg: Any) -> str:
@@ -46,6 +37,7 @@ def _budget(cfg: Any) -> str:
 
 
 @app.command("train")
+@with_train_options()
 def train_command(
     model: Annotated[str, typer.Option(metavar="MODEL", help="Base model: a local directory or a hub id.")],
     out: Annotated[
@@ -60,41 +52,7 @@ def train_command(
             "--env", "-e", metavar="ENV_ID", help="Env id to train on (or MODULE:ENV_ID); repeat for a mixture."
         ),
     ] = None,
-    max_steps: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N", help="GRPO iterations in all, counting those already in OUT (default 40, the paper's)."
-        ),
-    ] = None,
-    config: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="YAML training config (fields of TrainConfig).")
-    ] = None,
-    num_generations: Annotated[
-        int | None, typer.Option(metavar="K", help="K rollouts per group, one seed (default 16, the paper's).")
-    ] = None,
-    groups: Annotated[
-        int | None,
-        typer.Option(
-            metavar="G",
-            help="G groups of K rollouts per step, all processes together (default 8: 40 x 8 x 16 = 5,120).",
-        ),
-    ] = None,
-    batch_size: Annotated[
-        int | None, typer.Option(metavar="B", help="Rollouts per micro-batch (default K; G x K must be a multiple).")
-    ] = None,
-    max_completion_length: Annotated[
-        int | None, typer.Option(metavar="T", help="Token cap of one multi-turn rollout.")
-    ] = None,
-    learning_rate: Annotated[
-        float | None, typer.Option(metavar="LR", help="AdamW learning rate (default 1e-5).")
-    ] = None,
-    generation: Annotated[
-        str | None,
-        typer.Option(metavar="BACKEND", help="Rollout backend: transformers, vllm-server or vllm-colocate."),
-    ] = None,
-    vllm_server_url: Annotated[
-        str | None, typer.Option(metavar="URL", help="vLLM server base URL (vllm-server mode).")
-    ] = None,
+    config: ConfigOption = None,
     option: EnvOptionOption = None,
     imports: ImportOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
@@ -121,6 +79,8 @@ def train_command(
             "(e.g. 'torchrun --nproc_per_node 4'; default: this Python).",
         ),
     ] = None,
+    *,
+    train_options: TrainOptions,
 ) -> None:
     """Train one LoRA adapter with GRPO on a capability env (or a uniform mixture of envs).
 
@@ -131,36 +91,21 @@ def train_command(
     Example: trace-envs train --env trace/order-cancel-v0 --model ./tiny --out adapters/order-cancel --max-steps 2
     """
     if synthesis is not None:
-        passed = {
-            "--model": model, "--max-steps": max_steps, "--config": config and config.resolve(),
-            "--num-generations": num_generations, "--groups": groups, "--batch-size": batch_size,
-            "--max-completion-length": max_completion_length, "--learning-rate": learning_rate,
-            "--generation": generation, "--vllm-server-url": vllm_server_url,
-        }  # fmt: skip
-        forwarded = [str(x) for flag, value in passed.items() if value is not None for x in (flag, value)]
         if env or option or imports:
             raise typer.BadParameter(
                 "give either --synthesis DIR or --env (with --option/--import)", param_hint="--synthesis"
             )
-        _capability_jobs(synthesis, out, jobs, script, launcher, [*forwarded, *([] if resume else ["--no-resume"])])
+        passed = ["--model", model, *(["--config", str(config.resolve())] if config else []), *train_options.argv()]
+        _capability_jobs(synthesis, out, jobs, script, launcher, [*passed, *([] if resume else ["--no-resume"])])
         return
     if not env:
         raise typer.BadParameter("name the env to train on (--env ENV_ID), or a --synthesis folder", param_hint="--env")
-    from trace_envs.training import finished_run
+    from trace_envs.training import cpu_threads, finished_run
     from trace_envs.training.trainer import is_main_process, world_size
 
     show = console if is_main_process() else Console(quiet=True)  # one banner, bar and summary per launch
 
-    overrides: dict[str, Any] = {
-        "max_steps": max_steps,
-        "num_generations": num_generations,
-        "groups_per_step": groups,
-        "per_device_train_batch_size": batch_size,
-        "max_completion_length": max_completion_length,
-        "learning_rate": learning_rate,
-        "generation": generation,
-    }
-    cfg = _train_config(resolve_env_ids(env, imports), parse_options(option), config, vllm_server_url, overrides)
+    cfg = _train_config(resolve_env_ids(env, imports), parse_options(option), config, train_options)
     try:
         done = finished_run(cfg, model, out) if resume else None
     except ValueError as exc:
@@ -172,12 +117,12 @@ def train_command(
         )
         return
     checked_model(model)
-    _cpu_threads()
+    cpu_threads()
     processes = world_size()
     try:
         cfg.accumulation_per_process(processes)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--groups / --batch-size") from None
+        raise typer.BadParameter(str(exc), param_hint="--groups-per-step / --per-device-train-batch-size") from None
     show.print(
         f"[bold]GRPO[/] on {', '.join(cfg.env_ids)} · model {model} · {_budget(cfg)} · "
         f"constant groups: {cfg.constant_groups} · {processes} process{'es' if processes > 1 else ''} → {out}"
@@ -200,26 +145,13 @@ def _trained(show: Console, cfg: Any, model: str, out: Path, resume: bool) -> An
         raise typer.Exit(1) from None
 
 
-def _train_config(
-    env_ids: list[str],
-    knobs: dict[str, Any],
-    config: Path | None,
-    vllm_server_url: str | None,
-    overrides: dict[str, Any],
-) -> Any:
-    """The TrainConfig of --config with the command line's overrides (the envs checked first), else exit 2."""
-    from trace_envs.training import load_config
-
+def _train_config(env_ids: list[str], knobs: dict[str, Any], config: Path | None, options: TrainOptions) -> Any:
+    """The TrainConfig of --config with the command line's knobs on top (the envs checked first), else exit 2."""
     for env_id in dict.fromkeys(env_ids):
         checked_env(env_id, knobs, "--env")
-    overrides = {"env_ids": list(env_ids), **overrides, "env_knobs": dict.fromkeys(env_ids, knobs) if knobs else None}
-    try:
-        cfg = load_config(config, **overrides)
-        if vllm_server_url:
-            cfg = cfg.model_copy(update={"vllm": cfg.vllm.model_copy(update={"server_base_url": vllm_server_url})})
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from None
-    return cfg
+    return train_config(
+        config, options, env_ids=list(env_ids), env_knobs=dict.fromkeys(env_ids, knobs) if knobs else None
+    )
 
 
 def _saved_line(meta: Any, out: Path) -> str:
@@ -285,9 +217,8 @@ def route_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
     """Pick the adapter for a task: one forward pass of the base model, highest label logit wins."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from trace_envs.routing import CapabilityCard, Router
+    from trace_envs.routing import Router
+    from trace_envs.training import cpu_threads
 
     if (task is None) == (env is None):
         raise typer.BadParameter("give exactly one of --task TEXT or --env ENV_ID", param_hint="--task/--env")
@@ -296,15 +227,11 @@ def route_command(
         task, _ = checked_env(resolve_env_id(env, "--env"), {}, "--env").reset(seed=seed)
     assert task is not None
     checked_model(model)
+    cpu_threads()
     try:
-        cards = [CapabilityCard.from_adapter(a) for a in adapter]
+        router = Router.from_pretrained(model, adapter)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc), param_hint="--adapter") from None
-    _cpu_threads()
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    base = AutoModelForCausalLM.from_pretrained(model)
-    base.eval()  # type: ignore[no-untyped-call, unused-ignore]
-    router = Router(base, tokenizer, cards)
     if show_prompt:
         console.print(router.prompt(task), markup=False, highlight=False)
     decision = router.route(task)
@@ -314,7 +241,7 @@ def route_command(
     table = Table(title="routing logits")
     for column in ("label", "capability", "logit"):
         table.add_column(column)
-    for label, card in [*zip(router.labels, cards, strict=True), (router.none_label, None)]:
+    for label, card in [*zip(router.labels, router.cards, strict=True), (router.none_label, None)]:
         mark = " ←" if label == decision.label else ""
         table.add_row(label, card.name if card else "(none: base model)", f"{decision.logits[label]:.4f}{mark}")
     console.print(table)
@@ -427,10 +354,11 @@ def _oracle_warmup(path: Path, warmup: list[str], warmup_steps: int, episodes: i
         TimeRemainingColumn,
     )
 
+    from trace_envs.training import cpu_threads
     from trace_envs.training.warmup import WarmupConfig, warmup_model
 
     quiet_datasets()
-    _cpu_threads()
+    cpu_threads()
     console.print(f"SFT warm-up on oracle episodes of {', '.join(warmup)}")
     columns = (
         TextColumn("[bold]{task.description}"),

@@ -1,5 +1,6 @@
 """Warnings the user acts on, shown as one ``warning: …`` line on stderr: a damaged line of a store that was
-skipped or cut off (:class:`~trace_envs.rollout.store.StoreWarning`). Python's default display adds the
+skipped or cut off (:class:`~trace_envs.rollout.store.StoreWarning`), a deprecated key of a pipeline config
+(:class:`~trace_envs.pipeline.config.ConfigWarning`). Python's default display adds the
 category, the source file and the line of code that warned, which says nothing to someone running a command."""
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ _MARK = "_trace_envs_warning_lines"
 
 
 def user_warning_line(message: Warning | str, category: type[Warning]) -> str | None:
-    """``warning: MESSAGE`` for a warning meant for the user (a store's), else None (shown as Python does)."""
+    """``warning: MESSAGE`` for a warning meant for the user (a store's, a pipeline config's deprecated key), else
+    None (shown as Python does)."""
+    from trace_envs.pipeline.config import ConfigWarning
     from trace_envs.rollout.store import StoreWarning
 
-    if not issubclass(category, StoreWarning):
+    if not issubclass(category, (StoreWarning, ConfigWarning)):
         return None
     return f"warning: {' '.join(str(message).split())}"
 

@@ -26,19 +26,14 @@ class RoutedModels:
     """The router (frozen base model + capability cards) and one chat client per route, shared by episodes."""
 
     def __init__(self, base_model: str, adapter_dirs: list[str], server_url: str | None = None, **model_options: Any):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         from trace_envs.llm.factory import make_chat_model
-        from trace_envs.routing import CapabilityCard, Router
+        from trace_envs.routing import Router
 
-        cards = [CapabilityCard.from_adapter(d) for d in adapter_dirs]
-        tokenizer = AutoTokenizer.from_pretrained(base_model)
-        model = AutoModelForCausalLM.from_pretrained(base_model).eval()
-        self.router = Router(model, tokenizer, cards)
+        self.router = Router.from_pretrained(base_model, adapter_dirs)
         self.clients: dict[str, ChatModel] = {
             BASE_ROUTE: make_chat_model(_route_config(base_model, None, server_url, model_options))
         }
-        for card in cards:
+        for card in self.router.cards:
             self.clients[card.name] = make_chat_model(_route_config(base_model, card, server_url, model_options))
         self.routes: dict[str, str] = {}
         """Route per opening message (a task routed once is not routed again in later trials)."""

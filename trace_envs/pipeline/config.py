@@ -6,6 +6,7 @@ Unknown keys are errors (a typo must not silently fall back to a default); a bad
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trace_envs.llm.gguf_model import MADE_MODELS
 from trace_envs.problems import validation_problems
+from trace_envs.training.config import TrainConfig
 
 
 class _Section(BaseModel):
@@ -68,42 +70,48 @@ class SynthesizeSection(_Section):
     )
 
 
-class TrainSection(_Section):
-    """One GRPO LoRA adapter per synthesised env."""
+class ConfigWarning(UserWarning):
+    """A pipeline config that still loads but uses a deprecated key; the message names the key to use."""
+
+
+class TrainSection(TrainConfig):
+    """One GRPO LoRA adapter per synthesised env: every :class:`TrainConfig` field (its defaults, the paper's), plus
+    the base model. The pipeline sets ``env_ids`` (one env per adapter), and ``seed`` is the run's unless given."""
 
     model: str = Field(
         description="Base model: a directory, a hub id, 'tiny' (a tiny random model built offline) or a packaged "
         "pretrained model make-model builds ('smollm2-135m-instruct')."
     )
-    max_steps: int = Field(default=40, ge=1, description="GRPO iterations per adapter (paper: 40).")
-    num_generations: int | None = Field(default=None, ge=2, description="K rollouts per group (null: 16, the paper's).")
-    groups_per_step: int | None = Field(default=None, ge=1, description="G groups per step (null: 8, the paper's).")
-    per_device_train_batch_size: int | None = Field(default=None, ge=1, description="Rollouts per micro-batch.")
-    max_completion_length: int = Field(default=2048, ge=8, description="Token cap of one multi-turn rollout.")
-    num_seeds: int | None = Field(default=None, ge=1, description="Training seeds per env (null: TrainConfig's).")
-    learning_rate: float | None = Field(default=None, gt=0.0, description="AdamW learning rate (null: 1e-5).")
-    generation: Literal["transformers", "vllm-server", "vllm-colocate"] = Field(
-        default="transformers", description="Rollout backend of the trainer."
-    )
-    grpo: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Any other TrainConfig field (scale_rewards, constant_groups, hint_share, lora, ...): "
-        "see docs/training-and-routing.md.",
-    )
 
-    @field_validator("grpo")
+    @model_validator(mode="before")
     @classmethod
-    def _known_grpo_keys(cls, grpo: dict[str, Any]) -> dict[str, Any]:
-        """Unknown keys fail here, when the file is read, not at the train stage after the rollout."""
-        from trace_envs.training.config import TrainConfig
-
+    def _grpo_fields_at_the_top(cls, data: Any) -> Any:
+        """The deprecated ``grpo:`` mapping's TrainConfig fields, moved into the section (a key the section also
+        gives keeps the section's value, as before); a warning names the keys to write instead."""
+        if not isinstance(data, dict) or "grpo" not in data:
+            return data
+        data = dict(data)
+        grpo = data.pop("grpo") or {}
+        if not isinstance(grpo, dict):
+            raise ValueError("grpo: a mapping of TrainConfig fields; better, write them in the train section itself")
         unknown = [key for key in grpo if key not in TrainConfig.model_fields]
         if unknown:
             raise ValueError(
-                f"unknown key(s) {', '.join(map(repr, unknown))}: not TrainConfig fields (remove or fix the "
+                f"grpo: unknown key(s) {', '.join(map(repr, unknown))}: not TrainConfig fields (remove or fix the "
                 "spelling; the fields are in docs/training-and-routing.md)"
             )
-        return grpo
+        moved = ", ".join(f"train.{key}" for key in grpo) or "nothing"
+        warnings.warn(
+            f"train.grpo is deprecated: write its keys in the train section itself ({moved})", ConfigWarning, 2
+        )
+        return {**grpo, **data}
+
+    @field_validator("env_ids")
+    @classmethod
+    def _no_env_ids(cls, env_ids: list[str]) -> list[str]:
+        if env_ids:
+            raise ValueError("the pipeline trains one adapter per synthesised env: remove env_ids")
+        return env_ids
 
 
 class RouteSection(_Section):

@@ -4,7 +4,6 @@ adapter for every target task)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,14 +18,6 @@ if TYPE_CHECKING:
     from .config import PipelineConfig
 
 BASE_MODEL_DIR = "base-model"
-
-
-def _cpu_threads() -> None:
-    """On CPU, one torch thread keeps step times steady on small shared machines (as ``trace-envs train``)."""
-    import torch
-
-    if not torch.cuda.is_available():
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
 def base_model(ctx: StageContext) -> str:
@@ -69,33 +60,19 @@ def train_config(ctx: StageContext, env_id: str) -> TrainConfig:
 
 
 def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
-    """The TrainConfig of the train section for one env, ``grpo`` passed through; a ``ValueError`` names every
-    bad field (also checked before the run starts, by the preflight)."""
+    """The TrainConfig of the train section for one env: the section's fields, the run's ``seed`` unless the section
+    gives its own; a ``ValueError`` names every bad field (also checked before the run starts, by the preflight)."""
     from pydantic import ValidationError
 
     from trace_envs.problems import validation_problems
     from trace_envs.training import TrainConfig
 
-    from .config import TrainSection
-
     section = config.train
-    options: dict[str, Any] = {
-        **section.grpo,
-        "env_ids": [env_id], "max_steps": section.max_steps, "num_generations": section.num_generations,
-        "groups_per_step": section.groups_per_step,
-        "per_device_train_batch_size": section.per_device_train_batch_size,
-        "max_completion_length": section.max_completion_length, "generation": section.generation,
-        "num_seeds": section.num_seeds, "learning_rate": section.learning_rate, "seed": config.seed,
-    }  # fmt: skip
+    seed = section.seed if "seed" in section.model_fields_set else config.seed
     try:
-        return TrainConfig.model_validate({k: v for k, v in options.items() if v is not None})
+        return TrainConfig.model_validate({**section.model_dump(exclude={"model"}), "env_ids": [env_id], "seed": seed})
     except ValidationError as exc:
-        own = set(TrainSection.model_fields) - {"grpo"}
-
-        def where(location: tuple[Any, ...]) -> str:
-            return "train." if location and str(location[0]) in own else "train.grpo."
-
-        problems = validation_problems(exc, TrainConfig, prefix=where)
+        problems = validation_problems(exc, TrainConfig, prefix="train.")
         raise ValueError(f"{problems}; fix the train section of the config") from None
 
 
@@ -104,13 +81,13 @@ def train(ctx: StageContext) -> dict[str, Any]:
     (it paid junk, or its oracle failed, on a training seed) gets no adapter, and ``summary["stopped"]`` says why."""
     import trace_envs
     from trace_envs.core.spot_checks import SpotCheckStop
-    from trace_envs.training import finished_run
+    from trace_envs.training import cpu_threads, finished_run
     from trace_envs.training import train as train_adapter
 
     section = ctx.config.train
     ctx.report("base model")
     model = base_model(ctx)
-    _cpu_threads()
+    cpu_threads()
     synthesized = ctx.summaries["synthesize"]["targets"]
     inside = Path(model).is_absolute() and Path(model).is_relative_to(ctx.root)
     summary: dict[str, Any] = {"model": str(Path(model).relative_to(ctx.root)) if inside else model, "adapters": {}}
@@ -200,14 +177,11 @@ def route(ctx: StageContext) -> dict[str, Any]:
 
 def _router(model: str, adapters: list[Path], loaded: dict[str, Any]) -> Any:
     """A :class:`~trace_envs.routing.Router` over ``adapters``, the base model loaded once per stage."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trace_envs.routing import Router
+    from trace_envs.training import cpu_threads
 
-    from trace_envs.routing import CapabilityCard, Router
-
-    if "base" not in loaded:
-        _cpu_threads()
-        loaded["tokenizer"] = AutoTokenizer.from_pretrained(model)
-        loaded["base"] = AutoModelForCausalLM.from_pretrained(model)
-        loaded["base"].eval()
-    cards = [CapabilityCard.from_adapter(a) for a in adapters]
-    return Router(loaded["base"], loaded["tokenizer"], cards)
+    if "router" in loaded:
+        return loaded["router"].with_adapters(adapters)
+    cpu_threads()
+    loaded["router"] = Router.from_pretrained(model, adapters)
+    return loaded["router"]

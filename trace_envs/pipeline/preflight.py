@@ -188,7 +188,7 @@ def _output_check(out: Path, min_free_bytes: int) -> Check:
 
 
 def _train_settings_check(config: PipelineConfig) -> Iterator[Check]:
-    """The train section builds a TrainConfig (its ``grpo`` values too), checked now rather than after synthesis."""
+    """The train section builds a TrainConfig for an env, checked now rather than after synthesis."""
     from .model_stages import section_train_config
 
     try:

@@ -116,10 +116,34 @@ class Router:
         adapt_tool_template(tokenizer)  # the template the routed agent is rolled out and trained with
         self.tokenizer = tokenizer
         self.cards = list(cards)
+        self.label_pool = tuple(str(x) for x in labels)
+        """Every candidate label (what :meth:`with_adapters` labels another set of capabilities from)."""
         self.labels = [str(x) for x in labels[: len(cards)]]
         self.none_label = str(labels[len(cards)])
         self.chat_template_kwargs = {"enable_thinking": False, **(chat_template_kwargs or {})}
         self.max_example_chars = max_example_chars
+
+    @classmethod
+    def from_pretrained(cls, base_model: str | Path, adapter_dirs: Sequence[str | Path], **options: Any) -> Router:
+        """A router over the adapters ``trace-envs train`` wrote in ``adapter_dirs``, on the frozen base model and
+        tokenizer loaded from ``base_model`` (a folder or hub id) in eval mode; ``options`` go to the constructor."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        cards = [CapabilityCard.from_adapter(folder) for folder in adapter_dirs]  # a missing one fails before loading
+        tokenizer = AutoTokenizer.from_pretrained(str(base_model))
+        model = AutoModelForCausalLM.from_pretrained(str(base_model)).eval()
+        return cls(model, tokenizer, cards, **options)
+
+    def with_adapters(self, adapter_dirs: Sequence[str | Path]) -> Router:
+        """A router over other adapters on this router's base model and settings (the model is loaded once)."""
+        return type(self)(
+            self.model,
+            self.tokenizer,
+            [CapabilityCard.from_adapter(folder) for folder in adapter_dirs],
+            labels=self.label_pool,
+            chat_template_kwargs=self.chat_template_kwargs,
+            max_example_chars=self.max_example_chars,
+        )
 
     @property
     def all_labels(self) -> list[str]:

@@ -11,7 +11,7 @@ from .bridge import SEND_MESSAGE_TOOL, TRLEnvironment, make_capability_env, tool
 from .config import LoraSettings, TrainConfig, VLLMSettings, load_config
 from .episodes import build_rows, oracle_conversation, prompt_for_seed
 from .metadata import METADATA_FILE, AdapterMetadata, EpisodeExample, load_metadata, save_metadata
-from .trainer import GroupTracker, TrainingRun, build_run, finished_run, train
+from .trainer import GroupTracker, TrainingRun, build_run, cpu_threads, finished_run, train
 
 __all__ = [
     "METADATA_FILE",
@@ -26,6 +26,7 @@ __all__ = [
     "VLLMSettings",
     "build_rows",
     "build_run",
+    "cpu_threads",
     "finished_run",
     "load_config",
     "load_metadata",

@@ -33,7 +33,7 @@ class LoraSettings(BaseModel):
 
     r: int = Field(default=16, ge=1, description="LoRA rank (paper: 16).")
     alpha: int = Field(default=16, ge=1, description="LoRA alpha, scaling = alpha / r (paper: 16).")
-    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0, description="LoRA dropout probability (paper: none).")
     target_modules: str | list[str] = Field(
         default="paper",
         description="'paper' (q,k,v,o,gate,up,down), 'qkvo', 'all-linear' (PEFT's), or a list of module names.",
@@ -76,12 +76,14 @@ class VLLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     server_base_url: str | None = Field(default=None, description="e.g. http://10.0.0.5:8000 (server mode).")
-    server_host: str = "0.0.0.0"
-    server_port: int = 8000
-    server_timeout: float = 240.0
+    server_host: str = Field(default="0.0.0.0", description="vLLM server host, without server_base_url.")
+    server_port: int = Field(default=8000, description="vLLM server port, without server_base_url.")
+    server_timeout: float = Field(default=240.0, description="Seconds to wait for the vLLM server to answer.")
     gpu_memory_utilization: float = Field(default=0.3, gt=0.0, le=1.0, description="Colocate mode only.")
     tensor_parallel_size: int = Field(default=1, ge=1, description="Colocate mode only.")
-    enable_sleep_mode: bool = False
+    enable_sleep_mode: bool = Field(
+        default=False, description="Colocate mode only: vLLM frees its GPU memory while the trainer steps."
+    )
 
 
 class TrainConfig(BaseModel):
@@ -93,8 +95,13 @@ class TrainConfig(BaseModel):
     env_knobs: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Knobs per env id.")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     learning_rate: float = Field(default=1e-5, gt=0.0, description="AdamW learning rate (paper: 1e-5).")
-    weight_decay: float = Field(default=0.0, ge=0.0)
-    max_steps: int = Field(default=40, ge=1, description="GRPO iterations (paper: up to 40 per capability).")
+    weight_decay: float = Field(default=0.0, ge=0.0, description="AdamW weight decay (paper: none).")
+    max_steps: int = Field(
+        default=40,
+        ge=1,
+        description="GRPO iterations in all, counting those a resumed run already did (paper: up to 40 per "
+        "capability).",
+    )
     num_generations: int = Field(default=16, ge=2, description="K: rollouts per group, all from one seed (paper: 16).")
     groups_per_step: int = Field(
         default=DEFAULT_GROUPS_PER_STEP,
@@ -141,7 +148,7 @@ class TrainConfig(BaseModel):
         "(paper: 0; the authors' envs: 0.25-0.5). The loss always sees the base prompt.",
     )
     temperature: float = Field(default=1.0, gt=0.0, description="Rollout sampling temperature (paper: 1.0).")
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Rollout nucleus sampling (1: off).")
     max_completion_length: int = Field(default=2048, ge=8, description="Token cap of a whole multi-turn rollout.")
     max_tool_calling_iterations: int | None = Field(
         default=None, ge=1, description="Tool rounds per rollout (default: the env's max_turns)."
@@ -159,20 +166,24 @@ class TrainConfig(BaseModel):
     spot_check_seed: int | None = Field(
         default=None, description="Seed of the spot-checked seeds' draw (None: a fresh one each run)."
     )
-    first_seed: int = Field(default=0, ge=0)
+    first_seed: int = Field(default=0, ge=0, description="Seed of the first dataset row; the rows count up.")
     generation: Generation = Field(default="transformers", description="Rollout backend.")
     vllm: VLLMSettings = Field(default_factory=VLLMSettings)
-    gradient_checkpointing: bool = False
+    gradient_checkpointing: bool = Field(
+        default=False, description="Recompute activations in the backward pass: less memory, slower steps."
+    )
     bf16: bool | None = Field(default=None, description="None: bf16 when a CUDA GPU is present.")
-    logging_steps: int = Field(default=1, ge=1)
+    logging_steps: int = Field(default=1, ge=1, description="Log the training curve every N steps.")
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every N steps (resume after a kill).")
-    seed: int = 0
+    seed: int = Field(default=0, description="Seed of the trainer (weight init of the adapter, sampling).")
     router_example: Literal["oracle", "policy"] = Field(
         default="oracle",
         description="Episode saved for the router: the env's reference solution, or the first successful "
         "training rollout (falls back to the oracle). Early rollouts can succeed with junk text.",
     )
-    report_to: list[str] = Field(default_factory=list, description="e.g. ['wandb'].")
+    report_to: list[str] = Field(
+        default_factory=list, description="Where TRL reports metrics, e.g. wandb (repeat the option for several)."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -233,8 +244,8 @@ class TrainConfig(BaseModel):
             raise ValueError(
                 f"{world_size} processes cannot share a step of groups_per_step {self.groups_per_step} in "
                 f"{self.gradient_accumulation_steps} micro-batches of {self.per_device_train_batch_size} "
-                f"(each process must hold whole groups and whole micro-batches): make groups_per_step (--groups) "
-                f"a multiple of {world_size} and per_device_train_batch_size (--batch-size) a divisor of "
+                f"(each process must hold whole groups and whole micro-batches): make groups_per_step (--groups-per-step) "
+                f"a multiple of {world_size} and per_device_train_batch_size (--per-device-train-batch-size) a divisor of "
                 f"{self.groups_per_step * self.num_generations // max(1, world_size)}, or launch fewer processes"
             )
         return self.gradient_accumulation_steps // world_size

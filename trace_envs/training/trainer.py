@@ -120,6 +120,17 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def cpu_threads() -> None:
+    """On CPU, torch uses ``OMP_NUM_THREADS`` threads (default 1): one thread keeps step times steady on small
+    shared machines. Every command and pipeline stage that loads a model calls this first."""
+    import os
+
+    import torch
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+
+
 def _versions() -> dict[str, str]:
     out = {}
     for name in ("trace-envs", "trl", "peft", "transformers", "torch"):
