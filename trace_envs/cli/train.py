@@ -18,6 +18,7 @@ from .checks import checked_env, checked_model
 from .env_args import (
     EnvOptionOption,
     ImportOption,
+    SpotChecksOption,
     import_modules,
     parse_options,
     resolve_env_id,
@@ -97,6 +98,7 @@ def train_command(
     ] = None,
     option: EnvOptionOption = None,
     imports: ImportOption = None,
+    spot_checks: SpotChecksOption = None,
     resume: Annotated[bool, typer.Option(help="Continue from the last checkpoint in OUT/checkpoints.")] = True,
     synthesis: Annotated[
         Path | None,
@@ -135,7 +137,7 @@ def train_command(
             "--model": model, "--max-steps": max_steps, "--config": config and config.resolve(),
             "--num-generations": num_generations, "--groups": groups, "--batch-size": batch_size,
             "--max-completion-length": max_completion_length, "--learning-rate": learning_rate,
-            "--generation": generation, "--vllm-server-url": vllm_server_url,
+            "--generation": generation, "--vllm-server-url": vllm_server_url, "--spot-checks": spot_checks,
         }  # fmt: skip
         forwarded = [str(x) for flag, value in passed.items() if value is not None for x in (flag, value)]
         if env or option or imports:
@@ -159,6 +161,7 @@ def train_command(
         "max_completion_length": max_completion_length,
         "learning_rate": learning_rate,
         "generation": generation,
+        "spot_check_share": spot_checks,
     }
     cfg = _train_config(resolve_env_ids(env, imports), parse_options(option), config, vllm_server_url, overrides)
     try:

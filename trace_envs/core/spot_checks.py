@@ -25,6 +25,8 @@ from .rewards import reward_problem
 DEFAULT_SPOT_CHECK_SHARE = 0.02
 """The share of a run's episodes spot-checked by default (plus the first seed of each env); each check plays
 two or three short scripted episodes (see docs/performance.md for what this costs)."""
+SPOT_CHECK_SHARE_HELP = "Share of each env's seeds (and always its first) spot-checked: the oracle must score 1, junk 0; an env that fails is stopped (0: no spot checks)."
+"""What the share means, for the settings and command-line options that set it."""
 
 
 def fresh_spot_check_seed() -> int:
