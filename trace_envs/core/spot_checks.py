@@ -4,7 +4,9 @@ Validation plays a sample of seeds; an env whose code is not trusted could behav
 seeds a training or rollout run uses. So rollouts, evaluation and training interleave a small, configurable
 share of spot-check episodes with their real ones, on their own seeds (:func:`spot_check`): the reference
 solution must score 1.0, a junk policy (empty messages or random text) must score 0, and the flawed solution
-must get a finite reward in ``[0, 1]``. An env that fails is stopped with one line naming it and the seed
+must get a finite reward in ``[0, 1]``; and a boxed env's generated text on that seed (its opening, prompts and
+replies along the reference solution) must hold no evaluation data, by the leakage index the validator uses
+(:func:`generated_leak`). An env that fails is stopped with one line naming it and the seed
 (:class:`SpotCheckFailure`); which seeds are checked is drawn by a seeded ``random.Random`` per run
 (:func:`chosen_seeds`), so a module cannot know them in advance, and a run can be replayed from its seed.
 """
@@ -25,7 +27,10 @@ from .rewards import reward_problem
 DEFAULT_SPOT_CHECK_SHARE = 0.02
 """The share of a run's episodes spot-checked by default (plus the first seed of each env); each check plays
 two or three short scripted episodes (see docs/performance.md for what this costs)."""
-SPOT_CHECK_SHARE_HELP = "Share of each env's seeds (and always its first) spot-checked: the oracle must score 1, junk 0; an env that fails is stopped (0: no spot checks)."
+SPOT_CHECK_SHARE_HELP = (
+    "Share of each env's seeds (and always its first) spot-checked: the oracle must score 1, junk 0, and a boxed "
+    "env's generated text must hold no evaluation data; an env that fails is stopped (0: no spot checks)."
+)
 """What the share means, for the settings and command-line options that set it."""
 
 
@@ -69,13 +74,14 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 
 
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
-    """Play the oracle, one junk policy and the flawed solution on ``seed``; the failure, or None if it held.
-    Only capability envs have a reference solution to play: any other env passes unchecked."""
+    """Play the oracle, one junk policy and the flawed solution on ``seed``, and scan a boxed env's text there for
+    evaluation data; the failure, or None if it held. Only capability envs have a reference solution to play:
+    any other env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
     if not isinstance(inner, CapabilityEnv):
         return None
     try:
-        return _checked(inner, env_id, seed, rng)
+        return _checked(inner, env_id, seed, rng) or generated_leak(inner, env_id, seed)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
@@ -98,6 +104,24 @@ def _checked(env: CapabilityEnv[Any], env_id: str, seed: int, rng: Random) -> Sp
         if problem is not None:
             return SpotCheckFailure(env_id, seed, label, problem)
     return None
+
+
+def generated_leak(env: CapabilityEnv[Any], env_id: str, seed: int) -> SpotCheckFailure | None:
+    """For a boxed env (untrusted code), what it generates on ``seed`` scanned with the validator's leakage index
+    (:func:`~trace_envs.synthesis.gates.leakage.scan_generated_texts`); the first leak, or None (also where no
+    target's evaluation data is here to compare with)."""
+    from trace_envs.box import BoxedEnv
+    from trace_envs.synthesis.gates.leakage import domain_index, played_texts, reset_texts, scan_generated_texts
+
+    index = domain_index(env.domain.name) if isinstance(env, BoxedEnv) else None
+    if index is None:
+        return None
+    findings = scan_generated_texts([*reset_texts(env, [seed]), *played_texts(env, [seed])], index)
+    return (
+        SpotCheckFailure(env_id, seed, "oracle", f"showed evaluation data ({findings[0].message})")
+        if findings
+        else None
+    )
 
 
 def junk_episode(env: CapabilityEnv[Any], rng: Random) -> tuple[str, list[str]]:
