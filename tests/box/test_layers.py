@@ -100,16 +100,12 @@ def test_the_cli_option_allows_weaker_boxes_for_the_whole_run(strict: None) -> N
     assert BoxLimits().weaker_box
 
 
-def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(tmp_path: Path) -> None:
     from trace_envs.box import launch
 
     scratch = str(tmp_path / "trace-box-1")
-    monkeypatch.setattr(launch, "package_roots", lambda: ["/opt/site-packages"])
-    assert launch.hidden_folder(scratch) == str(tmp_path.resolve())
-    monkeypatch.setattr(launch, "package_roots", lambda: [str(tmp_path / "checkout")])  # a checkout under /tmp
-    assert launch.hidden_folder(scratch) is None
+    assert launch.hidden_folder(scratch, ["/opt/site-packages"]) == str(tmp_path.resolve())
+    assert launch.hidden_folder(scratch, [str(tmp_path.resolve() / "checkout")]) is None  # a checkout under /tmp
 
 
 def test_as_root_the_unprivileged_uid_needs_a_mount_namespace_and_setpriv(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,11 +139,12 @@ def test_the_homes_are_covered_with_the_code_the_box_reads_there_kept(
 ) -> None:
     from trace_envs.box import launch
 
-    home, other = tmp_path / "root", tmp_path / "home"
+    home, other = tmp_path.resolve() / "root", tmp_path.resolve() / "home"
     (home / ".pyenv" / "3.11").mkdir(parents=True)
     other.mkdir()
     monkeypatch.setattr(launch, "denied_read_roots", lambda: [str(home), str(other)])
-    monkeypatch.setattr(launch, "needed_roots", lambda: [str(home / ".pyenv" / "3.11"), "/usr"])
-    options = launch.home_covers("/tmp/trace-box-1")
+    needed = [str(home / ".pyenv" / "3.11"), "/usr"]
+    options = launch.home_covers("/tmp/trace-box-1", needed)
     assert options == ["--cover", str(home), "--cover", str(other), "--keep", str(home / ".pyenv" / "3.11")]
-    assert launch.home_covers(str(other / "trace-box-1")) == options[:2] + options[4:]  # the scratch's home is left
+    # the home that holds the scratch is left as it is
+    assert launch.home_covers(str(other / "trace-box-1"), needed) == options[:2] + options[4:]

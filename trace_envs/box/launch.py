@@ -143,19 +143,19 @@ def needed_roots() -> list[str]:
     return sorted({os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, *package_roots())})
 
 
-def hidden_folder(scratch: str) -> str | None:
+def hidden_folder(scratch: str, needed: list[str]) -> str | None:
     """The folder holding ``scratch`` (the host's temporary folder), which the box may see empty; None when
-    something the box reads lies in it (the interpreter or a package: a checkout under /tmp)."""
+    something the box reads (``needed``: :func:`needed_roots`) lies in it (a checkout under /tmp)."""
     folder = os.path.dirname(os.path.realpath(scratch))
     if folder in ("", "/"):
         return None
-    return None if any(mounts.under(path, folder) for path in needed_roots()) else folder
+    return None if any(mounts.under(path, folder) for path in needed) else folder
 
 
-def home_covers(scratch: str) -> list[str]:
-    """The seal's options that cover each home (``--cover``) and bind back the code the box reads there
-    (``--keep``); a home that holds the scratch, or lies in what the box reads, is left as it is."""
-    needed, scratch = needed_roots(), os.path.realpath(scratch)
+def home_covers(scratch: str, needed: list[str]) -> list[str]:
+    """The seal's options that cover each home (``--cover``) and bind back what the box reads there
+    (``--keep``, of ``needed``); a home that holds the scratch, or lies in what the box reads, is left as it is."""
+    scratch = os.path.realpath(scratch)
     homes = [os.path.realpath(home) for home in denied_read_roots() if os.path.isdir(home)]
     homes = [
         home
@@ -185,11 +185,12 @@ def boxed_command(
     parent_namespace = mounts.mount_namespace()
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:
+        needed = needed_roots()  # read once: the plugins' entry points take milliseconds to list
         quota_options = ["--quota", str(quota)] if quota is not None else []
-        hide = hidden_folder(scratch) if quota is not None else None  # a bound scratch would be bound hidden
+        hide = hidden_folder(scratch, needed) if quota is not None else None  # a bound scratch would be bound hidden
         quota_options += ["--hide", hide] if hide is not None else []
         quota_options += ["--tasks", str(tasks)] if tasks is not None and "pid namespace" in isolation else []
-        quota_options += home_covers(scratch)
+        quota_options += home_covers(scratch, needed)
         if os.geteuid() == 0:
             quota_options += ["--uid", str(uid)]
             wrapped = [*dropped_user_namespace(), *wrapped]
