@@ -100,6 +100,11 @@ def cover(mount: str, home: str, keep: list[str]) -> bool:
             os.close(handle)
 
 
+PROC = "/proc"
+"""The box's own procfs (of its pid namespace): as root's box writes its user namespace's uid map there after the
+drop, it is not made read-only, and shows only processes (``subset=pid``: no ``/proc/sys``)."""
+
+
 def seal_filesystem(
     scratch: str,
     parent_namespace: str | None,
@@ -110,7 +115,8 @@ def seal_filesystem(
     covers: tuple[list[str], list[str]] = ([], []),
 ) -> list[str]:
     """Make ``scratch`` writable (a tmpfs of ``quota`` bytes, or a bind of itself; ``owner``'s when given), cover
-    the homes of ``covers`` (homes, folders kept) as :func:`cover` does, then remount every mount read-only.
+    the homes of ``covers`` (homes, folders kept) as :func:`cover` does, then remount every other mount read-only
+    (but :data:`PROC` when ``owner`` is given).
 
     Returns the mount points left writable (empty: sealed). Does nothing, and returns ``["/"]``,
     unless this process is in a mount namespace of its own. ``hide``: a folder above ``scratch`` to cover
@@ -141,11 +147,6 @@ def seal_filesystem(
     return [
         point for point in mount_points() if point not in kept and not mount_with(mount, "-o", "remount,bind,ro", point)
     ]
-
-
-PROC = "/proc"
-"""The box's own procfs (of its pid namespace): as root's box writes its user namespace's uid map there after the
-drop, it is not made read-only, and shows only processes (``subset=pid``: no ``/proc/sys``)."""
 
 
 def processes_only(mount: str) -> bool:
