@@ -210,3 +210,13 @@ def test_the_box_runs_as_an_unprivileged_uid_and_root_only_actions_fail() -> Non
     assert "threads: RuntimeError can't start new thread" in stolen, stolen
     started = max(int(line.rsplit(" ", 1)[1]) for line in stolen.splitlines() if line.startswith("threads started"))
     assert started <= limits.processes, stolen  # RLIMIT_NPROC binds: the box is not root
+
+
+def test_a_home_under_the_hidden_temporary_folder_leaves_the_box_sealed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))  # a home the hidden /tmp already hides: nothing to cover there
+    _, box = loot(kernel_source("host_files.py", keyfile="/none", home=str(home), manifest="/none", parent="1"))
+    assert "read-only filesystem" in box.sealed and "host temporary folder hidden" in box.sealed, box.sealed

@@ -84,7 +84,10 @@ def mount_with(mount: str, *arguments: str, fds: tuple[int, ...] = ()) -> bool:
 
 def cover(mount: str, home: str, keep: list[str]) -> bool:
     """Mount an empty tmpfs over ``home``, then bind each folder of ``keep`` inside it back at its place (opened
-    before the cover hides it); whether every mount succeeded."""
+    before the cover hides it); whether every mount succeeded. A home the box cannot see (under the hidden
+    temporary folder) needs no cover."""
+    if not os.path.isdir(home):
+        return True
     inside = [path for path in keep if under(path, home) and not any(under(path, other) for other in keep)]
     handles = [os.open(path, os.O_PATH) for path in inside]
     try:
