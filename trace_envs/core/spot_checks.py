@@ -6,14 +6,15 @@ share of spot-check episodes with their real ones, on their own seeds (:func:`sp
 solution must score 1.0, a junk policy (empty messages or random text) must score 0, and the flawed solution
 must get a finite reward in ``[0, 1]``; and a boxed env's generated text on that seed (its opening, prompts and
 replies along the reference solution) must hold no evaluation data, by the leakage index the validator uses
-(:func:`generated_leak`). An env that fails is stopped with one line naming it and the seed
+(the text scan :func:`set_text_scan` registers: ``import trace_envs`` names the leakage gate's). An env that fails is stopped with one line naming it and the seed
 (:class:`SpotCheckFailure`); which seeds are checked is drawn by a seeded ``random.Random`` per run
 (:func:`chosen_seeds`), so a module cannot know them in advance, and a run can be replayed from its seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import isfinite
 from os import urandom
@@ -81,7 +82,7 @@ def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailur
     if not isinstance(inner, CapabilityEnv):
         return None
     try:
-        return _checked(inner, env_id, seed, rng) or generated_leak(inner, env_id, seed)
+        return _checked(inner, env_id, seed, rng) or scanned(inner, env_id, seed)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
@@ -106,22 +107,28 @@ def _checked(env: CapabilityEnv[Any], env_id: str, seed: int, rng: Random) -> Sp
     return None
 
 
-def generated_leak(env: CapabilityEnv[Any], env_id: str, seed: int) -> SpotCheckFailure | None:
-    """For a boxed env (untrusted code), what it generates on ``seed`` scanned with the validator's leakage index
-    (:func:`~trace_envs.synthesis.gates.leakage.scan_generated_texts`); the first leak, or None (also where no
-    target's evaluation data is here to compare with)."""
-    from trace_envs.box import BoxedEnv
-    from trace_envs.synthesis.gates.leakage import domain_index, played_texts, reset_texts, scan_generated_texts
+TextScan = Callable[[CapabilityEnv[Any], int], str | None]
+"""Scans what an env generates on a seed: the problem, in one line, or None."""
+_TEXT_SCAN: list[TextScan | str] = []
 
-    index = domain_index(env.domain.name) if isinstance(env, BoxedEnv) else None
-    if index is None:
+
+def set_text_scan(scan: TextScan | str) -> None:
+    """Scan every spot-checked env's text on its seed with ``scan`` (or the ``"module:attribute"`` that names it,
+    imported at the first check): ``import trace_envs`` names the validator's leakage scan, which core may not
+    import."""
+    _TEXT_SCAN[:] = [scan]
+
+
+def scanned(env: CapabilityEnv[Any], env_id: str, seed: int) -> SpotCheckFailure | None:
+    """The registered text scan's failure on ``seed`` (its oracle episode showed what it must not), or None."""
+    if not _TEXT_SCAN:
         return None
-    findings = scan_generated_texts([*reset_texts(env, [seed]), *played_texts(env, [seed])], index)
-    return (
-        SpotCheckFailure(env_id, seed, "oracle", f"showed evaluation data ({findings[0].message})")
-        if findings
-        else None
-    )
+    scan = _TEXT_SCAN[0]
+    if isinstance(scan, str):
+        module, _, name = scan.partition(":")
+        scan = _TEXT_SCAN[0] = getattr(importlib.import_module(module), name)
+    problem = scan(env, seed)
+    return None if problem is None else SpotCheckFailure(env_id, seed, "oracle", problem)
 
 
 def junk_episode(env: CapabilityEnv[Any], rng: Random) -> tuple[str, list[str]]:

@@ -12,7 +12,7 @@ system prompt, and the replies along the reference solution: :func:`reset_texts`
 - instruction sentences of six or more words, and any run of ten words copied from an instruction.
 
 In use, the spot checks (:mod:`trace_envs.core.spot_checks`) scan a boxed env's text on a share of the seeds a
-run plays the same way, with the same index (:func:`domain_index`).
+run plays the same way, with the same index (:func:`generated_leak`, :func:`domain_index`).
 """
 
 from __future__ import annotations
@@ -135,6 +135,19 @@ def domain_index(domain: str) -> EvaluationIndex | None:
         return _index_of(spec.leakage_records(None))
     except TargetDataError:
         return None
+
+
+def generated_leak(env: Any, seed: int) -> str | None:
+    """The spot checks' text scan in use (``import trace_envs`` registers it): a boxed env's text on ``seed`` (its
+    reset's and the replies along its reference solution) scanned as validation scans its seeds; the first leak,
+    or None (a trusted env, or no target's data here to compare with)."""
+    from trace_envs.box import BoxedEnv
+
+    index = domain_index(env.domain.name) if isinstance(env, BoxedEnv) else None
+    if index is None:
+        return None
+    findings = scan_generated_texts([*reset_texts(env, [seed]), *played_texts(env, [seed])], index)
+    return f"showed evaluation data ({findings[0].message})" if findings else None
 
 
 @named_gate("leakage")
