@@ -6,6 +6,8 @@ Rollouts interleave a share of spot-check episodes (oracle, junk, flawed) with t
 ``spot_check_share=0`` and once with ``--share``, and reports the median wall time of each and the added share.
 The oracle policy is instant, so this is the worst case: with a model policy the real episodes cost far more
 and the same spot checks add a far smaller share.
+A boxed env whose domain a target plays (``--env trace/retail-order-cancel-v0 --boxed``), with that target's data
+here (``$TRACE_ENVS_TAU2_DATA``), also has its generated text scanned for evaluation data in each spot check.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/spot_checks.py [--env trace/order-cancel-v0] [--episodes 500]
        [--share 0.02] [--rounds 3] [--boxed]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from .core.spot_checks import set_text_scan
 from .plugins import load_env_path, load_envs, load_plugins
 from .registry import (
     CAPABILITY_KINDS,
@@ -21,16 +22,19 @@ from .targets.registry import registered_domains, target_env_ids, target_env_kin
 
 BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
 """Domains no target plays (the targets' own domains come with their specs)."""
+LEAK_SCAN = "trace_envs.synthesis.gates.leakage:generated_leak"
+"""The spot checks' scan of a boxed env's text for evaluation data (by reference: core may not import synthesis)."""
 
 
 def register_envs() -> None:
-    """Register the built-in domains and every target's domains and envs, then load the plugins and
-    ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide what they import)."""
+    """Register the built-in domains, every target's domains and envs and the spot checks' leak scan, then load the
+    plugins and ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide what they import)."""
     for name, factory in {**BUILTIN_DOMAINS, **registered_domains()}.items():
         register_domain(name, factory)
     kinds = target_env_kinds()
     for env_id, entry_point in target_env_ids().items():
         register_env(env_id, entry_point, env_kind=kinds[env_id])
+    set_text_scan(LEAK_SCAN)
     load_plugins()
     load_env_path()
 

@@ -14,17 +14,26 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from trace_envs.box import BoxLimits, BoxPool, boxed_env_class
+from trace_envs.cli import build_app
 from trace_envs.core.spot_checks import SpotCheckStop, chosen_seeds, spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_episode, run_rollouts
 from trace_envs.rollout.policy import make_policy
 from trace_envs.rollout.spot_checks import has_reference
 from trace_envs.rollout.store import iter_episodes
+from trace_envs.targets.tau2.data import load_domain_data
 from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
 
+from ..conftest import shared_dir
 from .conftest import CLASS, GOOD, GOOD_MODULE
+
+TAU2_DATA = shared_dir() / "data" / "tau2"
+UNPLAYED = 700_000
+"""Seeds from here on: past the validator's fixed seeds, and (but for a one-in-a-thousand draw) its drawn ones."""
 
 
 def verifier_payload(condition: str) -> str:
@@ -39,6 +48,28 @@ def verifier_payload(condition: str) -> str:
 SEED_KEYED = verifier_payload("(self.task_seed or 0) >= 60")  # past every seed validation fixes
 COIN_FLIP = verifier_payload("__import__('random').Random(self.task_seed * 31 + len(self.messages)).random() < 0.5")
 JUNK_PAYS = verifier_payload("True")
+
+
+def leaks_where_validation_does_not_play(order_id: str) -> str:
+    """The good module, whose opening names ``order_id`` (a retail evaluation task's, kept reversed in its text)
+    on seeds from :data:`UNPLAYED` on."""
+    return GOOD + (
+        f"\n\n_reset = {CLASS}.reset\n\n\ndef _leaky_reset(self, *, seed=None, options=None):\n"
+        "    observation, info = _reset(self, seed=seed, options=options)\n"
+        f"    if (self.task_seed or 0) >= {UNPLAYED}:\n"
+        f"        observation += ' (not ' + ''.join(reversed({order_id[::-1]!r})) + ')'\n"
+        f"    return observation, info\n\n\n{CLASS}.reset = _leaky_reset\n"
+    )
+
+
+@pytest.fixture
+def evaluation_order_id(monkeypatch: pytest.MonkeyPatch) -> str:
+    """An order id of a retail evaluation task, with $TRACE_ENVS_TAU2_DATA set so the leakage index is here."""
+    if not TAU2_DATA.is_dir():
+        pytest.skip(f"tau2 data not found at {TAU2_DATA}: put shared/ beside the checkout or set TRACE_ENVS_SHARED")
+    monkeypatch.setenv("TRACE_ENVS_TAU2_DATA", str(TAU2_DATA))
+    task = load_domain_data(TAU2_DATA, "retail").task("0")
+    return str(next(a.arguments["order_id"] for a in task.gold_actions if "order_id" in a.arguments))
 
 
 @pytest.fixture
@@ -87,6 +118,59 @@ def test_spot_checks_stop_the_hostile_env_and_let_the_others_play(boxes: BoxPool
     summary = run_rollouts(make_jobs([bad, good], range(3)), "oracle", spot_check_share=0.0 + 1e-9)
     assert set(summary.stopped) == {bad} and "on seed 0" in summary.stopped[bad]
     assert summary.per_env[bad]["failed"] == 3 and summary.per_env[good]["successes"] == 3
+
+
+def test_a_spot_check_stops_a_boxed_env_whose_text_leaks_evaluation_data_where_validation_does_not_play(
+    evaluation_order_id: str, boxes: BoxPool, clean_ids: list[str]
+) -> None:
+    env_id = register(leaks_where_validation_does_not_play(evaluation_order_id), "trace/leaky-v0", boxes, clean_ids)
+    played = run_rollouts(make_jobs([env_id], range(100, 102)), "oracle", spot_check_share=1.0, spot_check_seed=1)
+    assert played.stopped == {} and played.pass_rate == 1.0  # seeds validation plays: nothing to see
+    summary = run_rollouts(make_jobs([env_id], range(UNPLAYED, UNPLAYED + 3)), "oracle", spot_check_seed=1)
+    stopped = summary.stopped[env_id]
+    assert stopped.startswith(f"{env_id} stopped by a spot check on seed {UNPLAYED}: the oracle episode showed "), (
+        stopped
+    )
+    assert "evaluation data" in stopped and "retail evaluation task 0" in stopped and summary.failed == 3
+    rows = [{"environment": env_id, "seed": seed} for seed in range(UNPLAYED, UNPLAYED + 3)]
+    with pytest.raises(SpotCheckStop, match=f"{env_id} stopped by a spot check on seed {UNPLAYED}"):
+        spot_checked_rows(rows, {env_id: gym.make(env_id).unwrapped}, share=0.02, seed=3)
+
+
+def test_the_spot_checks_option_sets_the_share_of_a_rollout(
+    boxes: BoxPool, clean_ids: list[str], tmp_path: Path
+) -> None:
+    env_id = register(JUNK_PAYS, "trace/hostile-option-v0", boxes, clean_ids)
+    app, runner = build_app(), CliRunner()
+    for share, failed in (("0", False), ("1", True)):
+        out = tmp_path / f"share-{share}.jsonl"
+        command = ["rollout", "-e", env_id, "--seeds", "0-1", "-o", str(out), "--spot-checks", share]
+        result = runner.invoke(app, command)
+        errors = [record.error for record in iter_episodes(out)]
+        assert any(f"{env_id} stopped by a spot check" in (error or "") for error in errors) == failed, result.output
+    assert runner.invoke(app, ["rollout", "-e", env_id, "-o", str(out), "--spot-checks", "1.5"]).exit_code == 2
+
+
+def test_the_spot_checks_option_reaches_evaluate_and_train(monkeypatch: pytest.MonkeyPatch) -> None:
+    import trace_envs.cli.train as train_cli
+    import trace_envs.evaluation.harness as harness
+
+    seen: dict[str, Any] = {}
+
+    def fake_evaluate(*args: Any, **options: Any) -> Any:
+        seen["evaluate"] = options["spot_check_share"]
+        raise ValueError("stop here")
+
+    def fake_config(env_ids: list[str], knobs: dict[str, Any], config: Any, url: Any, overrides: dict[str, Any]) -> Any:
+        seen["train"] = overrides["spot_check_share"]
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(harness, "evaluate", fake_evaluate)
+    monkeypatch.setattr(train_cli, "_train_config", fake_config)
+    app, runner = build_app(), CliRunner()
+    runner.invoke(app, ["evaluate", "-t", "device", "-p", "oracle", "-o", "unused", "--spot-checks", "0.25"])
+    runner.invoke(app, ["train", "-e", "trace/order-cancel-v0", "--model", "m", "--out", "o", "--spot-checks", "0.5"])
+    assert seen == {"evaluate": 0.25, "train": 0.5}
 
 
 def test_the_spot_checked_seeds_are_each_envs_first_and_a_share_drawn_by_the_seed() -> None:

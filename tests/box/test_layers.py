@@ -4,6 +4,7 @@ name the layers they had."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,51 @@ def test_the_cli_option_allows_weaker_boxes_for_the_whole_run(strict: None) -> N
     assert BoxLimits().weaker_box
 
 
-def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(
+def test_the_scratchs_folder_is_hidden_unless_something_the_box_reads_lives_there(tmp_path: Path) -> None:
+    from trace_envs.box import launch
+
+    scratch = str(tmp_path / "trace-box-1")
+    assert launch.hidden_folder(scratch, ["/opt/site-packages"]) == str(tmp_path.resolve())
+    assert launch.hidden_folder(scratch, [str(tmp_path.resolve() / "checkout")]) is None  # a checkout under /tmp
+
+
+def test_as_root_the_unprivileged_uid_needs_a_mount_namespace_and_setpriv(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from trace_envs.box import launch, mounts
+
+    has_setpriv = shutil.which("setpriv", path=mounts.SBIN_PATH) is not None
+    monkeypatch.setattr(launch.os, "geteuid", lambda: 0)
+    assert launch.drops_uid(["mount namespace"]) == has_setpriv
+    assert not launch.drops_uid(["network namespace"])
+    assert "unprivileged uid" in " ".join(missing_layers(namespaces=False))
+    monkeypatch.setattr(launch.os, "geteuid", lambda: 1000)  # an ordinary user's box keeps that user's uid
+    assert launch.drops_uid([])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's box would run as uid 0 without its namespaces")
+def test_a_root_box_without_its_namespaces_is_a_weaker_box_that_says_it_is_uid_0() -> None:
+    with pytest.raises(BoxLayerMissing, match="unprivileged uid"):
+        BoxProcess(GOOD, limits=BoxLimits(namespaces=False, weaker_box=False))
+    box = BoxProcess(GOOD, limits=BoxLimits(namespaces=False, weaker_box=True))
+    try:
+        assert not any(layer.startswith("unprivileged uid") for layer in box.sealed), box.sealed
+        assert any(layer.startswith("seccomp filter") for layer in box.sealed), box.sealed  # it went on
+    finally:
+        box.close()
+
+
+def test_the_homes_are_covered_with_the_code_the_box_reads_there_kept(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from trace_envs.box import launch
 
-    scratch = str(tmp_path / "trace-box-1")
-    monkeypatch.setattr(launch, "package_roots", lambda: ["/opt/site-packages"])
-    assert launch.hidden_folder(scratch) == str(tmp_path.resolve())
-    monkeypatch.setattr(launch, "package_roots", lambda: [str(tmp_path / "checkout")])  # a checkout under /tmp
-    assert launch.hidden_folder(scratch) is None
+    home, other = tmp_path.resolve() / "root", tmp_path.resolve() / "home"
+    (home / ".pyenv" / "3.11").mkdir(parents=True)
+    other.mkdir()
+    monkeypatch.setattr(launch, "denied_read_roots", lambda: [str(home), str(other)])
+    needed = [str(home / ".pyenv" / "3.11"), "/usr"]
+    options = launch.home_covers("/tmp/trace-box-1", needed)
+    assert options == ["--cover", str(home), "--cover", str(other), "--keep", str(home / ".pyenv" / "3.11")]
+    # the home that holds the scratch is left as it is
+    assert launch.home_covers(str(other / "trace-box-1"), needed) == options[:2] + options[4:]

@@ -192,3 +192,31 @@ def test_no_namespace_mount_or_ptrace_escape(tmp_path: Path) -> None:
     assert canary.read_text(encoding="utf-8") == "original"
     for call in ("unshare", "ptrace attach", "ptrace traceme", "setns", "mount", "chroot"):
         assert f"{call}: ok '-1 errno 1'" in stolen, stolen
+
+
+def test_the_box_runs_as_an_unprivileged_uid_and_root_only_actions_fail() -> None:
+    limits = HOOK_OFF.model_copy(update={"processes": 8})
+    stolen, box = loot(kernel_source("root_actions.py"), limits)
+    uid = limits.box_uid if os.geteuid() == 0 else os.geteuid()
+    assert f"unprivileged uid {uid}" in box.sealed, box.sealed
+    assert f"uid {uid} euid {uid} gid {uid}" in stolen, stolen
+    for action in ("setuid", "chown", "rlimit"):  # EPERM, or EINVAL where uid 0 is not even mapped
+        assert (
+            f"{action}: OSError" in stolen
+            or f"{action}: PermissionError" in stolen
+            or f"{action}: ValueError" in stolen
+        )
+        assert f"{action}: ok" not in stolen, stolen
+    assert "threads: RuntimeError can't start new thread" in stolen, stolen
+    started = max(int(line.rsplit(" ", 1)[1]) for line in stolen.splitlines() if line.startswith("threads started"))
+    assert started <= limits.processes, stolen  # RLIMIT_NPROC binds: the box is not root
+
+
+def test_a_home_under_the_hidden_temporary_folder_leaves_the_box_sealed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))  # a home the hidden /tmp already hides: nothing to cover there
+    _, box = loot(kernel_source("host_files.py", keyfile="/none", home=str(home), manifest="/none", parent="1"))
+    assert "read-only filesystem" in box.sealed and "host temporary folder hidden" in box.sealed, box.sealed

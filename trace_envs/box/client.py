@@ -196,6 +196,7 @@ class BoxProcess:
             namespaces=self.limits.namespaces,
             quota=self.limits.scratch_bytes,
             tasks=self.limits.tasks,
+            uid=self.limits.box_uid,
         )
         self.hash_seed = fresh_hash_seed()
         with open(Path(self.private) / "stdout", "wb") as out, open(Path(self.private) / "stderr", "wb") as err:

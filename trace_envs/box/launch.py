@@ -32,19 +32,40 @@ ALL_NAMESPACES = (
     "ipc namespace",
     "uts namespace",
 )
-NAMESPACE_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+OTHER_NAMESPACES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (
-        ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--uts"),
-        ALL_NAMESPACES,
+        ("--net", "--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--uts"),
+        ALL_NAMESPACES[1:],
     ),
     (
-        ("--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--mount-proc"),
-        ("user namespace", "network namespace", "pid namespace", "mount namespace"),
+        ("--net", "--pid", "--fork", "--mount", "--mount-proc"),
+        ("network namespace", "pid namespace", "mount namespace"),
     ),
-    (("--user", "--map-root-user", "--net"), ("user namespace", "network namespace")),
     (("--net",), ("network namespace",)),
 )
-"""unshare options, strongest first; the first that works on this machine is used."""
+"""unshare options for every namespace but the user's, strongest first; the first that works here is used."""
+USER_NAMESPACE = ("--user", "--map-current-user")
+"""A user namespace in which the box keeps its uid: an ordinary user's own, or :data:`BOX_UID` for root's boxes."""
+BOX_UID = 65534
+"""The uid (and gid) a box runs as when the trusted process is root: nobody, so RLIMIT_NPROC binds."""
+
+
+def succeeds(command: list[str]) -> bool:
+    """Whether ``command`` runs and exits 0 (a probe: no output kept, 10 s at most)."""
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=10, check=False, env={"PATH": os.defpath})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def namespace_options() -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """unshare options to try, strongest first. An ordinary user's box starts in its user namespace (keeping the
+    capabilities there until the seal drops them); root's gets one after the seal drops it to BOX_UID."""
+    if os.geteuid() == 0:
+        return list(OTHER_NAMESPACES)
+    user = (*USER_NAMESPACE, "--keep-caps")
+    return [((*user, *options), ("user namespace", *names)) for options, names in OTHER_NAMESPACES]
 
 
 @lru_cache(maxsize=1)
@@ -53,16 +74,29 @@ def namespace_prefix() -> tuple[tuple[str, ...], tuple[str, ...]]:
     unshare = shutil.which("unshare")
     if unshare is None or not sys.platform.startswith("linux"):
         return (), ()
-    for options, names in NAMESPACE_OPTIONS:
-        try:
-            probe = subprocess.run(
-                [unshare, *options, "true"], capture_output=True, timeout=10, check=False, env={"PATH": os.defpath}
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if probe.returncode == 0:
-            return (unshare, *options), names
+    for options, names in namespace_options():
+        if succeeds([unshare, *options, "true"]):
+            nested = ("user namespace",) if "mount namespace" in names and dropped_user_namespace() else ()
+            return (unshare, *options), (*nested, *names)
     return (), ()
+
+
+@lru_cache(maxsize=1)
+def dropped_user_namespace() -> tuple[str, ...]:
+    """As root: the prefix that gives a box its user namespace once the seal has dropped it to :data:`BOX_UID`
+    (empty when not root, or where that uid may not make one: the box is then a weaker one)."""
+    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv", path=mounts.SBIN_PATH)
+    if os.geteuid() != 0 or unshare is None or setpriv is None:
+        return ()
+    nested = (unshare, *USER_NAMESPACE)
+    return nested if succeeds([setpriv, *mounts.uid_options(BOX_UID), *nested, "true"]) else ()
+
+
+def drops_uid(isolation: Sequence[str]) -> bool:
+    """Whether a box with these namespaces runs as an unprivileged uid: always for an ordinary user; for root,
+    where the seal (in a mount namespace) can drop it with setpriv."""
+    setpriv = shutil.which("setpriv", path=mounts.SBIN_PATH)
+    return os.geteuid() != 0 or ("mount namespace" in isolation and setpriv is not None)
 
 
 def denied_read_roots() -> list[str]:
@@ -104,30 +138,62 @@ def box_environment(scratch: str, hash_seed: int) -> dict[str, str]:
     }
 
 
-def hidden_folder(scratch: str) -> str | None:
+def needed_roots() -> list[str]:
+    """The folders a box reads its code from (the interpreter's prefixes, our packages and the plugins'), resolved."""
+    return sorted({os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, *package_roots())})
+
+
+def hidden_folder(scratch: str, needed: list[str]) -> str | None:
     """The folder holding ``scratch`` (the host's temporary folder), which the box may see empty; None when
-    something the box reads lies in it (the interpreter or a package: a checkout under /tmp)."""
+    something the box reads (``needed``: :func:`needed_roots`) lies in it (a checkout under /tmp)."""
     folder = os.path.dirname(os.path.realpath(scratch))
     if folder in ("", "/"):
         return None
-    needed = [sys.prefix, sys.base_prefix, sys.exec_prefix, *package_roots()]
-    inside = [path for path in needed if os.path.realpath(path).startswith(folder.rstrip("/") + "/")]
-    return None if inside else folder
+    return None if any(mounts.under(path, folder) for path in needed) else folder
+
+
+def home_covers(scratch: str, needed: list[str]) -> list[str]:
+    """The seal's options that cover each home (``--cover``) and bind back what the box reads there
+    (``--keep``, of ``needed``); a home that holds the scratch, or lies in what the box reads, is left as it is."""
+    scratch = os.path.realpath(scratch)
+    homes = [os.path.realpath(home) for home in denied_read_roots() if os.path.isdir(home)]
+    homes = [
+        home
+        for home in homes
+        if not mounts.under(scratch, home)
+        and not any(path == home or mounts.under(home, path) for path in needed)
+        and not any(mounts.under(home, other) for other in homes)
+    ]
+    options = [option for home in homes for option in ("--cover", home)]
+    kept = [path for path in needed if any(mounts.under(path, home) for home in homes)]
+    return options + [option for path in kept for option in ("--keep", path)]
 
 
 def boxed_command(
-    command: Sequence[str], scratch: str, *, namespaces: bool, quota: int | None = None, tasks: int | None = None
+    command: Sequence[str],
+    scratch: str,
+    *,
+    namespaces: bool,
+    quota: int | None = None,
+    tasks: int | None = None,
+    uid: int = BOX_UID,
 ) -> tuple[list[str], list[str]]:
     """``command`` wrapped in ``unshare`` and the mount seal (where available); returns it and the namespaces.
-    ``tasks``: the most threads the box's pid namespace may hold (see :func:`mounts.limit_tasks`)."""
+    ``tasks``: the most threads the box's pid namespace may hold (see :func:`mounts.limit_tasks`); ``uid``: the
+    one the seal drops a root-started box to, before its user namespace."""
     prefix, isolation = namespace_prefix() if namespaces else ((), ())
     parent_namespace = mounts.mount_namespace()
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:
+        needed = needed_roots()  # read once: the plugins' entry points take milliseconds to list
         quota_options = ["--quota", str(quota)] if quota is not None else []
-        hide = hidden_folder(scratch) if quota is not None else None  # a bound scratch would be bound hidden
+        hide = hidden_folder(scratch, needed) if quota is not None else None  # a bound scratch would be bound hidden
         quota_options += ["--hide", hide] if hide is not None else []
         quota_options += ["--tasks", str(tasks)] if tasks is not None and "pid namespace" in isolation else []
+        quota_options += home_covers(scratch, needed)
+        if os.geteuid() == 0:
+            quota_options += ["--uid", str(uid)]
+            wrapped = [*dropped_user_namespace(), *wrapped]
         wrapped = [
             sys.executable,
             "-B",

@@ -40,7 +40,14 @@ class BoxLimits(BaseModel):
     processes: int = Field(
         default=16,
         ge=0,
-        description="RLIMIT_NPROC headroom above the user's current task count (not enforced for root).",
+        description="RLIMIT_NPROC headroom (threads) above the box's own task count; it binds, since the box runs "
+        "as an unprivileged uid.",
+    )
+    box_uid: int = Field(
+        default=65534,
+        ge=1,
+        description="The uid and gid a box runs as when the trusted process is root (65534: nobody), in a user "
+        "namespace of its own; an ordinary user's box keeps that user's uid.",
     )
     wall_seconds: float = Field(
         default=60.0,

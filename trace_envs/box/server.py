@@ -271,6 +271,10 @@ def report_seal(reporter: AuditReporter) -> None:
         reporter.send({"type": "isolation", "name": f"scratch quota ({int(seal['scratch_quota']) // 2**20} MiB tmpfs)"})
     if seal.get("hidden"):
         reporter.send({"type": "isolation", "name": "host temporary folder hidden"})
+    if seal.get("proc_subset"):
+        reporter.send({"type": "isolation", "name": "own /proc, processes only"})
+    if seal.get("homes_covered"):
+        reporter.send({"type": "isolation", "name": f"homes hidden ({', '.join(map(str, seal['homes_covered']))})"})
     if seal.get("pid_max"):
         reporter.send({"type": "isolation", "name": f"task limit (pid_max {int(seal['pid_max'])})"})
 
@@ -286,15 +290,23 @@ def readable_data() -> list[str]:
         return []
 
 
+def unprivileged_uid() -> str:
+    """The box's uid, as a layer: not root (so RLIMIT_NPROC binds); OSError where it is."""
+    uid, euid = os.getuid(), os.geteuid()
+    if 0 in (uid, euid):
+        raise OSError(f"the box runs as uid {uid} (effective {euid}), not an unprivileged one")
+    return f"unprivileged uid {uid}"
+
+
 def install_kernel_layers(limits: BoxLimits, roots: list[str], reporter: AuditReporter) -> None:
-    """Landlock (read ``roots`` only, write the scratch, our working folder), then the seccomp filter; each
-    one in force is reported. One that fails ends the box (exit code 3, the reason on stderr), unless
-    ``limits.weaker_box``."""
+    """Check the unprivileged uid, then install Landlock (read ``roots`` only, write the scratch, our working
+    folder) and the seccomp filter; each one in force is reported. One that fails ends the box (exit code 3,
+    the reason on stderr), unless ``limits.weaker_box``."""
     from . import landlock, syscalls
 
     syscalls.library()  # loaded while every file can still be read
     readable = [*roots, *readable_data()]
-    layers = (lambda: landlock.restrict(readable, [os.getcwd()]), syscalls.install)
+    layers = (unprivileged_uid, lambda: landlock.restrict(readable, [os.getcwd()]), syscalls.install)
     for layer in layers:
         try:
             reporter.send({"type": "isolation", "name": layer()})

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
+from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE, SPOT_CHECK_SHARE_HELP
+
 ImportOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -25,6 +27,17 @@ EnvOptionOption = Annotated[
     list[str] | None,
     typer.Option("--option", metavar="KEY=VALUE", help="Env constructor option, value parsed as JSON (repeatable)."),
 ]
+SpotChecksOption = Annotated[
+    float | None,
+    typer.Option(
+        "--spot-checks",
+        metavar="SHARE",
+        min=0.0,
+        max=1.0,
+        help=f"{SPOT_CHECK_SHARE_HELP} \\[default: {DEFAULT_SPOT_CHECK_SHARE:g}]",
+    ),
+]
+"""The share of spot checks of ``rollout``, ``evaluate`` and ``train`` (None: the run's default)."""
 CONSTRUCTOR_ARGS = ("seed", "render_mode")
 """CapabilityEnv constructor arguments that are not knobs."""
 

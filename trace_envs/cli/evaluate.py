@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
+from .env_args import SpotChecksOption
 from .errors import as_usage_error, print_error
 
 POLICY_HELP = "[NAME=]SPEC (forms above); repeat for several: the first is the baseline of the paired tests."
@@ -57,6 +58,7 @@ def evaluate_command(
             "--workers", "-w", min=1, help="Processes sharing each policy's episodes (one results.json; not routed)."
         ),
     ] = 1,
+    spot_checks: SpotChecksOption = None,
 ) -> None:
     """Evaluate every --policy on --target, --trials times per task, and write OUT/results.json.
 
@@ -72,6 +74,7 @@ def evaluate_command(
     """
     from rich.console import Console
 
+    from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
     from trace_envs.evaluation import BootstrapSettings
     from trace_envs.evaluation.harness import evaluate
     from trace_envs.evaluation.policies import parse_policy
@@ -120,6 +123,7 @@ def evaluate_command(
             results = evaluate(
                 chosen, entries, out, trials=trials, user_model=user, bootstrap=settings, concurrency=concurrency,
                 max_steps=max_steps, sampling=sampling, on_episode=progress, workers=workers,
+                spot_check_share=DEFAULT_SPOT_CHECK_SHARE if spot_checks is None else spot_checks,
             )  # fmt: skip
         except (LLMError, WorkerFailed) as exc:
             print_error(f"{exc} (finished episodes are kept; rerun to resume)", "evaluation stopped:")

@@ -15,6 +15,7 @@ from .app import app
 from .env_args import (
     EnvOptionOption,
     ImportOption,
+    SpotChecksOption,
     check_env_options,
     parse_options,
     resolve_env_ids,
@@ -82,6 +83,7 @@ def rollout_command(
         typer.Option(help="Response cache folder \\[default: $TRACE_ENVS_CACHE_DIR or ~/.cache/trace-envs/responses]"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    spot_checks: SpotChecksOption = None,
 ) -> None:
     """Roll out POLICY on every --env for N seeds and append the episodes to --out.
 
@@ -109,6 +111,8 @@ def rollout_command(
     sampling = sampling_options(temperature, max_tokens)
     runner, options = _policy(policy, user_model, workers, model_options, sampling)
     options.update(concurrency=concurrency, max_steps=max_steps)
+    if spot_checks is not None:
+        options["spot_check_share"] = spot_checks
     result = _run_with_progress(console, out, jobs, runner, options)
     if result.run is None:
         console.print(

@@ -27,6 +27,9 @@ OLD_FLAGS: dict[str, str] = {
 }
 """Flags a knob had before its option was named after its field; each still works, and the help says so."""
 
+SHARED_FLAGS: dict[str, str] = {"spot_check_share": "--spot-checks"}
+"""A second flag a knob answers to: the one ``rollout`` and ``evaluate`` give the same setting."""
+
 SET_ELSEWHERE = frozenset({"env_ids", "env_knobs"})
 """Fields every training command sets from its own options (``--env``, ``--option``)."""
 
@@ -72,9 +75,11 @@ class Knob:
 
     def help(self) -> str:
         """The field's description, plus the old flag that still works, if any."""
-        old = OLD_FLAGS.get(self.path)
-        return (
-            f"{self.field.description} (Old spelling: {old}; use {self.flag}.)" if old else str(self.field.description)
+        old, shared = OLD_FLAGS.get(self.path), SHARED_FLAGS.get(self.path)
+        if old:
+            return f"{self.field.description} (Old spelling: {old}; use {self.flag}.)"
+        return f"{self.field.description} (Also {shared}, as in rollout and evaluate.)" if shared else str(
+            self.field.description
         )
 
 
@@ -113,7 +118,7 @@ def _option(knob: Knob) -> Any:
     flags = [knob.flag] if kind is not bool else [f"{knob.flag}/--no-{knob.flag[2:]}"]
     option = typer.Option(
         *flags,
-        *([OLD_FLAGS[knob.path]] if knob.path in OLD_FLAGS else []),
+        *[flags[knob.path] for flags in (OLD_FLAGS, SHARED_FLAGS) if knob.path in flags],
         help=knob.help(),
         show_default=knob.default is not None and knob.path not in DERIVED,
         rich_help_panel=PANEL,

@@ -4,14 +4,17 @@ Validation plays a sample of seeds; an env whose code is not trusted could behav
 seeds a training or rollout run uses. So rollouts, evaluation and training interleave a small, configurable
 share of spot-check episodes with their real ones, on their own seeds (:func:`spot_check`): the reference
 solution must score 1.0, a junk policy (empty messages or random text) must score 0, and the flawed solution
-must get a finite reward in ``[0, 1]``. An env that fails is stopped with one line naming it and the seed
+must get a finite reward in ``[0, 1]``; and a boxed env's generated text on that seed (its opening, prompts and
+replies along the reference solution) must hold no evaluation data, by the leakage index the validator uses
+(the text scan :func:`set_text_scan` registers: ``import trace_envs`` names the leakage gate's). An env that fails is stopped with one line naming it and the seed
 (:class:`SpotCheckFailure`); which seeds are checked is drawn by a seeded ``random.Random`` per run
 (:func:`chosen_seeds`), so a module cannot know them in advance, and a run can be replayed from its seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from importlib import import_module
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import isfinite
 from os import urandom
@@ -25,6 +28,11 @@ from .rewards import reward_problem
 DEFAULT_SPOT_CHECK_SHARE = 0.02
 """The share of a run's episodes spot-checked by default (plus the first seed of each env); each check plays
 two or three short scripted episodes (see docs/performance.md for what this costs)."""
+SPOT_CHECK_SHARE_HELP = (
+    "Share of each env's seeds (and always its first) spot-checked: the oracle must score 1, junk 0, and a boxed "
+    "env's generated text must hold no evaluation data; an env that fails is stopped (0: no spot checks)."
+)
+"""What the share means, for the settings and command-line options that set it."""
 
 
 def fresh_spot_check_seed() -> int:
@@ -67,14 +75,15 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 
 
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
-    """Play the oracle, one junk policy and the flawed solution on ``seed``; the failure, or None if it held.
-    Only an env that declares a capability (run here or boxed, or the device target) has a reference solution that
-    scores alone: any other env passes unchecked."""
+    """Play the oracle, one junk policy and the flawed solution on ``seed``, and scan a boxed env's text there for
+    evaluation data; the failure, or None if it held. Only an env that declares a capability (run here or boxed,
+    or the device target) has a reference solution that scores alone: any other env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
     if not declares_capability(inner):
         return None
     try:
-        return _checked(cast(VerifiableEnv, inner), env_id, seed, rng)
+        checked = cast(VerifiableEnv, inner)
+        return _checked(checked, env_id, seed, rng) or scanned(checked, env_id, seed)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
@@ -97,6 +106,30 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
         if problem is not None:
             return SpotCheckFailure(env_id, seed, label, problem)
     return None
+
+
+TextScan = Callable[[VerifiableEnv, int], str | None]
+"""Scans what an env generates on a seed: the problem, in one line, or None."""
+_TEXT_SCAN: list[TextScan | str] = []
+
+
+def set_text_scan(scan: TextScan | str) -> None:
+    """Scan every spot-checked env's text on its seed with ``scan`` (or the ``"module:attribute"`` that names it,
+    imported at the first check): ``import trace_envs`` names the validator's leakage scan, which core may not
+    import."""
+    _TEXT_SCAN[:] = [scan]
+
+
+def scanned(env: VerifiableEnv, env_id: str, seed: int) -> SpotCheckFailure | None:
+    """The registered text scan's failure on ``seed`` (its oracle episode showed what it must not), or None."""
+    if not _TEXT_SCAN:
+        return None
+    scan = _TEXT_SCAN[0]
+    if isinstance(scan, str):
+        module, _, name = scan.partition(":")
+        scan = _TEXT_SCAN[0] = getattr(import_module(module), name)
+    problem = scan(env, seed)
+    return None if problem is None else SpotCheckFailure(env_id, seed, "oracle", problem)
 
 
 def junk_episode(env: VerifiableEnv, rng: Random) -> tuple[str, list[str]]:

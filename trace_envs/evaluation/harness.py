@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.base import ChatModel
 from trace_envs.rollout import (
     EpisodeJob,
@@ -72,6 +73,7 @@ def evaluate(
     sampling: dict[str, Any] | None = None,
     on_episode: Callable[[str, EpisodeRecord], None] | None = None,
     workers: int = 1,
+    spot_check_share: float = DEFAULT_SPOT_CHECK_SHARE,
 ) -> EvaluationResults:
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
@@ -79,6 +81,7 @@ def evaluate(
     ``sampling`` applies to every policy; an adapter without a temperature there is sampled at the temperature
     it was trained at (:mod:`.decoding`). ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
     each policy but a routed one in that many processes (the user model must then come from ``make_chat_model``).
+    ``spot_check_share``: the share of each env's seeds spot-checked (:mod:`trace_envs.core.spot_checks`).
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
@@ -105,6 +108,7 @@ def evaluate(
                 "store": store, "concurrency": concurrency, "max_steps": max_steps,
                 "user_model": user_model if target.needs_user_model else None,
                 "on_episode": (lambda record, name=entry.name: on_episode(name, record)) if on_episode else None,
+                "spot_check_share": spot_check_share,
             }  # fmt: skip
             if factory is None:  # a spec string: each worker process builds its own policy from it
                 run_rollouts(jobs, spec, workers=workers, model_options=model_options, sampling=chosen, **options)

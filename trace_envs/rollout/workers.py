@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 from pydantic import BaseModel
 
+from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.errors import AuthenticationFailed
 from trace_envs.plugins import loaded_folders
 
@@ -62,6 +63,8 @@ class WorkerPlan(BaseModel):
     """Folders of your own the parent imported with ``load_envs(folder, boxed=False)``: the worker does too."""
     store_path: str | None = None
     fsync: FsyncMode = "background"
+    spot_check_share: float = DEFAULT_SPOT_CHECK_SHARE
+    spot_check_seed: int | None = None
 
 
 def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
@@ -88,6 +91,7 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
                 plan.jobs, plan.policy, store=store, concurrency=plan.concurrency, max_steps=plan.max_steps,
                 model_options=plan.model_options, sampling=plan.sampling, user_model=user_model,
                 on_episode=lambda record: results.put(("record", record.model_dump_json())),
+                spot_check_share=plan.spot_check_share, spot_check_seed=plan.spot_check_seed,
             ))  # fmt: skip
         finally:
             if store is not None:
@@ -124,9 +128,12 @@ def run_rollouts_in_workers(
     sampling: dict[str, Any] | None = None,
     user_model: Any = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    spot_check_share: float = DEFAULT_SPOT_CHECK_SHARE,
+    spot_check_seed: int | None = None,
 ) -> RolloutSummary:
     """:func:`~trace_envs.rollout.run_rollouts` over ``workers`` spawned processes (see the module
-    docstring). ``policy`` must be a spec string; ``user_model`` a client from ``make_chat_model``."""
+    docstring). ``policy`` must be a spec string; ``user_model`` a client from ``make_chat_model``; each worker
+    spot-checks its own shard with ``spot_check_share`` and ``spot_check_seed``."""
     spec = checked_policy_spec(policy, model_options)
     user_config = _user_model_config(user_model)
     summary = RolloutSummary()
@@ -147,6 +154,7 @@ def run_rollouts_in_workers(
             max_steps=max_steps, model_options=model_options, sampling=sampling, user_model=user_config,
             env_folders=folders, store_path=str(store.path) if store is not None else None,
             fsync=store.fsync if store is not None else "background",
+            spot_check_share=spot_check_share, spot_check_seed=spot_check_seed,
         )  # fmt: skip
         process = context.Process(
             target=_worker, args=(plan.model_dump_json(), env_specs, results), name=f"rollout-worker-{index}"

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE, SPOT_CHECK_SHARE_HELP
+
 Generation = Literal["transformers", "vllm-server", "vllm-colocate"]
 ConstantGroups = Literal["count", "drop", "resample"]
 
@@ -157,11 +159,11 @@ class TrainConfig(BaseModel):
     epsilon: float = Field(default=0.2, gt=0.0, description="PPO clipping threshold.")
     num_seeds: int = Field(default=1000, ge=1, description="Dataset rows (one seed each).")
     spot_check_share: float = Field(
-        default=0.02,
+        default=DEFAULT_SPOT_CHECK_SHARE,
         ge=0.0,
         le=1.0,
-        description="Share of each env's row seeds (and always its first) spot-checked before training: the "
-        "oracle must score 1, junk 0; an env that fails is dropped from the dataset (0: no spot checks).",
+        description=f"{SPOT_CHECK_SHARE_HELP} Training checks its row seeds before any step, and drops a stopped "
+        "env's rows from the dataset.",
     )
     spot_check_seed: int | None = Field(
         default=None, description="Seed of the spot-checked seeds' draw (None: a fresh one each run)."

@@ -10,6 +10,9 @@ system prompt, and the replies along the reference solution: :func:`reset_texts`
 - ids (order, user, reservation, product, payment-method ids) as whole tokens;
 - task ids given as ``task_id=`` literals;
 - instruction sentences of six or more words, and any run of ten words copied from an instruction.
+
+In use, the spot checks (:mod:`trace_envs.core.spot_checks`) scan a boxed env's text on a share of the seeds a
+run plays the same way, with the same index (:func:`generated_leak`, :func:`domain_index`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from trace_envs.targets.registry import LeakageRecords, TargetDataError, target
+from trace_envs.targets.registry import LeakageRecords, TargetDataError, target, target_of_domain
 
 from .ast_names import parse_module, string_literals
 from .constant_text import folded_texts
@@ -120,6 +123,31 @@ def evaluation_index(context: GateContext) -> EvaluationIndex:
     """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
     ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
     return _index_of(target(context.target).leakage_records(context.tau2_data))
+
+
+def domain_index(domain: str) -> EvaluationIndex | None:
+    """The index of the evaluation tasks of the target that plays ``domain`` (its data from its environment
+    variable, e.g. $TRACE_ENVS_TAU2_DATA), for scans in use; None where no target does or its data is not here."""
+    spec = target_of_domain(domain)
+    if spec is None:
+        return None
+    try:
+        return _index_of(spec.leakage_records(None))
+    except TargetDataError:
+        return None
+
+
+def generated_leak(env: Any, seed: int) -> str | None:
+    """The spot checks' text scan in use (``import trace_envs`` registers it): a boxed env's text on ``seed`` (its
+    reset's and the replies along its reference solution) scanned as validation scans its seeds; the first leak,
+    or None (a trusted env, or no target's data here to compare with)."""
+    from trace_envs.box import BoxedEnv
+
+    index = domain_index(env.domain.name) if isinstance(env, BoxedEnv) else None
+    if index is None:
+        return None
+    findings = scan_generated_texts([*reset_texts(env, [seed]), *played_texts(env, [seed])], index)
+    return f"showed evaluation data ({findings[0].message})" if findings else None
 
 
 @named_gate("leakage")

@@ -1,6 +1,6 @@
-"""A fork bomb, a thread bomb and more memory than the limit: in the box, RLIMIT_NPROC does not bind root
-and RLIMIT_AS is per process, so forked children multiply both. Stopped by: the seccomp filter (no fork,
-vfork or clone without CLONE_THREAD; clone3 is ENOSYS), pid_max of the box's pid namespace, and RLIMIT_AS
+"""A fork bomb, a thread bomb and more memory than the limit: RLIMIT_AS is per process, so forked children
+would multiply it. Stopped by: the seccomp filter (no fork, vfork or clone without CLONE_THREAD; clone3 is
+ENOSYS), RLIMIT_NPROC (the box is not root, so it binds) and pid_max of the box's pid namespace, and RLIMIT_AS
 (with one process, it bounds the whole box). The audit hook is off in the test."""
 
 from __future__ import annotations
