@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import gymnasium as gym
 
 from .core.spot_checks import set_text_scan
@@ -17,13 +19,20 @@ from .registry import (
     list_envs,
     register_domain,
     register_env,
+    resolve,
 )
 from .targets.registry import registered_domains, target_env_ids, target_env_kinds
 
 BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
 """Domains no target plays (the targets' own domains come with their specs)."""
 LEAK_SCAN = "trace_envs.synthesis.gates.leakage:generated_leak"
-"""The spot checks' scan of a boxed env's text for evaluation data (by reference: core may not import synthesis)."""
+"""The spot checks' scan of a boxed env's text for evaluation data (by reference: neither core nor the package
+surface may import synthesis, so it is resolved at the first spot check)."""
+
+
+def leak_scan(env: Any, seed: int) -> str | None:
+    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` (imported at its first use, about 0.2 s once)."""
+    return cast("str | None", resolve(LEAK_SCAN)(env, seed))
 
 
 def register_envs() -> None:
@@ -34,7 +43,7 @@ def register_envs() -> None:
     kinds = target_env_kinds()
     for env_id, entry_point in target_env_ids().items():
         register_env(env_id, entry_point, env_kind=kinds[env_id])
-    set_text_scan(LEAK_SCAN)
+    set_text_scan(leak_scan)
     load_plugins()
     load_env_path()
 

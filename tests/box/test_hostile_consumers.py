@@ -161,8 +161,8 @@ def test_the_spot_checks_option_reaches_evaluate_and_train(monkeypatch: pytest.M
         seen["evaluate"] = options["spot_check_share"]
         raise ValueError("stop here")
 
-    def fake_config(env_ids: list[str], knobs: dict[str, Any], config: Any, url: Any, overrides: dict[str, Any]) -> Any:
-        seen["train"] = overrides["spot_check_share"]
+    def fake_config(env_ids: list[str], knobs: dict[str, Any], config: Any, options: Any) -> Any:
+        seen["train"] = options.overrides()["spot_check_share"]
         raise typer.Exit(0)
 
     monkeypatch.setattr(harness, "evaluate", fake_evaluate)

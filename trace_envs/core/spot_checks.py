@@ -13,7 +13,6 @@ replies along the reference solution) must hold no evaluation data, by the leaka
 
 from __future__ import annotations
 
-from importlib import import_module
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import isfinite
@@ -110,25 +109,18 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
 
 TextScan = Callable[[VerifiableEnv, int], str | None]
 """Scans what an env generates on a seed: the problem, in one line, or None."""
-_TEXT_SCAN: list[TextScan | str] = []
+_TEXT_SCAN: list[TextScan] = []
 
 
-def set_text_scan(scan: TextScan | str) -> None:
-    """Scan every spot-checked env's text on its seed with ``scan`` (or the ``"module:attribute"`` that names it,
-    imported at the first check): ``import trace_envs`` names the validator's leakage scan, which core may not
-    import."""
+def set_text_scan(scan: TextScan) -> None:
+    """Scan every spot-checked env's text on its seed with ``scan``: ``import trace_envs`` sets the validator's
+    leakage scan, which core may not import."""
     _TEXT_SCAN[:] = [scan]
 
 
 def scanned(env: VerifiableEnv, env_id: str, seed: int) -> SpotCheckFailure | None:
     """The registered text scan's failure on ``seed`` (its oracle episode showed what it must not), or None."""
-    if not _TEXT_SCAN:
-        return None
-    scan = _TEXT_SCAN[0]
-    if isinstance(scan, str):
-        module, _, name = scan.partition(":")
-        scan = _TEXT_SCAN[0] = getattr(import_module(module), name)
-    problem = scan(env, seed)
+    problem = _TEXT_SCAN[0](env, seed) if _TEXT_SCAN else None
     return None if problem is None else SpotCheckFailure(env_id, seed, "oracle", problem)
 
 
