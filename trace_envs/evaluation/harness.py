@@ -17,13 +17,13 @@ from typing import Any
 
 from trace_envs.llm.base import ChatModel
 from trace_envs.rollout import (
-    EpisodeJob,
     EpisodeRecord,
     TrajectoryStore,
     checked_policy_spec,
     iter_episodes,
     policy_factory,
     run_rollouts,
+    task_jobs,
 )
 from trace_envs.targets.registry import target_of_domain
 
@@ -43,15 +43,6 @@ from .summary import comparisons, policy_summary, route_evaluation
 from .targets import EvalTask, Target
 
 EPISODES_DIR = "episodes"
-
-
-def jobs_for(target: Target, trials: int) -> list[EpisodeJob]:
-    """One job per (task, trial): the task's seed, the trial as the sample index."""
-    return [
-        EpisodeJob(env_id=t.env_id, seed=t.seed, sample=trial, env_kwargs=t.env_kwargs, reset_options=t.reset_options)
-        for t in target.tasks
-        for trial in range(trials)
-    ]
 
 
 def store_path(out: Path, entry: PolicyEntry) -> Path:
@@ -94,7 +85,7 @@ def evaluate(
         )
     folder = Path(out)
     settings = bootstrap or BootstrapSettings()
-    jobs = jobs_for(target, trials)
+    jobs = task_jobs(target.tasks, trials)
     evaluations = []
     for entry in policies:
         chosen = policy_sampling(entry, sampling)

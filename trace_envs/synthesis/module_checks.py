@@ -55,7 +55,7 @@ def check_target(target: str, tau2_data: Path | None = None, *, data: bool = Tru
         raise ModuleInputError("target", str(exc)) from None
     if data:
         try:
-            spec.data_folder(tau2_data)
+            spec.check_data(tau2_data)
         except TargetDataError as exc:
             raise ModuleInputError("tau2_data", str(exc)) from None
 

@@ -119,7 +119,7 @@ def _index_of(records: LeakageRecords) -> EvaluationIndex:
 def evaluation_index(context: GateContext) -> EvaluationIndex:
     """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
     ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
-    return _index_of(target(context.target).leakage_records(context.tau2_data))
+    return _index_of(target(context.target).leakage(context.tau2_data))
 
 
 @named_gate("leakage")
