@@ -36,7 +36,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         try:
             jobs = target_jobs(ctx.config, played, ctx.folder)
         except (OSError, ValueError, KeyError) as exc:
-            raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix tau2_data in the config") from None
+            raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix data in the config") from None
         user = simulated_user(ctx.config, played)
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
@@ -113,7 +113,7 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
         raise ctx.fail(f"synthesize.generator: {exc}") from None
     settings = SynthesisSettings(
         rounds=section.rounds, seeds=section.seeds, fuzz_examples=section.fuzz_examples,
-        tau2_data=data_folder(ctx.config, ctx.stage_dir("rollout")),
+        data=data_folder(ctx.config, ctx.stage_dir("rollout")),
     )  # fmt: skip
     summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
     for target in ctx.config.targets:

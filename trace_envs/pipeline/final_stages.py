@@ -7,7 +7,7 @@ from typing import Any
 
 from .context import StageContext
 from .model_stages import adapter_dirs, trained_model
-from .targets import builtin_split, data_root
+from .targets import data_root
 
 
 def policy_texts(ctx: StageContext, target: str) -> list[str]:
@@ -44,7 +44,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
         spec = registered(target)
         data = data_root(ctx.config, spec, ctx.stage_dir("rollout"))
         try:
-            tasks = load_target(target, data, split=builtin_split(section, spec), limit=section.max_tasks)
+            tasks = load_target(target, data, split=section.split, limit=section.max_tasks)
             entries = [parse_policy(text) for text in policy_texts(ctx, target)]
         except (ValueError, FileNotFoundError) as exc:
             raise ctx.fail(f"evaluate.policies: {str(exc).splitlines()[0]}") from None

@@ -12,15 +12,15 @@ from typing import Any
 from trace_envs.rollout import EpisodeJob, task_jobs
 from trace_envs.targets.registry import Target, target
 
-from .config import EpisodeSection, PipelineConfig
+from .config import PipelineConfig
 
-GENERATED_DATA = "tau2"
-"""Folder of the rollout stage holding generated stand-in data (when no ``tau2_data`` is given)."""
+GENERATED_DATA = "data"
+"""Folder of the rollout stage holding generated stand-in data (when no ``data`` is given)."""
 
 
 def data_folder(config: PipelineConfig, rollout_dir: Path) -> Path:
     """The data folder of the targets that need one: the user's, or the generated one."""
-    return config.tau2_data if config.tau2_data is not None else rollout_dir / GENERATED_DATA
+    return config.data if config.data is not None else rollout_dir / GENERATED_DATA
 
 
 def data_root(config: PipelineConfig, spec: Target, rollout_dir: Path) -> Path | None:
@@ -31,7 +31,7 @@ def data_root(config: PipelineConfig, spec: Target, rollout_dir: Path) -> Path |
 def prepare_data(config: PipelineConfig, rollout_dir: Path) -> None:
     """Write generated stand-in data for the targets that need data when no data folder is given (kept
     across resumes)."""
-    if config.tau2_data is not None:
+    if config.data is not None:
         return
     for name in config.targets:
         target(name).write_data(rollout_dir / GENERATED_DATA, seed=config.seed)
@@ -45,15 +45,10 @@ def _pick(items: list[Any], limit: int | None, seed: int) -> list[Any]:
     return [items[i] for i in chosen]
 
 
-def builtin_split(section: EpisodeSection, spec: Target) -> str | None:
-    """The split of ``spec``'s built-in tasks that ``section`` plays (``None``: a target with a data folder)."""
-    return section.device_split if spec.builtin_tasks else None
-
-
 def target_jobs(config: PipelineConfig, spec: Target, rollout_dir: Path) -> list[EpisodeJob]:
     """One job per (task, sample) of a seeded choice of ``spec``'s tasks."""
     section = config.rollout
-    found = spec.load_tasks(data_root(config, spec, rollout_dir), builtin_split(section, spec))
+    found = spec.load_tasks(data_root(config, spec, rollout_dir), section.split)
     return task_jobs(_pick(found.tasks, section.max_tasks, config.seed), section.samples)
 
 

@@ -118,8 +118,8 @@ def _index_of(records: LeakageRecords) -> EvaluationIndex:
 
 def evaluation_index(context: GateContext) -> EvaluationIndex:
     """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
-    ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
-    return _index_of(target(context.target).leakage(context.tau2_data))
+    ``context.data`` or the target's environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
+    return _index_of(target(context.target).leakage(context.data))
 
 
 @named_gate("leakage")
@@ -131,7 +131,8 @@ def leakage_gate(source: str, context: GateContext) -> GateResult:
         finding = Finding(
             rule="no-evaluation-data",
             message=f"the leakage guard needs the {context.target} evaluation tasks to compare against: {exc}.",
-            fix="Pass tau2_data=DIR (trace-envs validate --tau2-data DIR) or set TRACE_ENVS_TAU2_DATA.",
+            fix="Pass data=DIR (trace-envs validate --data DIR) or set the target's data variable "
+            "(TRACE_ENVS_TAU2_DATA for tau2).",
         )
         return GateResult(gate="leakage", status="failed", findings=[finding])
     findings = find_leaks(parse_module(source), index)
