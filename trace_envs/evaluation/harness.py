@@ -66,7 +66,8 @@ def evaluate(
 ) -> EvaluationResults:
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
-    ``user_model`` plays tau2's customers (e.g. :class:`~trace_envs.targets.tau2.scripted_user.ScriptedCustomer` for scripted policies);
+    ``user_model`` plays the user of a target whose user is a chat model (tau2's customer; the target's
+    ``default_user()``, e.g. tau2's scripted customer, for scripted policies);
     ``sampling`` applies to every policy; an adapter without a temperature there is sampled at the temperature
     it was trained at (:mod:`.decoding`). ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
     each policy but a routed one in that many processes (the user model must then come from ``make_chat_model``).
@@ -77,11 +78,11 @@ def evaluate(
         raise ValueError("no policy to evaluate: give at least one")
     check_names(list(policies))
     if target.needs_user_model and user_model is None:
-        raise ValueError(f"target {target.info.name} has tau2 tasks, whose customer needs user_model=…")
+        raise ValueError(f"target {target.info.name}'s tasks have a user played by a chat model: pass user_model=…")
     if workers > 1 and target.needs_user_model and getattr(user_model, "config", None) is None:
         raise ValueError(
-            "workers > 1 rebuilds the tau2 customer in every worker from its model spec: pass --user-model SPEC, "
-            "or play the scripted customer in one process (--workers 1)"
+            "workers > 1 rebuilds the simulated user in every worker from its model spec: pass --user-model SPEC, "
+            "or play the target's scripted user in one process (--workers 1)"
         )
     folder = Path(out)
     settings = bootstrap or BootstrapSettings()
