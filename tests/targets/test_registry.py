@@ -11,12 +11,17 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from trace_envs.evaluation.targets import load_target
 from trace_envs.targets.registry import (
     ENTRY_POINT_GROUP,
+    Target,
+    TargetSpec,
+    TargetTask,
+    TargetTasks,
     register_target,
     select_targets,
     target,
@@ -253,3 +258,18 @@ def test_a_module_s_target_is_told_by_the_kit_it_imports(source: str, expected: 
     from trace_envs.synthesis.gates.validation import infer_target
 
     assert infer_target(source) == expected
+
+
+def _old_tasks(spec: Any, data: Any, split: str, limit: int | None) -> TargetTasks:
+    task = TargetTask(task_id=f"{spec.name}-1", domain="toy_shop", env_id="trace/shop-v0", seed=1)
+    return TargetTasks(source="old spec", split=split, tasks=[task][:limit])
+
+
+def test_a_spec_of_the_old_form_still_works_for_one_release_and_says_what_to_use() -> None:
+    with pytest.warns(DeprecationWarning, match="use a Target subclass with tasks"):
+        old = TargetSpec(
+            name="old-shop", description="x", domains={}, envs={}, tasks=f"{__name__}:_old_tasks",
+            evaluation="m:e", leakage="m:l", flaws=None, kit=(), builtin_tasks=True,
+        )  # fmt: skip
+    assert isinstance(old, Target) and old.check_data(None) is None and old.flawed(None, None) is None
+    assert [t.task_id for t in old.load_tasks().tasks] == ["old-shop-1"]

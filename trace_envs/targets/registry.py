@@ -171,6 +171,57 @@ class Target(ABC):
         return tuple(m for m in self.kit if m != "trace_envs.core")
 
 
+@dataclass(frozen=True, kw_only=True)
+class _ReferencedTarget(Target):
+    """A target declared the old way, its behaviour as ``"module:attribute"`` references (see :func:`TargetSpec`)."""
+
+    references: dict[str, str | None]
+
+    def _call(self, role: str, *args: Any) -> Any:
+        reference = self.references.get(role)
+        return None if reference is None else resolve(reference)(*args)
+
+    def tasks(self, data: str | Path | None, split: str, limit: int | None) -> TargetTasks:
+        found: TargetTasks = self._call("tasks", self, data, split, limit)
+        return found
+
+    def leakage(self, data: str | Path | None) -> LeakageRecords:
+        records: LeakageRecords = self._call("leakage", self, data)
+        return records
+
+    def flawed(self, env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
+        flawed: list[str] | None = self._call("flaws", env, capabilities)
+        return flawed
+
+    def check_data(self, data: str | Path | None) -> Path | None:
+        folder: Path | None = self._call("check_data", self, data)
+        return folder
+
+    def write_data(self, folder: Path, seed: int) -> Path | None:
+        written: Path | None = self._call("generate_data", self, folder, seed)
+        return written
+
+
+def TargetSpec(
+    *,
+    tasks: str,
+    leakage: str,
+    flaws: str | None = None,
+    check_data: str | None = None,
+    generate_data: str | None = None,
+    evaluation: str | None = None,
+    data_variable: str | None = None,
+    **facts: Any,
+) -> Target:
+    """Deprecated for one release: a target from the old spec's ``"module:attribute"`` references (each function
+    gets the target first, ``flaws`` excepted); write a :class:`Target` subclass instead (docs/plugins.md)."""
+    from trace_envs.problems import warn_renamed
+
+    warn_renamed("TargetSpec(tasks=..., leakage=..., ...)", "a Target subclass with tasks() and leakage() methods")
+    references = {"tasks": tasks, "leakage": leakage, "flaws": flaws, "check_data": check_data}
+    return _ReferencedTarget(references={**references, "generate_data": generate_data}, **facts)
+
+
 _REGISTRY: dict[str, Target] = {}
 _STATE = {"loading": False, "loaded": False}
 _LOCK = threading.RLock()
@@ -297,6 +348,7 @@ __all__ = [
     "LeakageTask",
     "Target",
     "TargetDataError",
+    "TargetSpec",
     "TargetTask",
     "TargetTasks",
     "register_target",
