@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -149,16 +150,12 @@ RECORDS = LeakageRecords(source="three counter tasks", tasks=(LeakageTask(where=
 SHOP = ShopTarget(
     name="shop",
     description="A third-party target: orders to cancel at a toy shop counter.",
-    domains={},
+    domains={"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"},
     envs={"trace/shop-counter-v0": "generated_envs.order_cancel:OrderCancelEnv"},
     kit=("trace_envs.core", "trace_envs.domains.toy_shop"),
     aliases=("toy-shop",),
     builtin_tasks=True,
 )
-"""
-
-MODULE = """
-from trace_envs.domains.toy_shop import ShopState
 """
 
 USE_IT = """
@@ -176,7 +173,7 @@ from trace_envs.pipeline.targets import target_jobs
 from trace_envs.rollout import policy_factory, rollout_into_store
 from trace_envs.synthesis import GateContext
 from trace_envs.synthesis.gates.leakage import evaluation_index, leakage_gate
-from trace_envs.synthesis.module_checks import read_module
+from trace_envs.synthesis.module_checks import read_module, validate_modules
 
 folder = Path(tempfile.mkdtemp())
 chosen = load_target("toy-shop", limit=2)
@@ -186,6 +183,7 @@ jobs = target_jobs(config, target("shop"), folder / "rollout")
 factory, spec = policy_factory("oracle")
 rolled = rollout_into_store(folder / "rollout" / "shop.jsonl", jobs, factory, spec=spec, concurrency=1)
 module = read_module(Path(sys.argv[1]), "shop")
+(validated,) = validate_modules([module], jobs=1, seeds=3, drawn_seeds=0, fuzz_examples=3)
 index = evaluation_index(GateContext(target="shop"))
 leaky = leakage_gate("TASK = 'counter_order_0042'", GateContext(target="shop"))
 print(json.dumps({
@@ -197,6 +195,7 @@ print(json.dumps({
     "jobs": [(j.env_id, j.seed) for j in jobs],
     "rollout": rolled.finished.pass_rate,
     "module": module.target,
+    "validated": [validated.report.passed, [g.gate for g in validated.report.results if g.status == "failed"]],
     "leakage": sorted(index.task_ids),
     "leaky": leaky.status,
     "warned": [str(w.message) for w in caught if "trace_envs.targets" in str(w.message)],
@@ -212,7 +211,7 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
     (meta / "entry_points.txt").write_text(
         f"[{ENTRY_POINT_GROUP}]\nshop = shop_target:SHOP\nbroken = shop_target:MISSING\n", encoding="utf-8"
     )
-    (tmp_path / "shop_env.py").write_text(MODULE, encoding="utf-8")
+    shutil.copy(REPO_ROOT / "generated_envs" / "order_cancel.py", tmp_path / "shop_env.py")  # kit: core, toy_shop
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(USE_IT), str(tmp_path / "shop_env.py")],
         capture_output=True,
@@ -232,6 +231,7 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
     assert found["config"] == ["shop"] and found["rollout"] == 1.0
     assert len(found["jobs"]) == 2 and {e for e, _ in found["jobs"]} == {"trace/shop-counter-v0"}
     assert {s for _, s in found["jobs"]} <= {1, 2, 3}  # the task's own seed, as the evaluation plays it
+    assert found["validated"] == [True, []]  # every synthesis gate, the shop target's kit and leakage index
     assert found["module"] == "shop" and found["leakage"] == ["counter_order_0042"] and found["leaky"] == "failed"
     assert len(found["warned"]) == 1 and "'broken'" in found["warned"][0]  # a broken target warns, the rest load
 

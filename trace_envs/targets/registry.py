@@ -166,6 +166,15 @@ class Target(ABC):
         """:meth:`tasks` with its own split when ``split`` is ``None``."""
         return self.tasks(data, split or self.default_split, limit)
 
+    def synthesis_domain(self) -> tuple[str, str, str]:
+        """(name, module, attribute) of the domain a synthesised env for it plays (its first): the contract gate
+        and the generation prompt read it, whatever the target's name."""
+        if not self.domains:
+            raise ValueError(f"target {self.name!r} declares no domain: synthesis needs one (Target.domains)")
+        name, reference = next(iter(self.domains.items()))
+        module, _, attribute = reference.partition(":")
+        return name, module, attribute
+
     def own_kit(self) -> tuple[str, ...]:
         """The kit modules only this target's modules import (not the contract every env imports)."""
         return tuple(m for m in self.kit if m != "trace_envs.core")
