@@ -1,6 +1,6 @@
 """Seconds per module for the synthesis gates (everything but calibration), 50 seeds by default.
 
-    python benchmarks/synthesis_gates.py [--seeds 50] [--fuzz 50] [--rounds 3] [--tau2-data ../shared/data/tau2]
+    python benchmarks/synthesis_gates.py [--seeds 50] [--fuzz 50] [--rounds 3] [--data ../shared/data/tau2]
                                          [--candidates 4 --jobs 1 2]
 
 Validates the correct retail module of the test suite ``--rounds`` times and prints, per gate, the
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--fuzz", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tau2-data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--candidates", type=int, default=0, help="distinct candidates to validate in parallel")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="candidates validated at once")
     args = parser.parse_args()
@@ -42,7 +42,7 @@ def main() -> None:
             capability="precondition_verification",
             seeds=args.seeds,
             fuzz_examples=args.fuzz,
-            tau2_data=args.tau2_data,
+            data=args.data,
         )
         report = validate_file(MODULE, context)
         if not report.passed:
@@ -78,7 +78,7 @@ def parallel(args: argparse.Namespace) -> None:
                 capability="precondition_verification",
                 seeds=args.seeds,
                 fuzz_examples=args.fuzz,
-                tau2_data=args.tau2_data,
+                data=args.data,
                 filename=f"candidate_{index}.py",
             )
             for index in range(args.candidates)

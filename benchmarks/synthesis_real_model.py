@@ -2,7 +2,7 @@
 
     python benchmarks/synthesis_real_model.py --model SPEC [--capabilities benchmarks/data/real_model_capabilities.json]
         [--out real-model-run/] [--rounds 3] [--concurrency 6] [--seeds 50] [--fuzz 50] [--timeout-s 2400]
-        [--tau2-data ../shared/data/tau2] [--only NAME ...]
+        [--data ../shared/data/tau2] [--only NAME ...]
 
 SPEC is any model spec of the library (``anthropic:<model>``, ``openai:<base_url>#<model>``, ``hf:<path>``);
 ``openai:http://127.0.0.1:8765/v1#relay`` is a person or an agent answering through
@@ -172,7 +172,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fuzz", type=int, default=50, help="hypothesis examples of the any-action check")
     parser.add_argument("--timeout-s", type=float, default=2400.0, help="the client's per-request timeout")
     parser.add_argument("--max-tokens", type=int, default=16_000, help="token cap of one reply")
-    parser.add_argument("--tau2-data", type=Path, default=DEFAULT_DATA if DEFAULT_DATA.is_dir() else None)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA if DEFAULT_DATA.is_dir() else None)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="synthesise only these capabilities")
     args = parser.parse_args(argv)
     for name in ("concurrency", "seeds", "fuzz", "max_tokens"):
@@ -203,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"--model: {exc}", file=sys.stderr)
         return 2
-    settings = SynthesisSettings(
-        rounds=args.rounds, seeds=args.seeds, fuzz_examples=args.fuzz, tau2_data=args.tau2_data
-    )
+    settings = SynthesisSettings(rounds=args.rounds, seeds=args.seeds, fuzz_examples=args.fuzz, data=args.data)
     rows_dir = args.out / "rows"
     rows_dir.mkdir(parents=True, exist_ok=True)
     done = {r.capability: CapabilityRow.model_validate_json(p.read_text()) for r in requests

@@ -119,7 +119,7 @@ def pipeline_config(args: argparse.Namespace, warm: Path) -> Any:
         "rollout": {
             "policy": args.rollout_policy or f"hf:{warm}",
             "concurrency": 1,
-            "device_split": "train",
+            "split": "train",
             "max_tasks": args.rollout_tasks,
             "max_steps": args.max_turns,
             "max_tokens": args.max_tokens,

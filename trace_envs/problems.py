@@ -1,11 +1,14 @@
 """Every problem of a pydantic ``ValidationError`` in one line, each naming its field and the fix: the one
 formatter behind the command line's usage errors and the config files' errors (a file with three problems
-names all three, and an unknown key is named with the keys allowed where it is)."""
+names all three, and an unknown key is named with the keys allowed where it is); and the deprecated names
+of config keys and API fields, moved to their new names with a warning that says what to use."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import functools
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -60,3 +63,51 @@ def validation_problems(
         message = str(error["msg"]).removeprefix("Value error, ")
         parts.append(f"{field}{given}: {message}{_fix(error, location, model)}")
     return "; ".join(parts)
+
+
+class RenamedWarning(DeprecationWarning):
+    """A deprecated name (a config key, an API field or argument) was used; the message says what to use. The
+    command line shows it as a ``warning:`` line (Python hides a ``DeprecationWarning`` outside ``__main__``)."""
+
+
+def warn_renamed(old: str, new: str, where: str = "") -> None:
+    """Warn (:class:`RenamedWarning`) that ``old`` is a deprecated name of ``new``, kept for one release."""
+    warnings.warn(
+        f"{where}{old} is deprecated and will be removed in the next release: use {where}{new}",
+        RenamedWarning,
+        stacklevel=3,
+    )
+
+
+def renamed_keys(values: Any, renames: Mapping[str, str], where: str = "") -> Any:
+    """``values`` (what a model is about to validate) with each deprecated key of ``renames`` (old -> new) moved
+    to its new name, warning for each; a mapping that gives both names is an error naming the one to keep."""
+    if not isinstance(values, Mapping) or not any(old in values for old in renames):
+        return values
+    moved = dict(values)
+    for old, new in renames.items():
+        if old not in moved:
+            continue
+        if new in moved:
+            raise ValueError(f"{where}{old} and {where}{new} are the same setting: give only {where}{new}")
+        warn_renamed(old, new, where)
+        moved[new] = moved.pop(old)
+    return moved
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def renamed_arguments(renames: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator that accepts each deprecated keyword argument of ``renames`` (old -> new) for one release,
+    passing it on under its new name with a warning that says what to use."""
+
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            return function(*args, **renamed_keys(kwargs, renames, f"{function.__name__}(): "))
+
+        return wrapper
+
+    return decorate

@@ -35,7 +35,7 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
         False,
     ),
     "spot_checks.py": (["--episodes", "20", "--rounds", "1"], False),
-    "synthesis_gates.py": (["--seeds", "10", "--fuzz", "3", "--rounds", "1", "--tau2-data", "{tau2}"], False),
+    "synthesis_gates.py": (["--seeds", "10", "--fuzz", "3", "--rounds", "1", "--data", "{tau2}"], False),
     "tau2_throughput.py": (["--deepcopies", "1", "--data", "{tau2}"], False),
     "train_step.py": (["--steps", "1"], True),
 }

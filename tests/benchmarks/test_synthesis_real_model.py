@@ -68,7 +68,7 @@ def test_benchmark_through_the_relay_records_rounds_and_resumes(tmp_path: Path, 
         thread.start()
     spec = f"openai:http://127.0.0.1:{server.server_address[1]}/v1#relay"
     args = ["--model", spec, "--capabilities", str(capabilities), "--out", str(out), "--seeds", "10", "--fuzz", "3"]
-    args += ["--tau2-data", str(shared_data / "tau2"), "--concurrency", "2"]
+    args += ["--data", str(shared_data / "tau2"), "--concurrency", "2"]
     try:
         assert benchmark.main(args) == 0
         assert benchmark.main(args) == 0  # resumed: nothing asked again

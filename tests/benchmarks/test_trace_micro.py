@@ -46,7 +46,7 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
     args = micro.parse_args(["--out", "x", "--rollout-tasks", "5", "--k", "4", "--micro-batch", "2", "--steps", "3"])
     config = micro.pipeline_config(args, tmp_path / "warm")
     assert config.targets == ["device"]
-    assert (config.rollout.policy, config.rollout.device_split, config.rollout.max_tasks) == (
+    assert (config.rollout.policy, config.rollout.split, config.rollout.max_tasks) == (
         f"hf:{tmp_path / 'warm'}",
         "train",
         5,

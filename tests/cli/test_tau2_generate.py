@@ -24,14 +24,14 @@ def test_it_writes_a_folder_that_validate_takes_as_tau2_data(tmp_path: Path, mon
     monkeypatch.delenv("TRACE_ENVS_TAU2_DATA", raising=False)
     with pytest.raises(ModuleInputError, match="trace-envs tau2-generate DIR") as missing:
         read_module(STARTER)
-    assert missing.value.field == "tau2_data" and "--tau2-data DIR" in str(missing.value)
+    assert missing.value.field == "data" and "--data DIR" in str(missing.value)
     out = tmp_path / "tau2-data"
     result = CliRunner().invoke(build_app(), ["tau2-generate", str(out), "--domain", "retail"])
     assert result.exit_code == 0, result.output
-    assert f"--tau2-data {out}" in one_line(result.output)
+    assert f"--data {out}" in one_line(result.output)
     tasks = json.loads((out / "retail" / "tasks.json").read_text(encoding="utf-8"))
     assert tasks and (out / "retail" / "db.json").is_file() and not (out / "airline").exists()
-    assert read_module(STARTER, tau2_data=out).target == "retail"  # the data check validate runs passes
+    assert read_module(STARTER, data=out).target == "retail"  # the data check validate runs passes
 
 
 def test_an_unknown_domain_is_named(tmp_path: Path) -> None:

@@ -75,16 +75,16 @@ def test_not_yaml_not_a_mapping_and_no_file(tmp_path: Path) -> None:
 def test_relative_paths_are_read_from_the_config_folder(tmp_path: Path) -> None:
     (tmp_path / "models" / "base").mkdir(parents=True)
     config = load_config(
-        _write(tmp_path, _with(tau2_data="data", train__model="models/base", synthesize__folders={"retail": "envs"}))
+        _write(tmp_path, _with(data="data", train__model="models/base", synthesize__folders={"retail": "envs"}))
     )
-    assert config.tau2_data == tmp_path / "data"
+    assert config.data == tmp_path / "data"
     assert config.synthesize.folders == {"retail": tmp_path / "envs"}
     assert config.train.model == str(tmp_path / "models" / "base")
 
 
 def test_the_demo_config_is_valid_and_says_what_it_simulates() -> None:
     config = demo_config()
-    assert config.targets == ["device", "retail", "airline"] and config.tau2_data is None
+    assert config.targets == ["device", "retail", "airline"] and config.data is None
     assert config.train.model == "tiny" and config.synthesize.generator == "catalogue"
     assert any("scripted" in note and "tiny" in note for note in config.simulated)
     assert any("API key" in note and "GPU" in note for note in config.simulated)
@@ -153,7 +153,7 @@ def test_every_problem_is_named_and_unknown_keys_with_where_they_are(tmp_path: P
     assert "4 problems:" in message and "more problem" not in message and "\n" not in message
     assert "targets: unknown target 'mars'; use one of airline, retail, device" in message
     assert "rollout.polcy: Extra inputs are not permitted (unknown key 'polcy'" in message
-    assert "allowed here: device_split, max_steps, max_tokens, policy, samples" in message
+    assert "allowed here: split, max_steps, max_tokens, policy, samples" in message
     assert "train: grpo: unknown key(s) 'scale_reward': not TrainConfig fields" in message  # at load, not at train
     assert "analyse: Extra inputs are not permitted (unknown key 'analyse'" in message and "analyze" in message
 

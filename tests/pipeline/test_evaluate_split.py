@@ -15,7 +15,7 @@ from trace_envs.targets.device.builtin import builtin_pool
 def split_config(**evaluate: Any) -> Any:
     data = {
         "targets": ["device"],
-        "rollout": {"policy": "oracle", "max_tasks": 2, "device_split": "train", "concurrency": 1},
+        "rollout": {"policy": "oracle", "max_tasks": 2, "split": "train", "concurrency": 1},
         "train": {"model": "tiny"},
         "route": {"enabled": False},
         "evaluate": {"policies": ["oracle"], "max_tasks": 3, "concurrency": 1, **evaluate},
@@ -31,7 +31,7 @@ def evaluated_scenarios(out: Path) -> list[str]:
 
 
 def test_evaluate_plays_the_split_it_names(tmp_path: Path) -> None:
-    outcomes = {o.name: o for o in run_pipeline(split_config(device_split="test"), tmp_path)}
+    outcomes = {o.name: o for o in run_pipeline(split_config(split="test"), tmp_path)}
 
     assert outcomes["evaluate"].summary["tasks"]["device"]["split"] == "test"
     test_names = {s.name for s in builtin_pool("test")}

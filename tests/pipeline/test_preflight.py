@@ -111,7 +111,7 @@ def test_unreachable_endpoints_refused_keys_and_bad_folders_are_named_fast(
         train__model="./no-such-model",
     )
     data = yaml.safe_load(path.read_text())
-    data["tau2_data"] = str(tmp_path / "no-data")
+    data["data"] = str(tmp_path / "no-data")
     path.write_text(yaml.safe_dump(data))
     start = time.monotonic()
     found = rows(preflight(load_config(path), tmp_path / "out", min_free_bytes=1 << 60))
@@ -121,7 +121,7 @@ def test_unreachable_endpoints_refused_keys_and_bad_folders_are_named_fast(
     assert found["rollout.user_model"][2] == "fix the host name in the base URL"
     assert found["rollout.policy"][2] == "start the model server, or fix the port in the base URL"
     assert "check the API key" in found["evaluate.policies"][1]
-    assert not found["retail data"][0] and "fix tau2_data" in found["retail data"][2]
+    assert not found["retail data"][0] and "fix data" in found["retail data"][2]
     assert not found["train.model"][0]
     assert not found["output folder"][0] and "GiB free" in found["output folder"][1]
 

@@ -24,7 +24,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def rollout_config(**rollout: Any) -> Any:
     data = {
         "targets": ["device"],
-        "rollout": {"policy": "oracle", "max_tasks": 2, "device_split": "train", "concurrency": 1, **rollout},
+        "rollout": {"policy": "oracle", "max_tasks": 2, "split": "train", "concurrency": 1, **rollout},
         "train": {"model": "tiny"},
     }
     return parse_config(data, "the test config")

@@ -59,7 +59,7 @@ def make_context(name: str = "<module>", *, wall: float = 60.0, **overrides: obj
         "drawn_seeds": 2,
         "draw_seed": 30,  # fixed, so each test plays the same seeds (use draws a fresh one per run)
         "fuzz_examples": 10,
-        "tau2_data": TAU2_DATA if TAU2_DATA.is_dir() else None,
+        "data": TAU2_DATA if TAU2_DATA.is_dir() else None,
         "filename": name,
         "limits": SandboxLimits(wall_seconds=wall),
     }

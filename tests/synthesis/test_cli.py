@@ -15,7 +15,7 @@ from .conftest import CAPABILITY, GOOD_MODULE, REDTEAM, TAU2_DATA, needs_sandbox
 
 pytest.importorskip("typer")
 needs_sandbox = needs_sandbox_and_tau2()
-FAST = ["--seeds", "5", "--fuzz-examples", "10", "--tau2-data", str(TAU2_DATA)]
+FAST = ["--seeds", "5", "--fuzz-examples", "10", "--data", str(TAU2_DATA)]
 
 
 def invoke(*args: str):  # type: ignore[no-untyped-def]
@@ -86,7 +86,7 @@ def test_validate_bad_input_exits_2_with_one_line(tmp_path: Path, monkeypatch: p
     assert wrong.exit_code == 2 and "unknown target 'shop'" in one_line(wrong.output)
     monkeypatch.delenv("TRACE_ENVS_TAU2_DATA", raising=False)
     no_data = invoke("validate", str(GOOD_MODULE))
-    assert no_data.exit_code == 2 and "--tau2-data" in one_line(no_data.output)
+    assert no_data.exit_code == 2 and "--data" in one_line(no_data.output)
     assert "Traceback" not in missing.output + unknown.output + no_data.output
 
 
@@ -94,7 +94,7 @@ def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> No
     """Each check fires in its turn, whether or not the tau2 data exists (a fresh clone has no ../shared):
     the input file first, then the target, the capability and the generator, and the target's data last."""
     no_data = tmp_path / "no-tau2-data"
-    base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--tau2-data", str(no_data)]
+    base = ["synthesize", str(analysis_file), "-t", "retail", "-o", str(tmp_path), "--data", str(no_data)]
     bad_generator = invoke(*base, "-g", "gpt-4")
     assert bad_generator.exit_code == 2 and "--generator" in one_line(bad_generator.output)
     bad_capability = invoke(*base, "-g", "catalogue", "--capability", "no_such")
@@ -104,7 +104,7 @@ def test_synthesize_bad_input_exits_2(analysis_file: Path, tmp_path: Path) -> No
     bad_target = invoke("synthesize", str(tmp_path / "none.json"), "-t", "shop", "-g", "catalogue", "-o", "x")
     assert "not a readable analysis.json" in one_line(bad_target.output)  # the missing file is named first
     no_tau2 = invoke(*base, "-g", "catalogue")
-    assert no_tau2.exit_code == 2 and "--tau2-data" in one_line(no_tau2.output)
+    assert no_tau2.exit_code == 2 and "--data" in one_line(no_tau2.output)
     assert not (tmp_path / "manifest.json").exists()  # nothing was written
 
 

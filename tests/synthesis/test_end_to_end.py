@@ -49,7 +49,7 @@ def test_synthesize_register_and_train(
             build_app(),
             [
                 "synthesize", str(analysis_file), "-t", "retail", "-g", SPEC, "-o", str(out), "--base-url", server.url,
-                "--seeds", "5", "--fuzz-examples", "10", "--tau2-data", str(TAU2_DATA), "-j", "1",
+                "--seeds", "5", "--fuzz-examples", "10", "--data", str(TAU2_DATA), "-j", "1",
             ],
         )  # fmt: skip
         assert len(server.requests) == 1

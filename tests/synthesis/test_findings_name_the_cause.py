@@ -82,7 +82,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_each_gates_finding_names_where_the_cause_and_the_fix(name: str, tau2_data: Path) -> None:
     gate, make, (where, cause, fix) = CASES[name]
-    report = validate_source(make(tau2_data), GateContext(target="retail", tau2_data=tau2_data, seeds=20))
+    report = validate_source(make(tau2_data), GateContext(target="retail", data=tau2_data, seeds=20))
     assert report.stopped_by == gate, [r.summary() for r in report.results if r.status == "failed"]
     texts = [f.render() for r in report.results if r.gate == gate for f in r.findings]
     assert any(re.search(where, text) and re.search(cause, text, re.S) and re.search(fix, text) for text in texts), (

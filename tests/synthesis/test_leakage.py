@@ -14,14 +14,14 @@ from .conftest import GOOD_MODULE
 
 
 def test_a_module_of_its_own_passes(tau2_data: Path) -> None:
-    result = leakage_gate(GOOD_MODULE.read_text(encoding="utf-8"), GateContext(target="retail", tau2_data=tau2_data))
+    result = leakage_gate(GOOD_MODULE.read_text(encoding="utf-8"), GateContext(target="retail", data=tau2_data))
     assert result.passed
     assert "114 tasks" in result.details["note"]
 
 
 @pytest.mark.parametrize("target", ["retail", "airline"])
 def test_ids_and_text_of_every_task_are_indexed(tau2_data: Path, target: str) -> None:
-    index = evaluation_index(GateContext(target=target, tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target=target, data=tau2_data))
     tasks = load_domain_data(tau2_data, target).tasks
     assert set(index.task_ids) == {task.id for task in tasks}
     some_ids = [
@@ -32,17 +32,17 @@ def test_ids_and_text_of_every_task_are_indexed(tau2_data: Path, target: str) ->
 
 
 def test_ids_found_anywhere_in_a_literal_at_the_right_line(tau2_data: Path) -> None:
-    index = evaluation_index(GateContext(target="airline", tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target="airline", data=tau2_data))
     user_id = next(i for i in index.ids if i.count("_") >= 2 and i[-1].isdigit())
     source = f'x = 1\nname = "guest"\nopening = f"I am {{name}} ({user_id}), hi"\n'
-    (finding,) = leakage_gate(source, GateContext(target="airline", tau2_data=tau2_data)).findings
+    (finding,) = leakage_gate(source, GateContext(target="airline", data=tau2_data)).findings
     assert finding.line == 3 and finding.subject == user_id
     assert "airline evaluation task" in finding.message
 
 
 def test_a_benchmark_task_id_literal_is_leakage(tau2_data: Path) -> None:
     source = 'Task(task_id="17", goal="x")\n'
-    (finding,) = leakage_gate(source, GateContext(target="retail", tau2_data=tau2_data)).findings
+    (finding,) = leakage_gate(source, GateContext(target="retail", data=tau2_data)).findings
     assert "task_id '17'" in finding.message
 
 
@@ -53,7 +53,7 @@ def test_lightly_edited_instructions_are_caught_by_runs_of_words(tau2_data: Path
     words = instructions.reason_for_call.replace("#", "").split()
     assert len(words) >= 12
     edited = "Well, " + " ".join(words[1:12]).upper() + "!"  # case, punctuation and the first word changed
-    result = leakage_gate(f"goal = {edited!r}\n", GateContext(target="retail", tau2_data=tau2_data))
+    result = leakage_gate(f"goal = {edited!r}\n", GateContext(target="retail", data=tau2_data))
     assert not result.passed, edited
     assert "retail evaluation task" in result.findings[0].message
 
@@ -71,7 +71,7 @@ def test_missing_tau2_data_is_a_clear_rejection(monkeypatch: pytest.MonkeyPatch,
     result = leakage_gate("x = 1\n", GateContext(target="retail"))
     assert result.status == "failed"
     assert "TRACE_ENVS_TAU2_DATA" in result.findings[0].fix
-    result = leakage_gate("x = 1\n", GateContext(target="retail", tau2_data=tmp_path / "absent"))
+    result = leakage_gate("x = 1\n", GateContext(target="retail", data=tmp_path / "absent"))
     assert "does not exist" in result.findings[0].message
 
 

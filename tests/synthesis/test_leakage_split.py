@@ -53,7 +53,7 @@ def test_what_is_not_known_statically_is_not_folded(source: str) -> None:
 
 @pytest.fixture
 def retail_order_id(tau2_data: Path) -> str:
-    index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target="retail", data=tau2_data))
     return next(i for i in sorted(index.ids) if i.startswith("#W"))
 
 
@@ -73,7 +73,7 @@ def test_an_evaluation_id_split_across_literals_is_leakage(
     a, b = retail_order_id[:4], retail_order_id[4:]
     source = template.format(a=a, b=b)
     assert retail_order_id not in source  # no single literal holds it
-    result = leakage_gate(source, GateContext(target="retail", tau2_data=tau2_data))
+    result = leakage_gate(source, GateContext(target="retail", data=tau2_data))
     assert not result.passed, source
     assert any(f.subject == retail_order_id and "retail evaluation task" in f.message for f in result.findings)
 
@@ -81,7 +81,7 @@ def test_an_evaluation_id_split_across_literals_is_leakage(
 def test_generated_texts_with_evaluation_ids_task_ids_or_instructions_are_found(
     retail_order_id: str, tau2_data: Path
 ) -> None:
-    index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target="retail", data=tau2_data))
     task = load_domain_data(tau2_data, "retail").task("5")
     instructions = task.user_scenario.instructions
     assert not isinstance(instructions, str)
@@ -100,7 +100,7 @@ def test_generated_texts_with_evaluation_ids_task_ids_or_instructions_are_found(
 
 
 def test_texts_of_its_own_pass(tau2_data: Path) -> None:
-    index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target="retail", data=tau2_data))
     assert scan_generated_texts([("seed 0: opening", "Please cancel order #W0000001 for Ada.")], index) == []
 
 
@@ -109,7 +109,7 @@ def test_the_texts_an_env_generates_on_reset_are_gathered_and_scanned(retail_ord
 
     from trace_envs.synthesis.gates.leakage import played_texts, reset_texts
 
-    index = evaluation_index(GateContext(target="retail", tau2_data=tau2_data))
+    index = evaluation_index(GateContext(target="retail", data=tau2_data))
     env = gym.make("trace/retail-order-cancel-v0")
     try:
         texts = reset_texts(env, range(3))

@@ -141,7 +141,7 @@ def test_validate_names_the_line_of_a_byte_that_is_not_utf8_and_refuses_a_cookie
     assert "is not UTF-8: line 2 holds byte 0xe9" in " ".join(result.output.split())
     cookie = tmp_path / "cookie.py"
     cookie.write_bytes(UTF7 + CLEAN.encode("utf-8"))
-    data = ["--tau2-data", str(TAU2_DATA)]
+    data = ["--data", str(TAU2_DATA)]
     result = CliRunner().invoke(build_app(), ["validate", str(cookie), "--target", "retail", *data])
     assert result.exit_code == 1, result.output
     assert "rejected by parse" in result.output and "coding declaration" in " ".join(result.output.split())

@@ -93,7 +93,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileFolder]
     (folder.envs / "manifest.json").write_text(Manifest().model_dump_json(), encoding="utf-8")  # as synthesize starts
     module = folder.envs / "precondition_verification.py"
     module.write_text(hostile_source(folder.canary, listener.port, folder.home, folder.leak), encoding="utf-8")
-    data = ["--tau2-data", str(TAU2_DATA)] if TAU2_DATA.is_dir() else []
+    data = ["--data", str(TAU2_DATA)] if TAU2_DATA.is_dir() else []
     trust = [option for name in TRUST for option in ("--trust", name)]
     validated = folder.run(
         "validate", str(module), "-t", "retail", "--seeds", "5", "--fuzz-examples", "10", "-j", "1", *trust, *data,
@@ -245,7 +245,7 @@ def test_training_on_the_folder_through_the_cli_stops_before_any_step(
 
 PIPELINE_YAML = """\
 targets: [retail]
-tau2_data: null
+data: null
 rollout: {{policy: noop, concurrency: 2, max_tasks: 2}}
 analyze: {{analyst: probes, runs: 1}}
 synthesize: {{folders: {{retail: {folder}}}}}

@@ -42,7 +42,7 @@ class RecordedGenerator:
 
 
 def settings(rounds: int = 3) -> SynthesisSettings:
-    return SynthesisSettings(rounds=rounds, seeds=5, fuzz_examples=10, tau2_data=TAU2_DATA)
+    return SynthesisSettings(rounds=rounds, seeds=5, fuzz_examples=10, data=TAU2_DATA)
 
 
 def run(server: FakeModelServer, out: Path, analysis: Path, rounds: int = 3):  # type: ignore[no-untyped-def]
@@ -118,7 +118,7 @@ def validate_then_die(reply, context):
     return real(reply, context)
 loop.validate_reply = validate_then_die
 synthesize({capability!r}, "retail", {spec!r}, out=Path({out!r}), analysis=Path({analysis!r}),
-           settings=SynthesisSettings(seeds=5, fuzz_examples=10, tau2_data=Path({tau2!r})),
+           settings=SynthesisSettings(seeds=5, fuzz_examples=10, data=Path({tau2!r})),
            base_url={url!r}, api_key={key!r})
 """
 

@@ -39,7 +39,7 @@ def failures(source: str, tau2_data: Path) -> list[str]:
     """The gate findings of ``source`` validated as ``trace-envs validate`` does with no --trust (empty: passed)."""
     target = infer_target(source)
     assert target is not None, "validate could not tell the module's target from its imports"
-    report = validate_source(source, GateContext(target=target, tau2_data=tau2_data, trusted_imports=()))
+    report = validate_source(source, GateContext(target=target, data=tau2_data, trusted_imports=()))
     return [f"{r.gate}: {f.message}" for r in report.results if r.status == "failed" for f in r.findings]
 
 

@@ -4,19 +4,25 @@ on a target's name or lists targets, and a third-party target registered by entr
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from trace_envs.evaluation.targets import load_target
 from trace_envs.targets.registry import (
     ENTRY_POINT_GROUP,
+    Target,
     TargetSpec,
+    TargetTask,
+    TargetTasks,
     register_target,
     select_targets,
     target,
@@ -110,38 +116,42 @@ def test_the_shipped_targets_are_registered_with_their_envs_and_families() -> No
 def test_registering_is_idempotent_and_a_taken_name_is_an_error() -> None:
     device = target("device")
     assert register_target(device) is device
-    clash = TargetSpec(
-        name="phone", description="x", domains={}, envs={}, tasks="m:f", evaluation="m:e", leakage="m:l", flaws=None,
-        kit=(), aliases=("device",),
-    )  # fmt: skip
+    clash = dataclasses.replace(device, name="phone", aliases=("device",))
     with pytest.raises(ValueError, match="target name 'device' is taken by the target 'device'"):
         register_target(clash)
     assert "phone" not in targets()
 
 
 THIRD_PARTY = """
-from trace_envs.targets.registry import TargetSpec, TargetTask, TargetTasks, LeakageRecords, LeakageTask
+from pathlib import Path
 
-def load_tasks(spec, data, split, limit):
-    # a capability env names its task after its capability and seed
-    tasks = [
-        TargetTask(task_id=f"precondition_verification-{seed}", domain="toy_shop", env_id="trace/shop-counter-v0", seed=seed)
-        for seed in [1, 2, 3][:limit]
-    ]
-    return TargetTasks(source="built in", split=split, tasks=tasks)
+from trace_envs.targets.registry import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks
 
-def leakage(spec, data):
-    return LeakageRecords(source="three counter tasks", tasks=(LeakageTask(where="shop task a", task_ids=("a",)),))
 
-SHOP = TargetSpec(
+class ShopTarget(Target):
+    \"\"\"A third-party target, written from docs/plugins.md alone: three built-in tasks.\"\"\"
+
+    def tasks(self, data: str | Path | None, split: str, limit: int | None) -> TargetTasks:
+        seeds = [1, 2, 3][:limit]
+        tasks = [  # a capability env names its task after its capability and seed
+            TargetTask(
+                task_id=f"precondition_verification-{s}", domain="toy_shop", env_id="trace/shop-counter-v0", seed=s
+            )
+            for s in seeds
+        ]
+        return TargetTasks(source="built in", split=split, tasks=tasks)
+
+    def leakage(self, data: str | Path | None) -> LeakageRecords:
+        return RECORDS
+
+
+RECORDS = LeakageRecords(source="three counter tasks", tasks=(LeakageTask(where="shop task a", ids=("counter_order_0042",), task_ids=("counter_order_0042",)),))
+
+SHOP = ShopTarget(
     name="shop",
     description="A third-party target: orders to cancel at a toy shop counter.",
-    domains={},
+    domains={"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"},
     envs={"trace/shop-counter-v0": "generated_envs.order_cancel:OrderCancelEnv"},
-    tasks="shop_target:load_tasks",
-    evaluation="generated_envs.order_cancel:OrderCancelEnv",
-    leakage="shop_target:leakage",
-    flaws=None,
     kit=("trace_envs.core", "trace_envs.domains.toy_shop"),
     aliases=("toy-shop",),
     builtin_tasks=True,
@@ -149,29 +159,45 @@ SHOP = TargetSpec(
 """
 
 USE_IT = """
-import json, tempfile, warnings
+import json, sys, tempfile, warnings
+from pathlib import Path
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import trace_envs
-from trace_envs.targets.registry import targets
+from trace_envs.targets.registry import target, targets
 from trace_envs.evaluation.harness import evaluate
 from trace_envs.evaluation.policies import parse_policy
 from trace_envs.evaluation.targets import load_target
 from trace_envs.pipeline.config import parse_config
+from trace_envs.pipeline.targets import target_jobs
+from trace_envs.rollout import policy_factory, rollout_into_store
 from trace_envs.synthesis import GateContext
-from trace_envs.synthesis.gates.leakage import evaluation_index
+from trace_envs.synthesis.gates.leakage import evaluation_index, leakage_gate
+from trace_envs.synthesis.module_checks import read_module, validate_modules
 
+folder = Path(tempfile.mkdtemp())
 chosen = load_target("toy-shop", limit=2)
-results = evaluate(chosen, [parse_policy("oracle")], tempfile.mkdtemp(), trials=1, concurrency=1)
-config = parse_config({"targets": ["shop"], "rollout": {"policy": "oracle"}, "train": {"model": "tiny"}})
+results = evaluate(chosen, [parse_policy("oracle")], folder / "evaluate", trials=1, concurrency=1)
+config = parse_config({"targets": ["shop"], "rollout": {"policy": "oracle", "max_tasks": 2}, "train": {"model": "tiny"}})
+jobs = target_jobs(config, target("shop"), folder / "rollout")
+factory, spec = policy_factory("oracle")
+rolled = rollout_into_store(folder / "rollout" / "shop.jsonl", jobs, factory, spec=spec, concurrency=1)
+module = read_module(Path(sys.argv[1]), "shop")
+(validated,) = validate_modules([module], jobs=1, seeds=3, drawn_seeds=0, fuzz_examples=3)
 index = evaluation_index(GateContext(target="shop"))
+leaky = leakage_gate("TASK = 'counter_order_0042'", GateContext(target="shop"))
 print(json.dumps({
     "targets": list(targets()),
     "envs": [e for e in trace_envs.list_envs() if e.startswith("trace/shop")],
     "tasks": [t.task_id for t in chosen.tasks],
     "pass_rate": results.policies[0].summary.overall.pass_rate.value,
     "config": config.targets,
+    "jobs": [(j.env_id, j.seed) for j in jobs],
+    "rollout": rolled.finished.pass_rate,
+    "module": module.target,
+    "validated": [validated.report.passed, [g.gate for g in validated.report.results if g.status == "failed"]],
     "leakage": sorted(index.task_ids),
+    "leaky": leaky.status,
     "warned": [str(w.message) for w in caught if "trace_envs.targets" in str(w.message)],
 }))
 """
@@ -185,8 +211,9 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
     (meta / "entry_points.txt").write_text(
         f"[{ENTRY_POINT_GROUP}]\nshop = shop_target:SHOP\nbroken = shop_target:MISSING\n", encoding="utf-8"
     )
+    shutil.copy(REPO_ROOT / "generated_envs" / "order_cancel.py", tmp_path / "shop_env.py")  # kit: core, toy_shop
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(USE_IT)],
+        [sys.executable, "-c", textwrap.dedent(USE_IT), str(tmp_path / "shop_env.py")],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(tmp_path)]), "OMP_NUM_THREADS": "1"},
@@ -201,7 +228,11 @@ def test_a_third_party_target_registered_by_entry_point_is_listed_and_used(tmp_p
     assert (
         found["tasks"] == ["precondition_verification-1", "precondition_verification-2"] and found["pass_rate"] == 1.0
     )
-    assert found["config"] == ["shop"] and found["leakage"] == ["a"]
+    assert found["config"] == ["shop"] and found["rollout"] == 1.0
+    assert len(found["jobs"]) == 2 and {e for e, _ in found["jobs"]} == {"trace/shop-counter-v0"}
+    assert {s for _, s in found["jobs"]} <= {1, 2, 3}  # the task's own seed, as the evaluation plays it
+    assert found["validated"] == [True, []]  # every synthesis gate, the shop target's kit and leakage index
+    assert found["module"] == "shop" and found["leakage"] == ["counter_order_0042"] and found["leaky"] == "failed"
     assert len(found["warned"]) == 1 and "'broken'" in found["warned"][0]  # a broken target warns, the rest load
 
 
@@ -227,3 +258,18 @@ def test_a_module_s_target_is_told_by_the_kit_it_imports(source: str, expected: 
     from trace_envs.synthesis.gates.validation import infer_target
 
     assert infer_target(source) == expected
+
+
+def _old_tasks(spec: Any, data: Any, split: str, limit: int | None) -> TargetTasks:
+    task = TargetTask(task_id=f"{spec.name}-1", domain="toy_shop", env_id="trace/shop-v0", seed=1)
+    return TargetTasks(source="old spec", split=split, tasks=[task][:limit])
+
+
+def test_a_spec_of_the_old_form_still_works_for_one_release_and_says_what_to_use() -> None:
+    with pytest.warns(DeprecationWarning, match="use a Target subclass with tasks"):
+        old = TargetSpec(
+            name="old-shop", description="x", domains={}, envs={}, tasks=f"{__name__}:_old_tasks",
+            evaluation="m:e", leakage="m:l", flaws=None, kit=(), builtin_tasks=True,
+        )  # fmt: skip
+    assert isinstance(old, Target) and old.check_data(None) is None and old.flawed(None, None) is None
+    assert [t.task_id for t in old.load_tasks().tasks] == ["old-shop-1"]

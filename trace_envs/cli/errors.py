@@ -91,6 +91,17 @@ def shows_help(exc: BaseException) -> bool:
     return any(cls.__name__ == "NoArgsIsHelpError" for cls in type(exc).__mro__)
 
 
+def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
+    """The value of option ``new``, or of its deprecated spelling ``old`` (kept for one release, hidden), which
+    prints a ``warning:`` line on stderr saying what to use; both given is bad input (exit 2)."""
+    if old_value is None:
+        return value
+    if value is not None:
+        raise fail(f"{old} and {new} are the same option: give only {new}")
+    print_error(f"{old} is deprecated and will be removed in the next release: use {new}", "warning:", stderr=True)
+    return old_value
+
+
 def fail(message: str) -> typer.Exit:
     """One ``error:`` line on the console; raise the result (exit code 2, bad input)."""
     print_error(message)

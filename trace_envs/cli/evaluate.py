@@ -12,6 +12,8 @@ from .app import app
 from .env_args import SpotChecksOption
 from .errors import as_usage_error, print_error
 
+SCRIPTED_USER = "scripted"
+"""The ``--user-model`` value that selects the target's default user (tau2's scripted customer)."""
 POLICY_HELP = "[NAME=]SPEC (forms above); repeat for several: the first is the baseline of the paired tests."
 
 
@@ -31,14 +33,18 @@ def evaluate_command(
     data: Annotated[
         Path | None,
         typer.Option(
-            help="tau2 data folder ($TRACE_ENVS_TAU2_DATA if unset), or a device scenario file (else built-in)."
+            help="The target's data folder or file (tau2: its data folder, else $TRACE_ENVS_TAU2_DATA; device: a "
+            "scenario file, else the built-in scenarios)."
         ),
     ] = None,
     split: Annotated[str | None, typer.Option(help="tau2: base | train | test; device: all | train | test.")] = None,
     tasks: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks per domain.")] = None,
     user_model: Annotated[
         str | None,
-        typer.Option(help="tau2 customer: a model spec, or 'scripted' (default, only for scripted policies)."),
+        typer.Option(
+            help="The user of targets whose user is a chat model (tau2's customer): a model spec, or 'scripted' "
+            "(default: the target's scripted user, only for scripted policies)."
+        ),
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Episodes in flight at once.")] = 8,
     max_steps: Annotated[int | None, typer.Option(min=1, help="Stop an episode after this many agent turns.")] = None,
@@ -81,7 +87,6 @@ def evaluate_command(
     from trace_envs.evaluation.targets import load_target
     from trace_envs.llm import LLMError, make_chat_model
     from trace_envs.rollout.workers import WorkerFailed
-    from trace_envs.targets.tau2.scripted_user import SCRIPTED_USER, ScriptedCustomer
 
     console = Console()
     try:
@@ -104,7 +109,7 @@ def evaluate_command(
                     "pass --user-model SPEC (e.g. anthropic:claude-…)",
                     param_hint="--user-model",
                 )
-            user = ScriptedCustomer()
+            user = chosen.default_user()
         else:
             try:
                 user = make_chat_model(user_model)

@@ -14,6 +14,7 @@ from rich.table import Table
 from .app import WeakerBoxOption, app
 from .env_args import sampling_options
 from .errors import fail as _fail
+from .errors import renamed_option
 
 if TYPE_CHECKING:
     from trace_envs.synthesis import CalibrationSettings, ValidationReport
@@ -32,20 +33,24 @@ CalibrateOption = Annotated[
 ]
 CalibrationSeedsOption = Annotated[int, typer.Option(min=1, help="Calibration seeds N.")]
 SamplesOption = Annotated[int, typer.Option(min=1, help="Calibration samples K per seed.")]
-Tau2DataOption = Annotated[
-    Path | None, typer.Option(metavar="DIR", help="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="PATH", help="The target's data folder or file (tau2: its data folder, else $TRACE_ENVS_TAU2_DATA)."
+    ),
 ]
+OldDataOption = Annotated[Path | None, typer.Option("--tau2-data", hidden=True, help="Deprecated: use --data.")]
 
 
-OPTION_OF_FIELD = {"module": "MODULE", "target": "--target", "tau2_data": "--tau2-data"}
+OPTION_OF_FIELD = {"module": "MODULE", "target": "--target", "data": "--data"}
 
 
-def _check_target(target: str, tau2_data: Path | None = None, *, data: bool = True) -> None:
-    """The target is registered and (``data``) its data folder has the evaluation tasks, else exit 2."""
+def _check_target(target: str, data: Path | None = None, *, check_data: bool = True) -> None:
+    """The target is registered and (``check_data``) its data folder has the evaluation tasks, else exit 2."""
     from trace_envs.synthesis.module_checks import ModuleInputError, check_target
 
     try:
-        check_target(target, tau2_data, data=data)
+        check_target(target, data, check_data=check_data)
     except ModuleInputError as exc:
         raise _fail(f"{OPTION_OF_FIELD[exc.field]}: {exc}") from None
 
@@ -102,7 +107,8 @@ def synthesize_command(
     calibrate: CalibrateOption = None,
     calibration_seeds: CalibrationSeedsOption = 16,
     samples: SamplesOption = 8,
-    tau2_data: Tau2DataOption = None,
+    data: DataOption = None,
+    tau2_data: OldDataOption = None,
     store: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Trajectory store for excerpts (default: the analysis's).")
     ] = None,
@@ -149,10 +155,11 @@ def synthesize_command(
         gen = make_generator(generator, sampling=sampling, **overrides)
     except ValueError as exc:
         raise _fail(f"--generator: {exc}") from None
-    _check_target(target, tau2_data)
+    data = renamed_option(data, tau2_data, "--data", "--tau2-data")
+    _check_target(target, data)
     settings = SynthesisSettings(
         rounds=rounds, seeds=seeds, fuzz_examples=fuzz_examples, flawed_failure_share=flawed_share,
-        tau2_data=tau2_data, calibration=_calibration(calibrate, calibration_seeds, samples, None, None),
+        data=data, calibration=_calibration(calibrate, calibration_seeds, samples, None, None),
     )  # fmt: skip
     base = analysis.parent if analysis.is_file() else analysis
     options = {"capabilities": names, "jobs": jobs, "settings": settings, "store": store, "base": base}
@@ -177,7 +184,7 @@ def _analysis_and_names(analysis: Path, target: str, capability: list[str] | Non
         result = load_analysis(analysis)
     except (OSError, ValueError) as exc:
         raise _fail(f"ANALYSIS: {analysis} is not a readable analysis.json: {str(exc).splitlines()[0]}") from None
-    _check_target(target, data=False)
+    _check_target(target, check_data=False)
     names = list(capability) if capability else list(result.kept)
     unknown = [name for name in names if result.dictionary.get(name) is None]
     if unknown:
@@ -252,7 +259,8 @@ def validate_command(
     as_json: Annotated[
         Path | None, typer.Option("--json", metavar="FILE", help="Write the report(s) as JSON to FILE.")
     ] = None,
-    tau2_data: Tau2DataOption = None,
+    data: DataOption = None,
+    tau2_data: OldDataOption = None,
     seeds: SeedsOption = 50,
     fuzz_examples: FuzzExamplesOption = 50,
     flawed_share: FlawedShareOption = 0.2,
@@ -271,17 +279,18 @@ def validate_command(
     A module that passes and sits in a synthesis output folder is recorded in its manifest.json (so an
     edited module loads again once validated). Exit code 0: all passed; 1: some rejected; 2: bad input.
 
-    Example: trace-envs validate envs/unit_conversion.py --tau2-data ~/tau2-bench/data/tau2/domains --json report.json
+    Example: trace-envs validate envs/unit_conversion.py --data ~/tau2-bench/data/tau2/domains --json report.json
     """
     from trace_envs.synthesis.module_checks import ModuleInputError, read_module, validate_modules
 
+    data = renamed_option(data, tau2_data, "--data", "--tau2-data")
     try:
-        sources = [read_module(path, target, tau2_data) for path in modules]
+        sources = [read_module(path, target, data) for path in modules]
     except ModuleInputError as exc:
         raise _fail(f"{OPTION_OF_FIELD[exc.field]}: {exc}") from None
     calibration = _calibration(calibrate, calibration_seeds, samples, policy_base_url, temperature)
     settings: dict[str, Any] = {
-        "capability": capability, "seeds": seeds, "fuzz_examples": fuzz_examples, "tau2_data": tau2_data,
+        "capability": capability, "seeds": seeds, "fuzz_examples": fuzz_examples, "data": data,
         "flawed_failure_share": flawed_share, "calibration": calibration,
     }  # fmt: skip
     with console.status(f"validating {len(sources)} module(s), {jobs} at a time…"):
@@ -294,8 +303,8 @@ def validate_command(
         if checked.recorded:
             console.print(f"recorded {checked.path.name} in {checked.path.parent / 'manifest.json'}", highlight=False)
     if as_json is not None:
-        data: Any = [checked.report.model_dump(mode="json") for checked in done]
-        as_json.write_text(json.dumps(data[0] if len(data) == 1 else data, indent=2) + "\n", encoding="utf-8")
+        reports: Any = [checked.report.model_dump(mode="json") for checked in done]
+        as_json.write_text(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {as_json}")
     if not all(checked.report.passed for checked in done):
         raise typer.Exit(1)

@@ -229,8 +229,8 @@ def tau2_generate(
     """Write a generated tau2 data folder: DIR/<domain>/{db.json,tasks.json,policy.md} per domain.
 
     A seeded database from the domain's generator and tasks drawn from it, each checked by tau2's evaluator
-    (docs/tau2.md). Pass DIR as --tau2-data to validate or synthesize a retail or airline env, or as --data
-    to evaluate, when tau2-bench's own data is not at hand; its tasks are not tau2-bench's, so
+    (docs/tau2.md). Pass DIR as --data to validate, synthesize or evaluate a retail or airline env when
+    tau2-bench's own data is not at hand; its tasks are not tau2-bench's, so
     the leakage guard then checks against these. An existing domain folder is kept as it is.
     """
     from trace_envs.targets.registry import select_targets
@@ -246,7 +246,7 @@ def tau2_generate(
             tasks = json.loads((out / spec.name / "tasks.json").read_text(encoding="utf-8"))
             console.print(f"{spec.name}: {plural(len(tasks), 'task')} in {out / spec.name}", soft_wrap=True)
     console.print(
-        f"use it with --tau2-data {out} (validate, synthesize) or --data {out} (evaluate), or export "
+        f"use it with --data {out} (validate, synthesize, evaluate), or export "
         f"TRACE_ENVS_TAU2_DATA={out}; its tasks are generated, not tau2-bench's",
         soft_wrap=True,
         highlight=False,

@@ -18,13 +18,13 @@ from typing import Any
 from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.base import ChatModel
 from trace_envs.rollout import (
-    EpisodeJob,
     EpisodeRecord,
     TrajectoryStore,
     checked_policy_spec,
     iter_episodes,
     policy_factory,
     run_rollouts,
+    task_jobs,
 )
 from trace_envs.targets.registry import target_of_domain
 
@@ -44,15 +44,6 @@ from .summary import comparisons, policy_summary, route_evaluation
 from .targets import EvalTask, Target
 
 EPISODES_DIR = "episodes"
-
-
-def jobs_for(target: Target, trials: int) -> list[EpisodeJob]:
-    """One job per (task, trial): the task's seed, the trial as the sample index."""
-    return [
-        EpisodeJob(env_id=t.env_id, seed=t.seed, sample=trial, env_kwargs=t.env_kwargs, reset_options=t.reset_options)
-        for t in target.tasks
-        for trial in range(trials)
-    ]
 
 
 def store_path(out: Path, entry: PolicyEntry) -> Path:
@@ -77,7 +68,8 @@ def evaluate(
 ) -> EvaluationResults:
     """Evaluate ``policies`` on ``target`` and write ``results.json`` into ``out`` (see the module docstring).
 
-    ``user_model`` plays tau2's customers (e.g. :class:`~trace_envs.targets.tau2.scripted_user.ScriptedCustomer` for scripted policies);
+    ``user_model`` plays the user of a target whose user is a chat model (tau2's customer; the target's
+    ``default_user()``, e.g. tau2's scripted customer, for scripted policies);
     ``sampling`` applies to every policy; an adapter without a temperature there is sampled at the temperature
     it was trained at (:mod:`.decoding`). ``on_episode(policy name, record)`` is called for every episode played in this run; ``workers > 1`` plays
     each policy but a routed one in that many processes (the user model must then come from ``make_chat_model``).
@@ -89,15 +81,15 @@ def evaluate(
         raise ValueError("no policy to evaluate: give at least one")
     check_names(list(policies))
     if target.needs_user_model and user_model is None:
-        raise ValueError(f"target {target.info.name} has tau2 tasks, whose customer needs user_model=…")
+        raise ValueError(f"target {target.info.name}'s tasks have a user played by a chat model: pass user_model=…")
     if workers > 1 and target.needs_user_model and getattr(user_model, "config", None) is None:
         raise ValueError(
-            "workers > 1 rebuilds the tau2 customer in every worker from its model spec: pass --user-model SPEC, "
-            "or play the scripted customer in one process (--workers 1)"
+            "workers > 1 rebuilds the simulated user in every worker from its model spec: pass --user-model SPEC, "
+            "or play the target's scripted user in one process (--workers 1)"
         )
     folder = Path(out)
     settings = bootstrap or BootstrapSettings()
-    jobs = jobs_for(target, trials)
+    jobs = task_jobs(target.tasks, trials)
     evaluations = []
     for entry in policies:
         chosen = policy_sampling(entry, sampling)

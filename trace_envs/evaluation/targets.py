@@ -11,6 +11,7 @@ tasks a run selects.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -29,6 +30,11 @@ class Target(BaseModel):
     tasks: list[EvalTask]
     needs_user_model: bool = False
     """Its tasks have a simulated user played by a chat model (tau2's customer); else a scripted one."""
+
+    def default_user(self) -> Any:
+        """Who plays its tasks' user when no chat model is given: the first selected target's default user
+        (``None``: its tasks script their own)."""
+        return next((u for s in select_targets(self.info.name) if (u := s.default_user()) is not None), None)
 
 
 def load_target(

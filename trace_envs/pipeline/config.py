@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from trace_envs.llm.gguf_model import MADE_MODELS
-from trace_envs.problems import validation_problems
+from trace_envs.problems import renamed_keys, validation_problems
 from trace_envs.training.config import TrainConfig
 
 
@@ -22,11 +22,12 @@ class _Section(BaseModel):
 
 
 class EpisodeSection(_Section):
-    """What the rollout and evaluate sections share: which built-in scenarios a target plays, and how long an
-    episode may run."""
+    """What the rollout and evaluate sections share: which split of its tasks every target plays, and how long
+    an episode may run."""
 
-    device_split: Literal["train", "test", "all"] = Field(
-        default="all", description="Built-in scenarios of a target that ships its tasks (device): train, test or all."
+    split: str | None = Field(
+        default=None,
+        description="The split of its tasks every target plays (one of each target's splits); null: each target's own.",
     )
     max_steps: int | None = Field(default=None, ge=1, description="Agent turns per episode at most (null: the env's).")
     max_tokens: int | None = Field(default=None, ge=1, description="Tokens per model answer at most (a model policy).")
@@ -139,10 +140,10 @@ class PipelineConfig(_Section):
     targets: list[str] = Field(
         min_length=1, description="Registered target names (trace_envs.targets: airline, retail, device, a plugin's)."
     )
-    tau2_data: Path | None = Field(
+    data: Path | None = Field(
         default=None,
-        description="Data folder of the targets that need one (tau2: holding retail/ and airline/); null: "
-        "generated stand-in data.",
+        description="Data folder of the targets that need one (e.g. a tau2 data folder holding retail/ and "
+        "airline/); null: generated stand-in data.",
     )
     seed: int = Field(default=0, description="Seed of the generated databases and of every seeded choice.")
     rollout: RolloutSection
@@ -154,6 +155,15 @@ class PipelineConfig(_Section):
     simulated: list[str] = Field(
         default_factory=list, description="What this run simulates (the demo lists its stand-ins; reports say so)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, values: Any) -> Any:
+        moved = renamed_keys(values, {"tau2_data": "data"})
+        for section in ("rollout", "evaluate") if isinstance(moved, dict) else ():
+            if section in moved:
+                moved = {**moved, section: renamed_keys(moved[section], {"device_split": "split"}, f"{section}.")}
+        return moved
 
     @field_validator("targets")
     @classmethod
@@ -175,6 +185,20 @@ class PipelineConfig(_Section):
             raise ValueError(f"synthesize.folders: {stray[0]!r} is not one of targets; use {', '.join(self.targets)}")
         return self
 
+    @model_validator(mode="after")
+    def _splits_of_targets(self) -> PipelineConfig:
+        from trace_envs.targets.registry import target
+
+        for section, split in (("rollout", self.rollout.split), ("evaluate", self.evaluate.split)):
+            for name in self.targets if split is not None else []:
+                splits = target(name).splits
+                if split not in splits:
+                    raise ValueError(
+                        f"{section}.split: {split!r} is not a split of the target {name}; use one of "
+                        f"{', '.join(splits)}, or null for each target's own"
+                    )
+        return self
+
 
 class ConfigError(ValueError):
     """A pipeline config that cannot be used; the message names the file, the field and the fix."""
@@ -193,7 +217,7 @@ def parse_config(data: Any, source: str = "config") -> PipelineConfig:
 
 
 def load_config(path: str | Path) -> PipelineConfig:
-    """Read and validate a pipeline YAML file; relative ``tau2_data``, ``synthesize.folders`` and ``train.model``
+    """Read and validate a pipeline YAML file; relative ``data``, ``synthesize.folders`` and ``train.model``
     paths are taken relative to the file's folder."""
     import yaml
 
@@ -207,8 +231,8 @@ def load_config(path: str | Path) -> PipelineConfig:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{file}: not valid YAML{where}; fix the syntax ({getattr(exc, 'problem', exc)})") from None
     config = parse_config(data, str(file))
-    if config.tau2_data is not None and not config.tau2_data.is_absolute():
-        config = config.model_copy(update={"tau2_data": file.parent / config.tau2_data})
+    if config.data is not None and not config.data.is_absolute():
+        config = config.model_copy(update={"data": file.parent / config.data})
     folders = {name: file.parent / folder for name, folder in config.synthesize.folders.items()}
     config = config.model_copy(update={"synthesize": config.synthesize.model_copy(update={"folders": folders})})
     model = Path(config.train.model)

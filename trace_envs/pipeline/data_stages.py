@@ -18,6 +18,7 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
     """Roll the base agent out on every task of every target, into ``rollout/<target>.jsonl``."""
     from trace_envs.llm import LLMError
     from trace_envs.rollout import policy_factory, rollout_into_store
+    from trace_envs.targets.registry import target as registered
 
     section = ctx.config.rollout
     prepare_data(ctx.config, ctx.folder)
@@ -31,11 +32,12 @@ def rollout(ctx: StageContext) -> dict[str, Any]:
         raise ctx.fail(f"rollout.policy: {exc}") from None
     summary: dict[str, Any] = {"policy": spec, "targets": {}}
     for target in ctx.config.targets:
+        played = registered(target)
         try:
-            jobs = target_jobs(ctx.config, target, ctx.folder)
+            jobs = target_jobs(ctx.config, played, ctx.folder)
         except (OSError, ValueError, KeyError) as exc:
-            raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix tau2_data in the config") from None
-        user = simulated_user(ctx.config, target)
+            raise ctx.fail(f"{target} tasks: {str(exc).splitlines()[0]}; fix data in the config") from None
+        user = simulated_user(ctx.config, played)
         path = store_path(ctx.folder, target)
         counts = {"done": 0}
 
@@ -111,7 +113,7 @@ def synthesize(ctx: StageContext) -> dict[str, Any]:
         raise ctx.fail(f"synthesize.generator: {exc}") from None
     settings = SynthesisSettings(
         rounds=section.rounds, seeds=section.seeds, fuzz_examples=section.fuzz_examples,
-        tau2_data=data_folder(ctx.config, ctx.stage_dir("rollout")),
+        data=data_folder(ctx.config, ctx.stage_dir("rollout")),
     )  # fmt: skip
     summary: dict[str, Any] = {"generator": section.generator, "targets": {}}
     for target in ctx.config.targets:

@@ -15,7 +15,7 @@ from .config import PipelineConfig, parse_config
 DEMO_YAML = """\
 # trace-envs demo: the TRACE pipeline offline on CPU (a few minutes on 2 cores)
 targets: [device, retail, airline]
-tau2_data: null            # generated airline/retail databases and tasks
+data: null                 # generated airline/retail databases and tasks
 seed: 0
 rollout:
   policy: flawed:multi_step_task_completion,permission_error_recovery,datetime_reasoning
@@ -52,7 +52,7 @@ simulated:
     its scores (and the router's choices) mean nothing."
   - "With an API key and a GPU the same pipeline runs the real recipe: the base agent is a model served by
     vLLM (rollout.policy: openai:http://host:8000/v1#Qwen/Qwen3-8B) on tau2-bench's tasks with a model-played
-    customer (tau2_data, rollout.user_model), an LLM analyst (analyze.analyst: anthropic:claude-sonnet-4-6),
+    customer (data, rollout.user_model), an LLM analyst (analyze.analyst: anthropic:claude-sonnet-4-6),
     an LLM generation agent (synthesize.generator), 40 GRPO iterations per capability on the base model, and
     the same router, evaluation and report. See docs/tutorial.md for the cost and time of each stage."
 """

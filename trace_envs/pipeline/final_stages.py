@@ -7,7 +7,7 @@ from typing import Any
 
 from .context import StageContext
 from .model_stages import adapter_dirs, trained_model
-from .targets import builtin_split, data_root
+from .targets import data_root
 
 
 def policy_texts(ctx: StageContext, target: str) -> list[str]:
@@ -34,15 +34,17 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
     from trace_envs.evaluation.harness import evaluate as run_evaluation
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.targets import load_target
+    from trace_envs.targets.registry import target as registered
 
     from .targets import simulated_user
 
     section = ctx.config.evaluate
     summary: dict[str, Any] = {"targets": {}, "tasks": {}}
     for target in ctx.config.targets:
-        data = data_root(ctx.config, target, ctx.stage_dir("rollout"))
+        spec = registered(target)
+        data = data_root(ctx.config, spec, ctx.stage_dir("rollout"))
         try:
-            tasks = load_target(target, data, split=builtin_split(section, target), limit=section.max_tasks)
+            tasks = load_target(target, data, split=section.split, limit=section.max_tasks)
             entries = [parse_policy(text) for text in policy_texts(ctx, target)]
         except (ValueError, FileNotFoundError) as exc:
             raise ctx.fail(f"evaluate.policies: {str(exc).splitlines()[0]}") from None
@@ -57,7 +59,7 @@ def evaluate(ctx: StageContext) -> dict[str, Any]:
 
         results = run_evaluation(
             tasks, entries, ctx.folder / target, trials=section.trials,
-            user_model=simulated_user(ctx.config, target), concurrency=section.concurrency,
+            user_model=simulated_user(ctx.config, spec), concurrency=section.concurrency,
             max_steps=section.max_steps, sampling=section.sampling(),
             on_episode=on_episode,
         )  # fmt: skip

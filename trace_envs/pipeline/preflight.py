@@ -145,15 +145,15 @@ def _data_checks(config: PipelineConfig) -> Iterator[Check]:
     data_stages = ("rollout", "synthesize", "evaluate")
     for name in config.targets:
         spec = target(name)
-        if spec.check_data is None:
+        if spec.builtin_tasks:
             continue  # its tasks ship with the library
-        if config.tau2_data is None:
-            yield Check(f"{name} data", True, "generated databases (tau2_data: null)", "", data_stages)
+        if config.data is None:
+            yield Check(f"{name} data", True, "generated databases (data: null)", "", data_stages)
             continue
         try:
-            folder = spec.data_folder(config.tau2_data)
+            folder = spec.check_data(config.data)
         except TargetDataError as exc:
-            yield Check(f"{name} data", False, str(exc).splitlines()[0], "fix tau2_data in the config", data_stages)
+            yield Check(f"{name} data", False, str(exc).splitlines()[0], "fix data in the config", data_stages)
             continue
         yield Check(f"{name} data", True, str(folder), "", data_stages)
     for name, folder in config.synthesize.folders.items():

@@ -27,7 +27,7 @@ class Stage:
 
 STAGES: tuple[Stage, ...] = (
     Stage("rollout", data_stages.rollout, (),
-          lambda c: {"targets": c.targets, "tau2_data": c.tau2_data, "seed": c.seed, "rollout": c.rollout}),
+          lambda c: {"targets": c.targets, "data": c.data, "seed": c.seed, "rollout": c.rollout}),
     Stage("analyze", data_stages.analyze, ("rollout",), lambda c: c.analyze),
     Stage("synthesize", data_stages.synthesize, ("rollout", "analyze"),
           lambda c: {"synthesize": c.synthesize, "folders": data_stages.folder_manifests(c.synthesize.folders)}),

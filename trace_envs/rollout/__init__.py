@@ -8,7 +8,7 @@ with TrajectoryStore("runs/x.jsonl") as store:
 from .batch import run_rollouts
 from .chat_policy import ChatPolicy
 from .instructions import INSTRUCTIONS_TAG, instructions_block, with_instructions
-from .jobs import EpisodeJob, RolloutSummary, first_errors, make_jobs
+from .jobs import EpisodeJob, RolloutSummary, first_errors, make_jobs, task_jobs
 from .policy import AsyncPolicy, Policy, make_policy
 from .policy_spec import POLICY_SPEC_FORMS, PolicySpec
 from .runner import arun_episode, arun_rollouts, checked_policy_spec, policy_factory, run_episode
@@ -66,5 +66,6 @@ __all__ = [
     "rollout_into_store",
     "run_episode",
     "run_rollouts",
+    "task_jobs",
     "with_instructions",
 ]

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import Usage
 from trace_envs.safe_text import shown
+from trace_envs.targets.registry import TargetTask
 
 from .store import EpisodeKey, EpisodeRecord, TrajectoryStore, load_episodes
 
@@ -30,6 +31,16 @@ def make_jobs(env_ids: Sequence[str], seeds: Iterable[int], samples: int = 1) ->
     """Every (env, seed, sample) combination, env-major."""
     seed_list = list(seeds)
     return [EpisodeJob(env_id=e, seed=s, sample=k) for e in env_ids for s in seed_list for k in range(samples)]
+
+
+def task_jobs(tasks: Iterable[TargetTask], samples: int = 1) -> list[EpisodeJob]:
+    """One job per (target task, sample): the task's env, kwargs, reset options and seed, the sample index as
+    the repeat. The one conversion rollout and evaluation share, so both play a task as the same episode."""
+    return [
+        EpisodeJob(env_id=t.env_id, seed=t.seed, sample=k, env_kwargs=t.env_kwargs, reset_options=t.reset_options)
+        for t in tasks
+        for k in range(samples)
+    ]
 
 
 class RolloutSummary(BaseModel):

@@ -90,7 +90,7 @@ def check_capabilities(capabilities: Sequence[str]) -> None:
 class FlawedPolicy(ScriptPolicy):
     """``flawed_actions()`` on envs whose capability is named (no names, spec ``flawed``: every env's own
     capability); the reference solution elsewhere. On a target env its target's flaw rules apply the named
-    deficits to its reference (see ``TargetSpec.flaws``: tau2's gold actions, device's reference actions)."""
+    deficits to its reference (see ``Target.flawed``: tau2's gold actions, device's reference actions)."""
 
     def __init__(self, capabilities: Sequence[str] = ()):
         super().__init__()
@@ -102,7 +102,7 @@ class FlawedPolicy(ScriptPolicy):
 
         target = target_of_env(env.unwrapped)
         if target is not None:  # the deficits applied to the target's reference (None: no rule applies)
-            flawed = target.flawed_actions(env.unwrapped, self.capabilities or None)
+            flawed = target.flawed(env.unwrapped, self.capabilities or None)
             if flawed is not None:
                 return flawed
         inner = _contract_env(env)

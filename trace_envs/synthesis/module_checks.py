@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trace_envs.problems import renamed_arguments
+
 from .gates.context import GateContext
 from .gates.reports import ValidationReport
 from .sandbox.protocol import SandboxLimits
 
 
 class ModuleInputError(ValueError):
-    """Bad input to a module check: ``field`` names what is wrong (``module``, ``target`` or ``tau2_data``)."""
+    """Bad input to a module check: ``field`` names what is wrong (``module``, ``target`` or ``data``)."""
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
@@ -43,7 +45,8 @@ class ModuleValidation:
     recorded: bool
 
 
-def check_target(target: str, tau2_data: Path | None = None, *, data: bool = True) -> None:
+@renamed_arguments({"tau2_data": "data"})
+def check_target(target: str, data: Path | None = None, *, check_data: bool = True) -> None:
     """Refuse an unregistered target, and (``data``) a target whose data folder lacks its evaluation tasks
     (the leakage guard needs them before anything is generated or validated)."""
     from trace_envs.targets.registry import TargetDataError
@@ -53,11 +56,11 @@ def check_target(target: str, tau2_data: Path | None = None, *, data: bool = Tru
         spec = registered(target)
     except ValueError as exc:
         raise ModuleInputError("target", str(exc)) from None
-    if data:
+    if check_data:
         try:
-            spec.data_folder(tau2_data)
+            spec.check_data(data)
         except TargetDataError as exc:
-            raise ModuleInputError("tau2_data", str(exc)) from None
+            raise ModuleInputError("data", str(exc)) from None
 
 
 def defines_no_env(path: Path, source: str) -> str | None:
@@ -102,7 +105,8 @@ def _no_single_target(path: Path, imported: list[str], known: list[str]) -> str:
     )
 
 
-def read_module(path: Path, target: str | None = None, tau2_data: Path | None = None) -> ModuleSource:
+@renamed_arguments({"tau2_data": "data"})
+def read_module(path: Path, target: str | None = None, data: Path | None = None) -> ModuleSource:
     """Read an env module and settle its target (``target``, else the one target kit it imports), checked."""
     from trace_envs.targets.registry import targets
 
@@ -125,7 +129,7 @@ def read_module(path: Path, target: str | None = None, tau2_data: Path | None = 
         if not_an_env is not None:
             raise ModuleInputError("module", not_an_env)
         raise ModuleInputError("target", _no_single_target(path, targets_imported(source), list(targets())))
-    check_target(module_target, tau2_data)
+    check_target(module_target, data)
     return ModuleSource(path, source, module_target)
 
 

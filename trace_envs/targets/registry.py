@@ -1,16 +1,16 @@
-"""The target registry: each target benchmark is one registered :class:`TargetSpec`, the way Gymnasium
+"""The target registry: each target benchmark is one registered :class:`Target`, the way Gymnasium
 registers an ``EnvSpec``.
 
-A spec says everything the library needs to know about a target: its name, domains and env ids, how to
-list its tasks as plain records (:class:`TargetTask`), its evaluation, what of its evaluation tasks a
-synthesised env must not copy (its leakage index), its flaw rules (the scripted deficits on its reference
-actions) and the env kit a generated module may import. Behaviour is named by ``"module:attribute"``
-strings, imported on first use, so reading the registry imports nothing of the target's and the lower
-layers (registration, rollout, evaluation, synthesis) can read it without importing upward.
+A target says everything the library needs to know about a benchmark: its name, domains and env ids, how to
+list its tasks as plain records (:class:`TargetTask`), what of its evaluation tasks a synthesised env must not
+copy (its leakage index), its reference and flawed actions, its data folder and the env kit a generated module
+may import. Its facts are attributes and its behaviour typed methods of a :class:`Target` subclass.
 
-The shipped targets are declared in :mod:`trace_envs.targets.builtin`; a third-party package registers its
-own through the ``trace_envs.targets`` entry-point group (see ``docs/plugins.md``). Nothing outside the
-targets package branches on a target's name: it asks the registry.
+The registry holds one lazy ``"module:attribute"`` reference per shipped target (:data:`BUILTIN`), imported
+when the registry is first read; a target's module imports nothing heavy at its top, so that costs little, and
+the lower layers (registration, rollout, evaluation, synthesis) read the registry without importing upward.
+A third-party package registers its own through the ``trace_envs.targets`` entry-point group (see
+``docs/plugins.md``). Nothing outside the targets package branches on a target's name: it asks the registry.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import sys
 import threading
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "trace_envs.targets"
 BUILTIN = "trace_envs.targets.builtin:BUILTIN_TARGETS"
-"""The shipped targets (a sequence of :class:`TargetSpec`), loaded with the registry."""
+"""The shipped targets (a sequence of ``"module:attribute"`` references to :class:`Target` instances), resolved
+when the registry is first read."""
 
 
 class TargetDataError(FileNotFoundError):
@@ -95,14 +97,14 @@ def resolve(reference: str) -> Any:
     return resolve_reference(reference)
 
 
-@dataclass(frozen=True)
-class TargetSpec:
-    """A target benchmark: its facts as data, its behaviour as ``"module:attribute"`` references.
+@dataclass(frozen=True, kw_only=True)
+class Target(ABC):
+    """A target benchmark: its facts as attributes, its behaviour as typed methods.
 
-    The references' signatures (each receives the spec first, so one function can serve several targets):
-    ``tasks(spec, data, split, limit) -> TargetTasks``; ``leakage(spec, data) -> LeakageRecords``;
-    ``check_data(spec, data) -> Path`` (raises :class:`TargetDataError`); ``generate_data(spec, folder, seed)
-    -> Path``; ``flaws(env, capabilities) -> list[str] | None`` (``None``: no rule applies).
+    Subclass it, implement :meth:`tasks` and :meth:`leakage`, override the other methods where the target
+    differs from the defaults (no data folder, no flaw rule, the env's own reference solution, a scripted
+    user), and register an instance. Its module should import nothing heavy at its top: the registry
+    imports it when first read (``import trace_envs`` registers its envs).
     """
 
     name: str
@@ -111,11 +113,6 @@ class TargetSpec:
     """Domain name -> its ``"module:attribute"`` (a :class:`~trace_envs.core.Domain`), registered on import."""
     envs: dict[str, str]
     """Env id -> its ``"module:Class"`` entry point, registered on ``import trace_envs``."""
-    tasks: str
-    evaluation: str
-    """The evaluator that scores an episode (what the env's verdict comes from)."""
-    leakage: str
-    flaws: str | None
     kit: tuple[str, ...]
     """Modules a generated env module for this target may import (besides the standard library)."""
     helpers: tuple[str, ...] = ()
@@ -127,11 +124,7 @@ class TargetSpec:
     default_split: str = "all"
     splits: tuple[str, ...] = ("all",)
     builtin_tasks: bool = False
-    """Its tasks ship with the library (no data folder needed; the pipeline's ``device_split`` picks a split)."""
-    data_variable: str | None = None
-    """The environment variable naming its data folder (``None``: it needs none)."""
-    check_data: str | None = None
-    generate_data: str | None = None
+    """Its tasks ship with the library (no data folder needed; the pipeline's ``split`` picks a split)."""
     needs_user_model: bool = False
     """Its tasks have a simulated user played by a chat model (else a scripted one)."""
     similarity: str | None = None
@@ -140,48 +133,121 @@ class TargetSpec:
     """The kind its envs are registered as (``trace_envs.registry.EnvKind``): ``device_target`` for an env that
     is also a capability env with built-in tasks, else ``tau2_target``."""
 
+    @abstractmethod
+    def tasks(self, data: str | Path | None, split: str, limit: int | None) -> TargetTasks:
+        """Its tasks of ``split`` from ``data`` (a folder or file, or ``None``: its built-in ones or its
+        environment variable's), at most ``limit``."""
+
+    @abstractmethod
+    def leakage(self, data: str | Path | None) -> LeakageRecords:
+        """Its evaluation tasks as the leakage guard reads them (the same object for the same data)."""
+
+    def oracle(self, env: Any) -> list[str]:
+        """The reference actions of a reset target env (by default the env's own ``oracle_actions()``)."""
+        actions: list[str] = env.oracle_actions()
+        return actions
+
+    def flawed(self, env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
+        """The reference actions of a reset target env with the capabilities' deficits applied (``[]``: the
+        reference itself; ``None`` capabilities: plain ``flawed``); ``None`` when it has no rule for them."""
+        return None
+
+    def check_data(self, data: str | Path | None) -> Path | None:
+        """The data folder its tasks come from, checked (raises :class:`TargetDataError` naming the fix);
+        ``None`` when it needs none."""
+        return None
+
+    def write_data(self, folder: Path, seed: int) -> Path | None:
+        """Write generated stand-in data under ``folder`` and return the data folder to pass as ``data``
+        (``None``: it needs none or cannot generate it)."""
+        return None
+
+    def default_user(self) -> Any:
+        """Who plays its tasks' user when no chat model is given (``None``: its tasks script their own)."""
+        return None
+
     def load_tasks(
         self, data: str | Path | None = None, split: str | None = None, limit: int | None = None
     ) -> TargetTasks:
-        """Its tasks of ``split`` (default: its own) from ``data`` (a folder or file, or its built-in ones)."""
-        found: TargetTasks = resolve(self.tasks)(self, data, split or self.default_split, limit)
-        return found
+        """:meth:`tasks` with its own split when ``split`` is ``None``."""
+        return self.tasks(data, split or self.default_split, limit)
 
-    def leakage_records(self, data: str | Path | None = None) -> LeakageRecords:
-        """Its evaluation tasks as the leakage guard reads them."""
-        records: LeakageRecords = resolve(self.leakage)(self, data)
-        return records
-
-    def data_folder(self, data: str | Path | None) -> Path | None:
-        """The data folder its tasks come from (checked), or ``None`` when it needs none."""
-        return None if self.check_data is None else resolve(self.check_data)(self, data)
-
-    def write_data(self, folder: Path, seed: int) -> Path | None:
-        """Write generated stand-in data under ``folder`` (``None``: it needs none or cannot generate it)."""
-        return None if self.generate_data is None else resolve(self.generate_data)(self, folder, seed)
-
-    def flawed_actions(self, env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
-        """The reference actions of a reset target env with the capabilities' deficits applied (``[]``: the
-        reference itself; ``None``: plain ``flawed``, the env's own capability); ``None`` when the target has
-        no rule for them."""
-        return None if self.flaws is None else resolve(self.flaws)(env, capabilities)
+    def synthesis_domain(self) -> tuple[str, str, str]:
+        """(name, module, attribute) of the domain a synthesised env for it plays (its first): the contract gate
+        and the generation prompt read it, whatever the target's name."""
+        if not self.domains:
+            raise ValueError(f"target {self.name!r} declares no domain: synthesis needs one (Target.domains)")
+        name, reference = next(iter(self.domains.items()))
+        module, _, attribute = reference.partition(":")
+        return name, module, attribute
 
     def own_kit(self) -> tuple[str, ...]:
         """The kit modules only this target's modules import (not the contract every env imports)."""
         return tuple(m for m in self.kit if m != "trace_envs.core")
 
 
-_REGISTRY: dict[str, TargetSpec] = {}
+@dataclass(frozen=True, kw_only=True)
+class _ReferencedTarget(Target):
+    """A target declared the old way, its behaviour as ``"module:attribute"`` references (see :func:`TargetSpec`)."""
+
+    references: dict[str, str | None]
+
+    def _call(self, role: str, *args: Any) -> Any:
+        reference = self.references.get(role)
+        return None if reference is None else resolve(reference)(*args)
+
+    def tasks(self, data: str | Path | None, split: str, limit: int | None) -> TargetTasks:
+        found: TargetTasks = self._call("tasks", self, data, split, limit)
+        return found
+
+    def leakage(self, data: str | Path | None) -> LeakageRecords:
+        records: LeakageRecords = self._call("leakage", self, data)
+        return records
+
+    def flawed(self, env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
+        flawed: list[str] | None = self._call("flaws", env, capabilities)
+        return flawed
+
+    def check_data(self, data: str | Path | None) -> Path | None:
+        folder: Path | None = self._call("check_data", self, data)
+        return folder
+
+    def write_data(self, folder: Path, seed: int) -> Path | None:
+        written: Path | None = self._call("generate_data", self, folder, seed)
+        return written
+
+
+def TargetSpec(
+    *,
+    tasks: str,
+    leakage: str,
+    flaws: str | None = None,
+    check_data: str | None = None,
+    generate_data: str | None = None,
+    evaluation: str | None = None,
+    data_variable: str | None = None,
+    **facts: Any,
+) -> Target:
+    """Deprecated for one release: a target from the old spec's ``"module:attribute"`` references (each function
+    gets the target first, ``flaws`` excepted); write a :class:`Target` subclass instead (docs/plugins.md)."""
+    from trace_envs.problems import warn_renamed
+
+    warn_renamed("TargetSpec(tasks=..., leakage=..., ...)", "a Target subclass with tasks() and leakage() methods")
+    references = {"tasks": tasks, "leakage": leakage, "flaws": flaws, "check_data": check_data}
+    return _ReferencedTarget(references={**references, "generate_data": generate_data}, **facts)
+
+
+_REGISTRY: dict[str, Target] = {}
 _STATE = {"loading": False, "loaded": False}
 _LOCK = threading.RLock()
 
 
-def register_target(spec: TargetSpec | str) -> TargetSpec:
+def register_target(spec: Target | str) -> Target:
     """Register a target (a spec, or a ``"module:attribute"`` naming one); again with an equal spec does
     nothing, another spec under a taken name or alias is an error naming both."""
     found = resolve(spec) if isinstance(spec, str) else spec
-    if not isinstance(found, TargetSpec):
-        raise TypeError(f"{spec!r} is not a TargetSpec but a {type(found).__name__}")
+    if not isinstance(found, Target):
+        raise TypeError(f"{spec!r} is not a Target but a {type(found).__name__}")
     for name in (found.name, *found.aliases):
         other = _lookup(name)
         if other is not None and other != found:
@@ -190,7 +256,7 @@ def register_target(spec: TargetSpec | str) -> TargetSpec:
     return found
 
 
-def _lookup(name: str) -> TargetSpec | None:
+def _lookup(name: str) -> Target | None:
     return next((s for s in _REGISTRY.values() if name == s.name or name in s.aliases), None)
 
 
@@ -215,7 +281,7 @@ def _load_all() -> None:
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
         try:
             found = point.load()
-            for spec in found() if callable(found) and not isinstance(found, TargetSpec) else [found]:
+            for spec in found() if callable(found) and not isinstance(found, Target) else [found]:
                 register_target(spec)
         except Exception as exc:  # one broken third-party package must not break the others
             warnings.warn(
@@ -226,13 +292,13 @@ def _load_all() -> None:
             )
 
 
-def targets() -> dict[str, TargetSpec]:
+def targets() -> dict[str, Target]:
     """Every registered target by name, in registration order (the shipped ones first)."""
     _load()
     return dict(_REGISTRY)
 
 
-def target(name: str) -> TargetSpec:
+def target(name: str) -> Target:
     """The registered target called ``name`` (not an alias: a target's name is what folders and reports use);
     a ``ValueError`` listing the names if none is."""
     _load()
@@ -242,7 +308,7 @@ def target(name: str) -> TargetSpec:
     return found
 
 
-def select_targets(name: str) -> list[TargetSpec]:
+def select_targets(name: str) -> list[Target]:
     """The targets a name selects: one target (by name or alias), or every target of a family."""
     _load()
     family = [s for s in _REGISTRY.values() if s.family == name]
@@ -265,12 +331,12 @@ def target_env_kinds() -> dict[str, EnvKind]:
     return {env_id: spec.env_kind for spec in targets().values() for env_id in spec.envs}
 
 
-def target_of_domain(domain: str) -> TargetSpec | None:
+def target_of_domain(domain: str) -> Target | None:
     """The target whose tasks run on ``domain`` (``None``: no target does)."""
     return next((s for s in targets().values() if domain in s.domains), None)
 
 
-def target_of_env(env: Any) -> TargetSpec | None:
+def target_of_env(env: Any) -> Target | None:
     """The target whose env class ``env`` (an unwrapped env) is an instance of; ``None`` for any other env.
     Only classes already imported are compared (an instance's class is)."""
     for spec in targets().values():
@@ -300,6 +366,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "LeakageRecords",
     "LeakageTask",
+    "Target",
     "TargetDataError",
     "TargetSpec",
     "TargetTask",

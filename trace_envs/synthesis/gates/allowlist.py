@@ -3,7 +3,7 @@ that the gate, the generation prompt and the docs all read.
 
 A name is allowed, not a module: ``from random import Random`` and ``random.Random`` pass, ``random.choice``
 or ``typing.sys`` do not. The standard names are listed here by hand (each module's pure, clock-free,
-I/O-free part); the target's kit (:attr:`~trace_envs.targets.registry.TargetSpec.kit`) exposes its public
+I/O-free part); the target's kit (:attr:`~trace_envs.targets.registry.Target.kit`) exposes its public
 API, read from the kit's own (trusted) modules: ``trace_envs.core`` exactly its ``__all__`` (the contract,
 no submodules), every other kit module its ``__all__`` or else its public names, minus module objects,
 anything that comes from a module off this list, and the helpers that import by string.

@@ -9,10 +9,11 @@ which the capability check reads). Calibration, which needs a policy, runs last 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from trace_envs.problems import warn_renamed
 from trace_envs.targets.registry import target
 
 from ..sandbox.protocol import SandboxLimits
@@ -30,7 +31,8 @@ class GateContext:
     seeds: int = 50
     fuzz_examples: int = 50
     limits: SandboxLimits = field(default_factory=SandboxLimits)
-    tau2_data: Path | None = None
+    data: Path | None = None
+    """The target's data folder or file (``None``: its built-in tasks, or its environment variable's)."""
     filename: str = "<module>"
     flawed_failure_share: float = 0.2
     """Capability gate: the flawed solution must fail, as a near miss, on at least this share of seeds."""
@@ -43,8 +45,13 @@ class GateContext:
     draw_seed: int | None = None
     """The seed of that draw (None: a fresh one each run; the report records the one used)."""
     evidence: dict[str, Any] = field(default_factory=dict)
+    tau2_data: InitVar[Path | None] = None
+    """Deprecated name of ``data``, kept for one release."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, tau2_data: Path | None) -> None:
+        if tau2_data is not None:
+            warn_renamed("tau2_data", "data", "GateContext.")
+            self.data = tau2_data
         try:
             target(self.target)
         except ValueError as exc:

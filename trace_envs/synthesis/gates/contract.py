@@ -17,6 +17,7 @@ from typing import Any
 
 from trace_envs.core import CapabilityEnv, Domain
 from trace_envs.registry import get_domain
+from trace_envs.targets.registry import target as registered
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate
@@ -45,10 +46,8 @@ def _core_name(qualified: str | None) -> str | None:
 
 
 def domain_attribute(target: str) -> str:
-    """The name under which ``trace_envs.domains.<target>`` exports the target's Domain object."""
-    package = importlib.import_module(f"trace_envs.domains.{target}")
-    domain = get_domain(target)
-    return next(name for name, value in sorted(vars(package).items()) if value is domain)
+    """The name under which the target's domain module exports its Domain object."""
+    return registered(target).synthesis_domain()[2]
 
 
 @named_gate("contract")
@@ -70,8 +69,8 @@ class _ContractChecker:
         self.context = context
         self.tree = parse_module(source)
         self.aliases = import_aliases(self.tree)
-        self.domain: Domain[Any] = get_domain(context.target)
-        self.domain_name = domain_attribute(context.target)
+        self.domain_key, self.domain_module, self.domain_name = registered(context.target).synthesis_domain()
+        self.domain: Domain[Any] = get_domain(self.domain_key)
         self.findings: list[Finding] = []
         self.env_class: str | None = None
         self.tools: list[str] = []
@@ -200,7 +199,7 @@ class _ContractChecker:
 
     def _check_domain(self, cls: ast.ClassDef, value: ast.expr | None) -> None:
         target = self.context.target
-        fix = f"Set domain = {self.domain_name} (from trace_envs.domains.{target} import {self.domain_name})."
+        fix = f"Set domain = {self.domain_name} (from {self.domain_module} import {self.domain_name})."
         if value is None:
             self.add(cls, "no-domain", f"{cls.name} declares no domain.", fix)
             return
@@ -216,7 +215,7 @@ class _ContractChecker:
 
     def _is_target_domain(self, qualified: str) -> bool:
         module, _, attribute = qualified.rpartition(".")
-        package = f"trace_envs.domains.{self.context.target}"
+        package = self.domain_module
         if module != package and not module.startswith(package + "."):
             return False
         try:

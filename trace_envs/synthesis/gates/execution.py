@@ -257,13 +257,14 @@ def runtime_contract_findings(outcome: SandboxOutcome, context: GateContext) -> 
     if info is None:
         return []
     findings = []
-    if info.domain != context.target:
+    domain = target(context.target).synthesis_domain()[0]
+    if info.domain != domain:
         findings.append(
             Finding(
                 rule="contract-runtime",
                 subject="domain",
-                message=f"the live env runs on domain {info.domain!r}, not {context.target!r}.",
-                fix=f"Set domain to the {context.target} domain object.",
+                message=f"the live env runs on domain {info.domain!r}, not {domain!r}.",
+                fix=f"Set domain to the {domain} domain object.",
             )
         )
     if context.capability is not None and info.capability != context.capability:
@@ -275,7 +276,7 @@ def runtime_contract_findings(outcome: SandboxOutcome, context: GateContext) -> 
                 fix="Declare the requested capability.",
             )
         )
-    reference = {schema["function"]["name"]: schema for schema in get_domain(context.target).toolset.schemas()}
+    reference = {schema["function"]["name"]: schema for schema in get_domain(domain).toolset.schemas()}
     for schema in info.tool_schemas:
         name = schema.get("function", {}).get("name")
         if schema != reference.get(name):

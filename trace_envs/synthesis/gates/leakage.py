@@ -121,18 +121,18 @@ def _index_of(records: LeakageRecords) -> EvaluationIndex:
 
 def evaluation_index(context: GateContext) -> EvaluationIndex:
     """The index of ``context.target``'s evaluation tasks (a target with a data folder reads
-    ``context.tau2_data`` or its environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
-    return _index_of(target(context.target).leakage_records(context.tau2_data))
+    ``context.data`` or the target's environment variable, e.g. $TRACE_ENVS_TAU2_DATA)."""
+    return _index_of(target(context.target).leakage(context.data))
 
 
 def domain_index(domain: str) -> EvaluationIndex | None:
     """The index of the evaluation tasks of the target that plays ``domain`` (its data from its environment
     variable, e.g. $TRACE_ENVS_TAU2_DATA), for scans in use; None where no target does or its data is not here."""
-    spec = target_of_domain(domain)
-    if spec is None:
+    found = target_of_domain(domain)
+    if found is None:
         return None
     try:
-        return _index_of(spec.leakage_records(None))
+        return _index_of(found.leakage(None))
     except TargetDataError:
         return None
 
@@ -159,7 +159,8 @@ def leakage_gate(source: str, context: GateContext) -> GateResult:
         finding = Finding(
             rule="no-evaluation-data",
             message=f"the leakage guard needs the {context.target} evaluation tasks to compare against: {exc}.",
-            fix="Pass tau2_data=DIR (trace-envs validate --tau2-data DIR) or set TRACE_ENVS_TAU2_DATA.",
+            fix="Pass data=DIR (trace-envs validate --data DIR) or set the target's data variable "
+            "(TRACE_ENVS_TAU2_DATA for tau2).",
         )
         return GateResult(gate="leakage", status="failed", findings=[finding])
     findings = find_leaks(parse_module(source), index)

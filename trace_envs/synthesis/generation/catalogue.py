@@ -49,6 +49,8 @@ def catalogue_env(capability: str, target: str) -> tuple[str, type]:
 
 def catalogue_source(capability: str, target: str) -> str:
     """The module that reuses the shipped env for ``capability`` on ``target``."""
+    from trace_envs.targets.registry import target as registered
+
     from ..gates.contract import domain_attribute
 
     env_id, cls = catalogue_env(capability, target)
@@ -73,7 +75,12 @@ def catalogue_source(capability: str, target: str) -> str:
         lines.append(f"from {knobs.__module__} import {knobs.__qualname__}")
     elif pinned:
         lines[-1] += f", {knobs.__qualname__}"
-    lines += ["from trace_envs.core import Capability", f"from trace_envs.domains.{target} import {domain}", "", ""]
+    lines += [
+        "from trace_envs.core import Capability",
+        f"from {registered(target).synthesis_domain()[1]} import {domain}",
+        "",
+        "",
+    ]
     if pinned:
         lines += [
             f"class {name}Knobs({knobs.__qualname__}):",

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trace_envs.llm.base import Usage
+from trace_envs.problems import renamed_keys
 
 from ..gates.ast_names import parse_module
 from ..gates.calibration_settings import CalibrationSettings
@@ -44,9 +45,16 @@ class SynthesisSettings(BaseModel):
     fuzz_examples: int = Field(default=50, ge=1, description="Hypothesis examples of the any-action check.")
     flawed_failure_share: float = Field(default=0.2, gt=0.0, le=1.0, description="Capability gate share.")
     limits: SandboxLimits = Field(default_factory=SandboxLimits)
-    tau2_data: Path | None = Field(default=None, description="tau2 data folder (else $TRACE_ENVS_TAU2_DATA).")
+    data: Path | None = Field(
+        default=None, description="The target's data folder (e.g. tau2's; else its variable, $TRACE_ENVS_TAU2_DATA)."
+    )
     calibration: CalibrationSettings | None = Field(default=None, description="Calibrate with this policy.")
     budget: PromptBudget = Field(default_factory=PromptBudget)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, values: Any) -> Any:
+        return renamed_keys(values, {"tau2_data": "data"})
 
     def context(self, request: SynthesisRequest, generator: Generator, filename: str) -> GateContext:
         return GateContext(
@@ -55,7 +63,7 @@ class SynthesisSettings(BaseModel):
             seeds=self.seeds,
             fuzz_examples=self.fuzz_examples,
             limits=self.limits,
-            tau2_data=self.tau2_data,
+            data=self.data,
             filename=filename,
             flawed_failure_share=self.flawed_failure_share,
             trusted_imports=tuple(getattr(generator, "trusted_imports", ())),

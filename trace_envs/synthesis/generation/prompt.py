@@ -186,11 +186,11 @@ def generation_prompt(
     from trace_envs.targets.registry import target as target_spec
 
     from ..gates.allowlist import ALLOWED_DUNDER_METHODS, stdlib_summary
-    from ..gates.contract import domain_attribute
     from ..gates.static_policy import kit_modules
 
     budget = budget or PromptBudget()
-    domain = get_domain(request.target)
+    domain_key, domain_module, domain_object = target_spec(request.target).synthesis_domain()
+    domain = get_domain(domain_key)
     return render_template(
         "prompts/synthesis_generate.jinja",
         capability=request.capability,
@@ -203,7 +203,8 @@ def generation_prompt(
         policy=domain.policy.strip(),
         guide=contract_guide().strip(),
         examples=worked_examples(request.target, request.capability, budget),
-        domain_object=domain_attribute(request.target),
+        domain_object=domain_object,
+        domain_module=domain_module,
         kit=kit_modules(request.target),
         helpers=helper_docs(target_spec(request.target).helpers),
         stdlib=stdlib_summary(),

@@ -57,7 +57,7 @@ def resolve_domain_dir(path: str | os.PathLike[str] | None, domain: str | None =
         env = os.environ.get(DATA_ENV_VAR)
         if not env:
             raise Tau2DataError(
-                "no tau2 data folder given: pass one (--tau2-data DIR or --data DIR on the command line, data_dir= "
+                "no tau2 data folder given: pass one (--data DIR on the command line, data: in the pipeline config, data_dir= "
                 f"in Python) or set ${DATA_ENV_VAR}: a folder holding {'/'.join(REQUIRED_FILES)} or <domain>/ "
                 "folders such as retail/ and airline/ (tau2-bench's data/tau2/domains, or a generated one that "
                 "`trace-envs tau2-generate DIR` writes)"

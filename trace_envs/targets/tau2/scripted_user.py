@@ -19,8 +19,6 @@ _SECTION = re.compile(r"^(\t*)(Reason for call|Known info):\n((?:\1\t.*\n?)+)", 
 _PERSON = [(r"\bYou are\b", "I am"), (r"\byou are\b", "I am"), (r"\bYou\b", "I"), (r"\byou\b", "I"),
            (r"\bYour\b", "My"), (r"\byour\b", "my")]  # fmt: skip
 CLOSING = f"Thank you, that is all. {STOP_TOKEN}"
-SCRIPTED_USER = "scripted"
-"""The ``--user-model`` value (``trace-envs evaluate``) that selects :class:`ScriptedCustomer`."""
 
 
 def first_person(text: str) -> str:
