@@ -144,7 +144,7 @@ def test_the_tau2_targets_oracle_is_its_own(shared_data: Path) -> None:
         inner.oracle_actions()
     env.reset(seed=0)
     oracle = inner.oracle_actions()
-    assert oracle == target("retail").flawed_actions(inner, [])
+    assert oracle == target("retail").oracle(inner) == target("retail").flawed(inner, [])
     assert OraclePolicy().actions_for(env) == oracle and inner.flawed_actions() is None
     with pytest.raises(RuntimeError, match="evaluated when it ends"):
         inner.verify()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from gymnasium.vector import AsyncVectorEnv
 
 import trace_envs
 from trace_envs.box import BoxedEnv, default_pool
+from trace_envs.box.launch import SHARED_TEMPORARY
 from trace_envs.plugins import PATH_VARIABLE
 
 from .conftest import GOOD
@@ -54,7 +56,7 @@ def make_vector(how: str, env_id: str) -> gym.vector.VectorEnv[Any, Any, Any]:
 
 @pytest.mark.parametrize("how", ["make_vec", "make_vec-spawn", "fork", "spawn", "path"])
 def test_a_boxed_env_runs_in_an_async_vector_env_and_leaves_no_box(
-    how: str, tmp_path: Path, clean_ids: list[str], monkeypatch: pytest.MonkeyPatch
+    how: str, tmp_path: Path, clean_ids: list[str], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -68,10 +70,13 @@ def test_a_boxed_env_runs_in_an_async_vector_env_and_leaves_no_box(
     assert isinstance(here, BoxedEnv)
     expected = [here.reset(seed=seed) for seed in (0, 1)]
     here.close()
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setenv("TMPDIR", str(scratch))  # the workers' boxes make their scratch here
+    # the workers' boxes make their scratch here: under /tmp, since a box's unprivileged uid cannot pass through
+    # pytest's 0700 temporary root (a box's scratch would go to /tmp itself then)
+    scratch = Path(tempfile.mkdtemp(prefix="trace-vector-test-", dir=SHARED_TEMPORARY))
+    scratch.chmod(0o711)
+    monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
     vector = make_vector(how, env_id)
     try:
         observations, _ = vector.reset(seed=[0, 1])

@@ -148,3 +148,25 @@ def test_the_homes_are_covered_with_the_code_the_box_reads_there_kept(
     assert options == ["--cover", str(home), "--cover", str(other), "--keep", str(home / ".pyenv" / "3.11")]
     # the home that holds the scratch is left as it is
     assert launch.home_covers(str(other / "trace-box-1"), needed) == options[:2] + options[4:]
+
+
+def test_a_scratch_under_a_folder_the_box_cannot_pass_goes_to_the_shared_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The box drops to an unprivileged uid, which cannot pass through pytest's 0700 temporary root (or a
+    ``$TMPDIR`` in a home): its scratch then goes to /tmp, where it is only the mount point of the box's tmpfs."""
+    import tempfile
+
+    from trace_envs.box.launch import SHARED_TEMPORARY, scratch_parent
+
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(closed))
+    assert scratch_parent() == SHARED_TEMPORARY
+    passable = Path(tempfile.mkdtemp(dir=SHARED_TEMPORARY))
+    try:
+        passable.chmod(0o711)
+        monkeypatch.setattr(tempfile, "tempdir", str(passable))
+        assert scratch_parent() is None
+    finally:
+        passable.rmdir()

@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays
+from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays, scratch_parent
 from .layers import missing_layers, refusal
 from .limits import BoxLimits
 from .lines import LineReader, LineTooLong, PipeClosed, PipeTimeout, wait_for
@@ -149,7 +149,7 @@ class BoxProcess:
         missing = missing_layers(namespaces=self.limits.namespaces)
         if missing and not self.limits.weaker_box:  # fail closed: no box, and no folder left behind
             raise BoxLayerMissing(refusal(missing), stage="start")
-        self.scratch = tempfile.mkdtemp(prefix="trace-box-")
+        self.scratch = tempfile.mkdtemp(prefix="trace-box-", dir=scratch_parent())
         self.private = tempfile.mkdtemp(prefix="trace-box-out-")  # stdout/stderr files: not in scratch
         self.run_id = Path(self.scratch).name
         self.refusals: list[Refusal] = refusals if refusals is not None else []

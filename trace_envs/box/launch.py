@@ -12,8 +12,10 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -141,6 +143,20 @@ def box_environment(scratch: str, hash_seed: int) -> dict[str, str]:
 def needed_roots() -> list[str]:
     """The folders a box reads its code from (the interpreter's prefixes, our packages and the plugins'), resolved."""
     return sorted({os.path.realpath(path) for path in (sys.prefix, sys.base_prefix, sys.exec_prefix, *package_roots())})
+
+
+SHARED_TEMPORARY = "/tmp"
+"""Where a box's scratch goes when the temporary folder lies under one the box's uid cannot pass through."""
+
+
+def scratch_parent() -> str | None:
+    """The folder to make a box's scratch in: None (the temporary folder) when every folder above it lets others
+    pass, else :data:`SHARED_TEMPORARY`. A box drops to an unprivileged uid, which cannot reach a scratch under a
+    0700 folder (pytest's ``/tmp/pytest-of-root``, a ``$TMPDIR`` in a home); the scratch is only a mount point
+    there, covered by the box's own tmpfs."""
+    folder = Path(tempfile.gettempdir()).resolve()
+    passable = all(os.stat(part).st_mode & stat.S_IXOTH for part in (folder, *folder.parents))
+    return None if passable or not os.path.isdir(SHARED_TEMPORARY) else SHARED_TEMPORARY
 
 
 def hidden_folder(scratch: str, needed: list[str]) -> str | None:
