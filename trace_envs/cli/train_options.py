@@ -74,12 +74,14 @@ class Knob:
         return None if self.field.default_factory is not None else self.field.default
 
     def help(self) -> str:
-        """The field's description, plus the old flag that still works, if any."""
+        """The field's description, plus the old flag that still works or the flag other commands give it, if any."""
         old, shared = OLD_FLAGS.get(self.path), SHARED_FLAGS.get(self.path)
         if old:
             return f"{self.field.description} (Old spelling: {old}; use {self.flag}.)"
-        return f"{self.field.description} (Also {shared}, as in rollout and evaluate.)" if shared else str(
-            self.field.description
+        return (
+            f"{self.field.description} (Also {shared}, as in rollout and evaluate.)"
+            if shared
+            else str(self.field.description)
         )
 
 
