@@ -6,9 +6,10 @@ share of spot-check episodes with their real ones, on their own seeds (:func:`sp
 solution must score 1.0, a junk policy (empty messages or random text) must score 0, and the flawed solution
 must get a finite reward in ``[0, 1]``; and a boxed env's generated text on that seed (its opening, prompts and
 replies along the reference solution) must hold no evaluation data, by the leakage index the validator uses
-(the text scan :func:`set_text_scan` registers: ``import trace_envs`` names the leakage gate's). An env that fails is stopped with one line naming it and the seed
-(:class:`SpotCheckFailure`); which seeds are checked is drawn by a seeded ``random.Random`` per run
-(:func:`chosen_seeds`), so a module cannot know them in advance, and a run can be replayed from its seed.
+(the scan :func:`set_text_scan` holds: ``import trace_envs`` sets the leakage gate's). An env that fails is
+stopped with one line naming it and the seed (:class:`SpotCheckFailure`); which seeds are checked is drawn by a
+seeded ``random.Random`` per run (:func:`chosen_seeds`), so a module cannot know them in advance, and a run can
+be replayed from its seed.
 """
 
 from __future__ import annotations
