@@ -83,15 +83,15 @@ def namespace_prefix() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return (), ()
 
 
-@lru_cache(maxsize=1)
-def dropped_user_namespace() -> tuple[str, ...]:
-    """As root: the prefix that gives a box its user namespace once the seal has dropped it to :data:`BOX_UID`
+@lru_cache(maxsize=4)
+def dropped_user_namespace(uid: int = BOX_UID) -> tuple[str, ...]:
+    """As root: the prefix that gives a box its user namespace once the seal has dropped it to ``uid``
     (empty when not root, or where that uid may not make one: the box is then a weaker one)."""
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv", path=mounts.SBIN_PATH)
     if os.geteuid() != 0 or unshare is None or setpriv is None:
         return ()
     nested = (unshare, *USER_NAMESPACE)
-    return nested if succeeds([setpriv, *mounts.uid_options(BOX_UID), *nested, "true"]) else ()
+    return nested if succeeds([setpriv, *mounts.uid_options(uid), *nested, "true"]) else ()
 
 
 def drops_uid(isolation: Sequence[str]) -> bool:
@@ -209,7 +209,7 @@ def boxed_command(
         quota_options += home_covers(scratch, needed)
         if os.geteuid() == 0:
             quota_options += ["--uid", str(uid)]
-            wrapped = [*dropped_user_namespace(), *wrapped]
+            wrapped = [*dropped_user_namespace(uid), *wrapped]
         wrapped = [
             sys.executable,
             "-B",
