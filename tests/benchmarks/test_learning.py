@@ -113,6 +113,9 @@ def test_base_from_must_be_another_run_with_the_same_base(tmp_path: Path, capsys
     with pytest.raises(SystemExit) as same:
         learning.parse_args(["--out", str(tmp_path), "--base-from", str(tmp_path)])
     assert same.value.code == 2 and "--base-from must name another run's --out" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as missing:
+        learning.parse_args(["--out", str(tmp_path / "mine"), "--base-from", str(tmp_path / "nowhere")])
+    assert missing.value.code == 2 and "is not a folder: start that run first" in capsys.readouterr().err
     other = tmp_path / "other"
     other.mkdir()
     settings = {**vars(learning.parse_args(["--out", str(other)])), "base_seed": 7, "out": str(other)}
