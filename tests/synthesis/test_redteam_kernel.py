@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from trace_envs.box import BoxLimits, BoxProcess
-from trace_envs.box.launch import box_processes
+from trace_envs.box.launch import box_processes, needed_roots
 from trace_envs.box.layers import missing_layers
+from trace_envs.box.mounts import under
 from trace_envs.box.protocol import Reset, Step
 
 from .conftest import GOOD_MODULE, REDTEAM
@@ -215,6 +217,9 @@ def test_the_box_runs_as_an_unprivileged_uid_and_root_only_actions_fail() -> Non
 def test_a_home_under_the_hidden_temporary_folder_leaves_the_box_sealed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    temporary = os.path.realpath(tempfile.gettempdir())
+    if any(under(root, temporary) for root in needed_roots()):
+        pytest.skip("this checkout lies in the temporary folder, which a box then leaves visible (docs/boxed-envs.md)")
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))  # a home the hidden /tmp already hides: nothing to cover there
