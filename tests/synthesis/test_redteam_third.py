@@ -33,8 +33,11 @@ from trace_envs.box.protocol import Reset, Step
 from trace_envs.core.spot_checks import spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_rollouts
 from trace_envs.rollout.scripted import NoopPolicy, play_actions
+from trace_envs.rollout.store import iter_episodes
 from trace_envs.synthesis import GateContext, validate_source
 from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
+from trace_envs.training.bridge import trl_environment
+from trace_envs.training.spot_checks import spot_checked_rows
 
 from ..box.conftest import synthesis_folder
 from .conftest import REDTEAM, make_context, needs_sandbox_and_tau2
@@ -243,6 +246,23 @@ def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
     assert "manifest.json': 'FileNotFoundError'" in stolen, stolen
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: the hook reports through server.main's AuditReporter, an object of the box's own process: "
+    "sys._getframe is allowed (audit.AuditPolicy decides it by name), the frame's f_locals hold 'reporter', and "
+    "setting its fd to -1 makes every later refusal silent, so validation sees no finding",
+)
+def test_the_hook_reports_what_it_refuses_whatever_the_module_does() -> None:
+    box = BoxProcess(third("silence_the_hook.py"), limits=BoxLimits(wall_seconds=60))
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    assert "'proc': 'PermissionError'" in stolen and "'socket': 'PermissionError'" in stolen, stolen  # refused
+    assert box.refusals, f"nothing reported: {stolen}"
+
+
 # ----- telling validation from use, and poisoning what use reads ----------------------------------------------------
 
 
@@ -277,6 +297,23 @@ def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str]) -> N
     summary = run_rollouts(jobs, lambda job: SlowNoop(1.2), policy_spec="noop", spot_check_share=1.0, spot_check_seed=5)
     assert summary.stopped == {} and summary.spot_checks == 1  # its seed was spot-checked, and held
     assert summary.reward_sum == 0.0, f"a do-nothing agent at a model's pace was paid {summary.reward_sum}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: as above, on GRPO's path: the training spot check of the rows' seeds plays fast and holds, and "
+    "the TRL bridge's get_reward pays a generation that took a model's time to say nothing",
+)
+def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(pool: BoxPool, clean_ids: list[str]) -> None:
+    env_id = register(third("slow_agent_pays.py"), "trace/redteam-slow-trl-v0", pool, clean_ids)
+    rows = [{"environment": env_id, "seed": UNPLAYED + 2}]
+    kept, failures = spot_checked_rows(rows, {env_id: gym.make(env_id).unwrapped}, share=1.0, seed=3)
+    assert kept == rows and failures == {}
+    generation = trl_environment(env_id)()
+    generation.reset(seed=UNPLAYED + 2)
+    time.sleep(3.3)  # the model generates its (empty) answer
+    reward = generation.get_reward()
+    assert reward == 0.0, f"GRPO's reward for a slow empty generation is {reward}"
 
 
 @pytest.mark.xfail(
@@ -342,6 +379,20 @@ def test_an_error_reply_cannot_flood_the_store(pool: BoxPool, clean_ids: list[st
     assert size < 100_000, f"one errored episode wrote {size:,} bytes"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: checks.checked_verdict bounds a step's verdict components, but BoxedEnv.verify (an Ask, as "
+    "cut() uses) only parses a Verdict, whose components are unbounded: a rollout cut at max_steps stores 1e300",
+)
+def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    env_id = register(third("verdict_components_unbounded.py"), "trace/redteam-components-v0", pool, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    run_rollouts(make_jobs([env_id], [0]), "noop", store=store, max_steps=1, spot_check_share=0.0)
+    (record,) = list(iter_episodes(store.path))
+    assert record.ended == "max_steps", record.ended
+    assert all(0.0 <= value <= 1.0 for value in record.components.values()), record.components
+
+
 # ----- the whole validation (slow) ----------------------------------------------------------------------------------
 
 PASSES_VALIDATION = [
@@ -351,6 +402,8 @@ PASSES_VALIDATION = [
     "render_escapes.py",
     "env_id_homoglyph.py",
     "failed_reply_flood.py",
+    "silence_the_hook.py",
+    "verdict_components_unbounded.py",
 ]
 
 
