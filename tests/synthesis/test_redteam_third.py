@@ -40,7 +40,7 @@ from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
 
 from ..box.conftest import synthesis_folder
-from .conftest import REDTEAM, make_context, needs_sandbox_and_tau2
+from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
 
 THIRD = REDTEAM / "third"
 HOOK_OFF = BoxLimits(audit_hook=False, wall_seconds=60)
@@ -233,6 +233,16 @@ def test_the_static_gate_refuses_frames_reached_by_pattern_matching() -> None:
     assert not all(gate(source, context).passed for gate in (parse_gate, static_policy_gate))
 
 
+def test_the_first_tricks_past_an_ast_check_are_each_refused_on_their_line() -> None:
+    """HELD: frames through a generator, a coroutine and a traceback, __subclasses__, compile, a full-width exec,
+    type(), __init_subclass__, a format field, getattr with a literal frame attribute, vars and breakpoint."""
+    source = third("static_tricks_held.py")
+    payload = {n for n, line in enumerate(source.splitlines(), start=1) if line.endswith("# payload")}
+    result = static_policy_gate(source, GateContext(target="retail", filename="static_tricks_held.py"))
+    assert not result.passed and len(payload) == 12
+    assert {finding.line for finding in result.findings} == payload, [f.render() for f in result.findings]
+
+
 def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
     """HELD: with exec and open in hand (the hook on), /etc stays unreadable and the manifest is not there."""
     box = BoxProcess(third("match_pattern_builtins.py"), limits=BoxLimits(wall_seconds=60))
@@ -297,6 +307,29 @@ def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str]) -> N
     summary = run_rollouts(jobs, lambda job: SlowNoop(1.2), policy_spec="noop", spot_check_share=1.0, spot_check_seed=5)
     assert summary.stopped == {} and summary.spot_checks == 1  # its seed was spot-checked, and held
     assert summary.reward_sum == 0.0, f"a do-nothing agent at a model's pace was paid {summary.reward_sum}"
+
+
+@needs_sandbox_and_tau2()
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: the leak scans (validation's, the spot checks') read what a fast replay of the reference says; "
+    "a module that tells an evaluation order id only to an agent that took a model's time is never scanned",
+)
+def test_an_evaluation_id_never_reaches_a_slow_agent(
+    pool: BoxPool, clean_ids: list[str], leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACE_ENVS_TAU2_DATA", str(TAU2_DATA))  # the spot checks' leak scan reads the tasks here
+    source = third("slow_agent_leaks.py", leaked_id_reversed=leaked["leaked_id_reversed"])
+    env_id = register(source, "trace/redteam-slow-leak-v0", pool, clean_ids)
+    env = gym.make(env_id).unwrapped
+    try:
+        assert spot_check(env, env_id, UNPLAYED, Random(1)) is None  # oracle, junk, flawed and the leak scan held
+        env.reset(seed=UNPLAYED)
+        time.sleep(3.3)  # a model's thinking time
+        observation = env.step("Could you check my order?")[0]
+    finally:
+        env.close()
+    assert leaked["leaked_id"] not in observation, observation
 
 
 @pytest.mark.xfail(
@@ -404,13 +437,15 @@ PASSES_VALIDATION = [
     "failed_reply_flood.py",
     "silence_the_hook.py",
     "verdict_components_unbounded.py",
+    "slow_agent_leaks.py",
 ]
+"""The modules whose hole needs them to pass validation (slow_agent_leaks.py's placeholder is filled there)."""
 
 
 @pytest.mark.slow
 @needs_sandbox_and_tau2()
 @pytest.mark.parametrize("name", PASSES_VALIDATION)
 @pytest.mark.xfail(strict=True, reason="each passes every gate today (see the consumer test of its hole)")
-def test_validation_rejects_the_use_only_payloads(name: str) -> None:
-    report = validate_source(third(name), make_context(name))
+def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
+    report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))
     assert report.stopped_by is not None, report.table()
