@@ -40,6 +40,7 @@ from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
 
 from ..box.conftest import synthesis_folder
+from ..conftest import shared_dir
 from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
 
 THIRD = REDTEAM / "third"
@@ -98,6 +99,11 @@ def boxed(source: str, pool: BoxPool, **kwargs: Any) -> Any:
     return boxed_env_class(source, box.ready, pool=pool)(**kwargs)
 
 
+def test_every_module_is_played() -> None:
+    text = Path(__file__).read_text(encoding="utf-8")
+    assert all(f'"{path.name}"' in text for path in THIRD.glob("*.py")), "a module of redteam/third/ is not played"
+
+
 # ----- kernel layers (audit hook off) -------------------------------------------------------------------------------
 
 
@@ -121,6 +127,22 @@ def test_fd_and_syscall_tricks_all_fail() -> None:
     assert box.failure is None
 
 
+def test_the_checkout_its_data_and_the_system_stay_unread() -> None:
+    """HELD: the checkout (root, .git, pyproject), the benchmark data beside it, /etc/shadow, /proc/cmdline and
+    another process's maps; only a file's metadata answers (documented: Landlock does not cover stat)."""
+    checkout = Path(trace_envs.__file__).resolve().parents[1]
+    source = third("host_file_sweep.py", checkout=str(checkout), shared=str(shared_dir()))
+    box = BoxProcess(source, limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    for target in ("checkout root", "git config", "pyproject", "evaluation tasks", "shared list", "shadow"):
+        assert f"{target}: PermissionError" in stolen, stolen
+    assert "cmdline: ok" not in stolen and "maps of 1: ok" not in stolen, stolen
+
+
 def memfd_bytes(run_id: str) -> int:
     """Bytes of the memfds the box's processes hold open, as the host sees them."""
     held = 0
@@ -135,6 +157,7 @@ def memfd_bytes(run_id: str) -> int:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: memfd_create is allowed (syscalls.DENIED) and a memfd's pages are shmem, outside RLIMIT_AS; "
     "RLIMIT_FSIZE bounds one file and RLIMIT_NOFILE their number, so a box holds open_files x file_size_bytes "
     "(256 x 16 MiB = 4 GiB by default) beside its 2 GiB address space",
@@ -159,6 +182,7 @@ def host_tasks(stolen: str) -> int:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: sysinfo(2) (and getloadavg, sysconf free pages) are not namespaced and not in syscalls.DENIED: "
     "a box counts the host's tasks and reads its load, so it sees what else runs (a trainer) and can tell "
     "validation from use",
@@ -183,6 +207,7 @@ def test_a_box_cannot_see_what_else_runs_on_the_host() -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: Landlock does not mediate inotify_add_watch and the seccomp filter allows inotify_*: a box "
     "watches a host folder outside its view and reads the names of the files made there",
 )
@@ -204,6 +229,7 @@ def test_a_box_cannot_watch_a_host_folder() -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: the report pipe's number is in sys.argv and client.BoxProcess._report believes every line: an "
     "'isolation' claim is kept while the module is imported (_started is set only after Ready), and 'blocked' "
     "lines are kept without the hook's MAX_REPORTED cap, in the pool's list for the pool's life",
@@ -224,6 +250,7 @@ def test_the_module_cannot_write_the_box_report() -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: static_policy checks attribute nodes and strings, but a class pattern's keyword "
     "(case object(gi_frame=object(f_builtins={'exec': f}))) reads attributes by name: the module gets exec and open",
 )
@@ -258,6 +285,7 @@ def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: the hook reports through server.main's AuditReporter, an object of the box's own process: "
     "sys._getframe is allowed (audit.AuditPolicy decides it by name), the frame's f_locals hold 'reporter', and "
     "setting its fd to -1 makes every later refusal silent, so validation sees no finding",
@@ -291,6 +319,7 @@ class SlowNoop(NoopPolicy):
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: nothing in validation or the spot checks plays at a model's pace; a verifier keyed on the time "
     "since reset (time reached through the pattern-matching hole, import time allowed by the hook) pays a slow "
     "junk agent 1.0 and passes both",
@@ -312,6 +341,7 @@ def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str]) -> N
 @needs_sandbox_and_tau2()
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: the leak scans (validation's, the spot checks') read what a fast replay of the reference says; "
     "a module that tells an evaluation order id only to an agent that took a model's time is never scanned",
 )
@@ -334,6 +364,7 @@ def test_an_evaluation_id_never_reaches_a_slow_agent(
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: as above, on GRPO's path: the training spot check of the rows' seeds plays fast and holds, and "
     "the TRL bridge's get_reward pays a generation that took a model's time to say nothing",
 )
@@ -351,6 +382,7 @@ def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(pool: BoxPool, clean
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: checks.checked_verdict bounds the reward, not success; rollout.runner._episode_record takes "
     "verdict['success'] as the record's success and jobs.RolloutSummary counts it in the pass rate",
 )
@@ -365,6 +397,7 @@ def test_a_junk_agent_does_not_succeed_at_reward_zero(pool: BoxPool, clean_ids: 
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: BoxedEnv.render (box/proxy.py) prints render_transcript of the box's messages as they are; "
     "checks.TranscriptMessage bounds their length, not their control characters",
 )
@@ -382,6 +415,7 @@ def test_render_shows_no_terminal_escapes(pool: BoxPool, capsys: pytest.CaptureF
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: env_identity refuses an id registered to another text, not one that looks the same: "
     "'trace/order-canc\\u0435l-v0' (Cyrillic ie) is registered beside the shipped trace/order-cancel-v0",
 )
@@ -401,6 +435,7 @@ def test_an_env_id_that_looks_like_a_shipped_one_is_refused(tmp_path: Path) -> N
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: box/server.failed cuts the message, not the exception's type name, and client/proxy take "
     "Failed.error unbounded (to reply_bytes): a 3 MB class name lands twice in each errored episode's record",
 )
@@ -414,6 +449,7 @@ def test_an_error_reply_cannot_flood_the_store(pool: BoxPool, clean_ids: list[st
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="hole: checks.checked_verdict bounds a step's verdict components, but BoxedEnv.verify (an Ask, as "
     "cut() uses) only parses a Verdict, whose components are unbounded: a rollout cut at max_steps stores 1e300",
 )
@@ -445,7 +481,9 @@ PASSES_VALIDATION = [
 @pytest.mark.slow
 @needs_sandbox_and_tau2()
 @pytest.mark.parametrize("name", PASSES_VALIDATION)
-@pytest.mark.xfail(strict=True, reason="each passes every gate today (see the consumer test of its hole)")
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="each passes every gate today (see the consumer test of its hole)"
+)
 def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
     report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))
     assert report.stopped_by is not None, report.table()
