@@ -1,0 +1,489 @@
+"""Red team, third round: modules written by an LLM helper acting as attacker (``redteam/third/``), each the
+project's control module plus one payload, aimed at one class of attack the earlier rounds left out. A test
+asserts that its module holds (validation rejects it, or nothing fires, leaks or poisons on the consumer path it
+aims at); the ones that get through today are ``xfail(strict=True)``, their reason naming the hole, so a fix
+turns them into failures that say "now remove the xfail".
+
+The kernel modules run with the audit hook off (the threat model: an attacker switches it off from inside); the
+others pass the static gates today by one hole, pattern matching (``match_pattern_builtins.py``), and the slow
+test shows that they pass the whole validation.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import trace_envs
+from trace_envs.box import BoxLimits, BoxPool, BoxProcess, boxed_env_class
+from trace_envs.box.audit import MAX_REPORTED
+from trace_envs.box.launch import box_processes
+from trace_envs.box.layers import missing_layers
+from trace_envs.box.protocol import Reset, Step
+from trace_envs.core.spot_checks import spot_check
+from trace_envs.rollout import TrajectoryStore, make_jobs, run_rollouts
+from trace_envs.rollout.scripted import NoopPolicy, play_actions
+from trace_envs.rollout.store import iter_episodes
+from trace_envs.synthesis import GateContext, validate_source
+from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
+from trace_envs.training.bridge import trl_environment
+from trace_envs.training.spot_checks import spot_checked_rows
+
+from ..box.conftest import synthesis_folder
+from ..conftest import shared_dir
+from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
+
+THIRD = REDTEAM / "third"
+HOOK_OFF = BoxLimits(audit_hook=False, wall_seconds=60)
+UNPLAYED = 700_000
+"""The first seed of the band the use-only payloads fire on (no fixed seed reaches it; a drawn one, one in ten
+million)."""
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="boxes need Linux"),
+    pytest.mark.skipif(bool(missing_layers()), reason=f"this host lacks box layers: {missing_layers()}"),
+]
+
+
+def third(name: str, **values: str) -> str:
+    """A module of ``redteam/third/`` with its ``__KEY__`` placeholders filled."""
+    text = (THIRD / name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace(f"__{key.upper()}__", value)
+    return text
+
+
+def loot(box: BoxProcess) -> str:
+    """What the payload returns on the action ``leak``."""
+    return str(box.call(Step(action="leak")).observation)
+
+
+@pytest.fixture
+def pool() -> Iterator[BoxPool]:
+    with BoxPool(BoxLimits(step_seconds=20)) as boxes:
+        yield boxes
+
+
+@pytest.fixture
+def clean_ids() -> Iterator[list[str]]:
+    """Ids a test registers (appended to the list), unregistered after it."""
+    ids: list[str] = []
+    yield ids
+    for env_id in ids:
+        gym.registry.pop(env_id, None)
+
+
+def register(source: str, env_id: str, pool: BoxPool, clean_ids: list[str]) -> str:
+    """Register a boxed env of ``source`` as ``env_id`` (unregistered after the test)."""
+    box = pool.acquire(source, {})
+    pool.release(box, source, {})
+    gym.register(id=env_id, entry_point=boxed_env_class(source, box.ready, pool=pool), disable_env_checker=True)
+    clean_ids.append(env_id)
+    return env_id
+
+
+def boxed(source: str, pool: BoxPool, **kwargs: Any) -> Any:
+    """A boxed env of ``source`` (its class declared by a first box of the pool)."""
+    box = pool.acquire(source, {})
+    pool.release(box, source, {})
+    return boxed_env_class(source, box.ready, pool=pool)(**kwargs)
+
+
+def test_every_module_is_played() -> None:
+    text = Path(__file__).read_text(encoding="utf-8")
+    assert all(f'"{path.name}"' in text for path in THIRD.glob("*.py")), "a module of redteam/third/ is not played"
+
+
+# ----- kernel layers (audit hook off) -------------------------------------------------------------------------------
+
+
+def test_fd_and_syscall_tricks_all_fail() -> None:
+    """HELD: inherited descriptors, O_PATH + openat, fifo, symlink, fexecve of a memfd, io_uring, userfaultfd,
+    fanotify, pidfd, clone3, a thread in a new namespace, prctl, kill(-1) and TIOCSTI."""
+    box = BoxProcess(third("fd_and_syscall_tricks.py"), limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    for refused in ("proc fd: PermissionError", "openat etc: PermissionError", "fifo: PermissionError"):
+        assert refused in stolen, stolen
+    assert "symlink: PermissionError" in stolen and "fexecve: PermissionError" in stolen, stolen
+    for call in ("io_uring_setup", "userfaultfd", "fanotify_init", "pidfd_open", "clone thread newnet"):
+        assert f"{call}: ok '-1 errno 1'" in stolen, stolen
+    assert "clone3: ok '-1 errno 38'" in stolen and "prctl ambient raise: ok '-1 errno 1'" in stolen, stolen
+    assert "kill -1: ProcessLookupError" in stolen, stolen
+    assert all(f"tiocsti {fd}: OSError" in stolen for fd in range(4)), stolen
+    assert box.failure is None
+
+
+def test_the_checkout_its_data_and_the_system_stay_unread() -> None:
+    """HELD: the checkout (root, .git, pyproject), the benchmark data beside it, /etc/shadow, /proc/cmdline and
+    another process's maps; only a file's metadata answers (documented: Landlock does not cover stat)."""
+    checkout = Path(trace_envs.__file__).resolve().parents[1]
+    source = third("host_file_sweep.py", checkout=str(checkout), shared=str(shared_dir()))
+    box = BoxProcess(source, limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    for target in ("checkout root", "git config", "pyproject", "evaluation tasks", "shared list", "shadow"):
+        assert f"{target}: PermissionError" in stolen, stolen
+    assert "cmdline: ok" not in stolen and "maps of 1: ok" not in stolen, stolen
+
+
+def memfd_bytes(run_id: str) -> int:
+    """Bytes of the memfds the box's processes hold open, as the host sees them."""
+    held = 0
+    for pid in box_processes(run_id):
+        try:
+            links = [(fd, os.readlink(f"/proc/{pid}/fd/{fd}")) for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        held += sum(os.stat(f"/proc/{pid}/fd/{fd}").st_size for fd, link in links if link.startswith("/memfd:"))
+    return held
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: memfd_create is allowed (syscalls.DENIED) and a memfd's pages are shmem, outside RLIMIT_AS; "
+    "RLIMIT_FSIZE bounds one file and RLIMIT_NOFILE their number, so a box holds open_files x file_size_bytes "
+    "(256 x 16 MiB = 4 GiB by default) beside its 2 GiB address space",
+)
+def test_memfds_stay_within_the_box_memory_limit() -> None:
+    limits = HOOK_OFF.model_copy(update={"memory_bytes": 256 * 2**20, "open_files": 40})
+    box = BoxProcess(third("memfd_beyond_rlimit.py"), limits=limits)
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+        held = memfd_bytes(box.run_id)
+    finally:
+        box.close()
+    assert held <= limits.memory_bytes, f"the host sees {held:,} bytes of memfds; {stolen}"
+
+
+def host_tasks(stolen: str) -> int:
+    """The host's task count of the payload's last reading."""
+    counts = [line.split(": ")[1] for line in stolen.splitlines() if line.startswith("host tasks:")]
+    return int(counts[-1])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: sysinfo(2) (and getloadavg, sysconf free pages) are not namespaced and not in syscalls.DENIED: "
+    "a box counts the host's tasks and reads its load, so it sees what else runs (a trainer) and can tell "
+    "validation from use",
+)
+def test_a_box_cannot_see_what_else_runs_on_the_host() -> None:
+    box = BoxProcess(third("host_wide_counters.py"), limits=HOOK_OFF)
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait, daemon=True) for _ in range(200)]
+    try:
+        box.call(Reset(seed=0))
+        before = host_tasks(loot(box))
+        for thread in threads:
+            thread.start()
+        after = host_tasks(loot(box))
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        box.close()
+    assert after - before < 100, f"the box counted {after - before} more host tasks after the host started 200"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: Landlock does not mediate inotify_add_watch and the seccomp filter allows inotify_*: a box "
+    "watches a host folder outside its view and reads the names of the files made there",
+)
+def test_a_box_cannot_watch_a_host_folder() -> None:
+    watched = tempfile.mkdtemp(prefix="trace-redteam-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    os.chmod(watched, 0o755)  # a folder others may read, as most are
+    box = BoxProcess(third("inotify_host_watch.py", watched=watched), limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        Path(watched, "checkpoint-1").write_text("weights", encoding="utf-8")
+        stolen = loot(box)
+    finally:
+        box.close()
+        for child in Path(watched).iterdir():
+            child.unlink()
+        os.rmdir(watched)
+    assert "checkpoint-1" not in stolen, stolen
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: the report pipe's number is in sys.argv and client.BoxProcess._report believes every line: an "
+    "'isolation' claim is kept while the module is imported (_started is set only after Ready), and 'blocked' "
+    "lines are kept without the hook's MAX_REPORTED cap, in the pool's list for the pool's life",
+)
+def test_the_module_cannot_write_the_box_report() -> None:
+    box = BoxProcess(third("report_pipe_forgery.py"), limits=HOOK_OFF)
+    try:
+        box.call(Reset(seed=0))
+        refusals, sealed = len(box.refusals), list(box.sealed)
+    finally:
+        box.close()
+    assert not any("forged" in layer for layer in sealed), sealed
+    assert refusals <= MAX_REPORTED, f"{refusals:,} refusals kept from one box"
+
+
+# ----- the static gate and the audit hook ---------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: static_policy checks attribute nodes and strings, but a class pattern's keyword "
+    "(case object(gi_frame=object(f_builtins={'exec': f}))) reads attributes by name: the module gets exec and open",
+)
+def test_the_static_gate_refuses_frames_reached_by_pattern_matching() -> None:
+    source = third("match_pattern_builtins.py")
+    context = GateContext(target="retail", filename="match_pattern_builtins.py")
+    assert not all(gate(source, context).passed for gate in (parse_gate, static_policy_gate))
+
+
+def test_the_first_tricks_past_an_ast_check_are_each_refused_on_their_line() -> None:
+    """HELD: frames through a generator, a coroutine and a traceback, __subclasses__, compile, a full-width exec,
+    type(), __init_subclass__, a format field, getattr with a literal frame attribute, vars and breakpoint."""
+    source = third("static_tricks_held.py")
+    payload = {n for n, line in enumerate(source.splitlines(), start=1) if line.endswith("# payload")}
+    result = static_policy_gate(source, GateContext(target="retail", filename="static_tricks_held.py"))
+    assert not result.passed and len(payload) == 12
+    assert {finding.line for finding in result.findings} == payload, [f.render() for f in result.findings]
+
+
+def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
+    """HELD: with exec and open in hand (the hook on), /etc stays unreadable and the manifest is not there."""
+    box = BoxProcess(third("match_pattern_builtins.py"), limits=BoxLimits(wall_seconds=60))
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    assert "'reached': 'open and exec'" in stolen, "the fixture no longer reaches exec: it is stale"
+    assert "'/etc/passwd': 'PermissionError'" in stolen and "'/etc/hostname': 'PermissionError'" in stolen, stolen
+    assert "manifest.json': 'FileNotFoundError'" in stolen, stolen
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: the hook reports through server.main's AuditReporter, an object of the box's own process: "
+    "sys._getframe is allowed (audit.AuditPolicy decides it by name), the frame's f_locals hold 'reporter', and "
+    "setting its fd to -1 makes every later refusal silent, so validation sees no finding",
+)
+def test_the_hook_reports_what_it_refuses_whatever_the_module_does() -> None:
+    box = BoxProcess(third("silence_the_hook.py"), limits=BoxLimits(wall_seconds=60))
+    try:
+        box.call(Reset(seed=0))
+        stolen = loot(box)
+    finally:
+        box.close()
+    assert "'proc': 'PermissionError'" in stolen and "'socket': 'PermissionError'" in stolen, stolen  # refused
+    assert box.refusals, f"nothing reported: {stolen}"
+
+
+# ----- telling validation from use, and poisoning what use reads ----------------------------------------------------
+
+
+class SlowNoop(NoopPolicy):
+    """A do-nothing agent that thinks like a model: ``delay`` seconds before each action."""
+
+    def __init__(self, delay: float):
+        """Wait ``delay`` seconds before each action."""
+        self.delay = delay
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        """An empty message, late."""
+        time.sleep(self.delay)
+        return ""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: nothing in validation or the spot checks plays at a model's pace; a verifier keyed on the time "
+    "since reset (time reached through the pattern-matching hole, import time allowed by the hook) pays a slow "
+    "junk agent 1.0 and passes both",
+)
+def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str]) -> None:
+    env_id = register(third("slow_agent_pays.py"), "trace/redteam-slow-v0", pool, clean_ids)
+    env = gym.make(env_id).unwrapped
+    try:
+        assert spot_check(env, env_id, UNPLAYED, Random(1)) is None  # fast: the spot check sees the honest rewards
+        assert play_actions(env, ["", "###STOP###"], seed=UNPLAYED)[0] == 0.0
+    finally:
+        env.close()
+    jobs = make_jobs([env_id], [UNPLAYED + 1])
+    summary = run_rollouts(jobs, lambda job: SlowNoop(1.2), policy_spec="noop", spot_check_share=1.0, spot_check_seed=5)
+    assert summary.stopped == {} and summary.spot_checks == 1  # its seed was spot-checked, and held
+    assert summary.reward_sum == 0.0, f"a do-nothing agent at a model's pace was paid {summary.reward_sum}"
+
+
+@needs_sandbox_and_tau2()
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: the leak scans (validation's, the spot checks') read what a fast replay of the reference says; "
+    "a module that tells an evaluation order id only to an agent that took a model's time is never scanned",
+)
+def test_an_evaluation_id_never_reaches_a_slow_agent(
+    pool: BoxPool, clean_ids: list[str], leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACE_ENVS_TAU2_DATA", str(TAU2_DATA))  # the spot checks' leak scan reads the tasks here
+    source = third("slow_agent_leaks.py", leaked_id_reversed=leaked["leaked_id_reversed"])
+    env_id = register(source, "trace/redteam-slow-leak-v0", pool, clean_ids)
+    env = gym.make(env_id).unwrapped
+    try:
+        assert spot_check(env, env_id, UNPLAYED, Random(1)) is None  # oracle, junk, flawed and the leak scan held
+        env.reset(seed=UNPLAYED)
+        time.sleep(3.3)  # a model's thinking time
+        observation = env.step("Could you check my order?")[0]
+    finally:
+        env.close()
+    assert leaked["leaked_id"] not in observation, observation
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: as above, on GRPO's path: the training spot check of the rows' seeds plays fast and holds, and "
+    "the TRL bridge's get_reward pays a generation that took a model's time to say nothing",
+)
+def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(pool: BoxPool, clean_ids: list[str]) -> None:
+    env_id = register(third("slow_agent_pays.py"), "trace/redteam-slow-trl-v0", pool, clean_ids)
+    rows = [{"environment": env_id, "seed": UNPLAYED + 2}]
+    kept, failures = spot_checked_rows(rows, {env_id: gym.make(env_id).unwrapped}, share=1.0, seed=3)
+    assert kept == rows and failures == {}
+    generation = trl_environment(env_id)()
+    generation.reset(seed=UNPLAYED + 2)
+    time.sleep(3.3)  # the model generates its (empty) answer
+    reward = generation.get_reward()
+    assert reward == 0.0, f"GRPO's reward for a slow empty generation is {reward}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: checks.checked_verdict bounds the reward, not success; rollout.runner._episode_record takes "
+    "verdict['success'] as the record's success and jobs.RolloutSummary counts it in the pass rate",
+)
+def test_a_junk_agent_does_not_succeed_at_reward_zero(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    env_id = register(third("success_without_reward.py"), "trace/redteam-success-v0", pool, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    jobs = make_jobs([env_id], range(UNPLAYED, UNPLAYED + 3))
+    summary = run_rollouts(jobs, "noop", store=store, spot_check_share=1.0, spot_check_seed=3)
+    assert summary.stopped == {}  # the spot checks saw the right rewards
+    assert summary.pass_rate == 0.0, f"a do-nothing agent's pass rate is {summary.pass_rate}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: BoxedEnv.render (box/proxy.py) prints render_transcript of the box's messages as they are; "
+    "checks.TranscriptMessage bounds their length, not their control characters",
+)
+def test_render_shows_no_terminal_escapes(pool: BoxPool, capsys: pytest.CaptureFixture[str]) -> None:
+    env = boxed(third("render_escapes.py"), pool, render_mode="human")
+    try:
+        env.reset(seed=UNPLAYED)
+        env.render()
+    finally:
+        env.close()
+    printed = capsys.readouterr().out
+    assert "Please cancel my order" in printed
+    assert "\x1b" not in printed and "\r" not in printed, repr(printed[-200:])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: env_identity refuses an id registered to another text, not one that looks the same: "
+    "'trace/order-canc\\u0435l-v0' (Cyrillic ie) is registered beside the shipped trace/order-cancel-v0",
+)
+def test_an_env_id_that_looks_like_a_shipped_one_is_refused(tmp_path: Path) -> None:
+    folder = synthesis_folder(tmp_path / "envs", {"lookalike.py": third("env_id_homoglyph.py")})
+    loaded: list[str] = []
+    try:
+        loaded = list(trace_envs.load_envs(folder))
+    except ValueError:
+        return
+    finally:
+        for env_id in loaded:
+            gym.registry.pop(env_id, None)
+    assert "trace/order-cancel-v0" in gym.registry
+    assert all(env_id.isascii() for env_id in loaded), f"registered {loaded!r} beside trace/order-cancel-v0"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: box/server.failed cuts the message, not the exception's type name, and client/proxy take "
+    "Failed.error unbounded (to reply_bytes): a 3 MB class name lands twice in each errored episode's record",
+)
+def test_an_error_reply_cannot_flood_the_store(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    env_id = register(third("failed_reply_flood.py"), "trace/redteam-flood-v0", pool, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    run_rollouts(make_jobs([env_id], [UNPLAYED]), "noop", store=store, spot_check_share=0.0)
+    size = (tmp_path / "episodes.jsonl").stat().st_size
+    assert size < 100_000, f"one errored episode wrote {size:,} bytes"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="hole: checks.checked_verdict bounds a step's verdict components, but BoxedEnv.verify (an Ask, as "
+    "cut() uses) only parses a Verdict, whose components are unbounded: a rollout cut at max_steps stores 1e300",
+)
+def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    env_id = register(third("verdict_components_unbounded.py"), "trace/redteam-components-v0", pool, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    run_rollouts(make_jobs([env_id], [0]), "noop", store=store, max_steps=1, spot_check_share=0.0)
+    (record,) = list(iter_episodes(store.path))
+    assert record.ended == "max_steps", record.ended
+    assert all(0.0 <= value <= 1.0 for value in record.components.values()), record.components
+
+
+# ----- the whole validation (slow) ----------------------------------------------------------------------------------
+
+PASSES_VALIDATION = [
+    "match_pattern_builtins.py",
+    "slow_agent_pays.py",
+    "success_without_reward.py",
+    "render_escapes.py",
+    "env_id_homoglyph.py",
+    "failed_reply_flood.py",
+    "silence_the_hook.py",
+    "verdict_components_unbounded.py",
+    "slow_agent_leaks.py",
+]
+"""The modules whose hole needs them to pass validation (slow_agent_leaks.py's placeholder is filled there)."""
+
+
+@pytest.mark.slow
+@needs_sandbox_and_tau2()
+@pytest.mark.parametrize("name", PASSES_VALIDATION)
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="each passes every gate today (see the consumer test of its hole)"
+)
+def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
+    report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))
+    assert report.stopped_by is not None, report.table()
