@@ -42,6 +42,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from functools import partial
@@ -509,7 +510,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     grpo_stage = result["stages"].get("grpo", {})
     curve = [e for e in grpo_stage.get("curve", []) if "reward" in e]
     left.plot([e["step"] for e in curve], [e["reward"] for e in curve], marker="o", label="mean reward")
@@ -520,7 +521,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     left.legend(loc="lower right")
     names, means, errors, colors = [], [], [], []
     for name, value in (result["stages"].get("shortcuts", {}).get("rates") or {}).items():
-        names.append(name.replace(", ", ",\n"))
+        names.append("\n".join(textwrap.wrap(name, 12)))
         means.append(value)
         errors.append([0.0, 0.0])
         colors.append("#bbbbbb")
