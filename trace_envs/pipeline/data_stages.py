@@ -4,7 +4,7 @@ resume: the trajectory store skips finished episodes, analysis keeps its labels,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_envs.synthesis.generation.loop import SynthesisResult
 
@@ -19,8 +19,13 @@ from .results import (
 )
 from .targets import data_folder, prepare_data, simulated_user, target_jobs
 
+if TYPE_CHECKING:
+    from trace_envs.rollout.runner import PolicyFactory
+    from trace_envs.synthesis import Generator, SynthesisSettings
+
 
 def store_path(rollout_dir: Path, target: str) -> Path:
+    """A target's trajectory store in the rollout folder."""
     return rollout_dir / f"{target}.jsonl"
 
 
@@ -45,7 +50,7 @@ def rollout(ctx: StageContext) -> RolloutResult:
     return result
 
 
-def rollout_target(step: TargetStep, factory: Any, spec: str) -> RolloutTarget:
+def rollout_target(step: TargetStep, factory: PolicyFactory, spec: str) -> RolloutTarget:
     """One target's tasks played into ``rollout/<target>.jsonl`` (finished episodes of a killed run are kept)."""
     from trace_envs.llm import LLMError
     from trace_envs.rollout import rollout_into_store
@@ -136,7 +141,9 @@ def synthesize(ctx: StageContext) -> SynthesizeResult:
     return summary
 
 
-def synthesize_target(step: TargetStep, generator: Any, settings: Any) -> dict[str, SynthesisResult]:
+def synthesize_target(
+    step: TargetStep, generator: Generator, settings: SynthesisSettings
+) -> dict[str, SynthesisResult]:
     """One env per kept capability of one target's analysis, in its order; a module a killed run validated is
     kept (see :func:`passed_before`)."""
     from trace_envs.analysis import load_analysis
