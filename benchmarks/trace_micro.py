@@ -148,7 +148,7 @@ def pipeline_stage(config: Any, out: Path, name: str) -> dict[str, Any]:
     from trace_envs.pipeline.runner import run_pipeline
 
     (outcome,) = run_pipeline(config, out / "pipeline", only=name)
-    return {"action": outcome.action, "summary": outcome.summary}
+    return {"action": outcome.action, "summary": outcome.result.model_dump(mode="json")}
 
 
 def train_rollouts(train_dir: Path) -> dict[str, int]:

@@ -5,25 +5,41 @@ rollout's, which ran on all of them)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
 
 from trace_envs.cli import pipeline as cli_pipeline
-from trace_envs.pipeline import StageOutcome
+from trace_envs.pipeline import EvaluateResult, RolloutResult, RouteResult, StageOutcome
 
 ROUTE = StageOutcome(
     "route", "ran",
-    {"targets": {"device": {"adapters": 2, "routes": {"permission_error_recovery": 48}},
-                 "retail": {"adapters": 1, "routes": {"base": 6, "multi_step_task_completion": 3}},
-                 "airline": {"adapters": 0, "routes": {}}}},
+    RouteResult.model_validate(
+        {"targets": {"device": {"adapters": 2, "routes": {"permission_error_recovery": 48}},
+                     "retail": {"adapters": 1, "routes": {"base": 6, "multi_step_task_completion": 3}},
+                     "airline": {"adapters": 0, "routes": {}}}}
+    ),
 )  # fmt: skip
+
+
+def _evaluated(name: str, pass_rate: float, tasks: int, available: int) -> dict[str, Any]:
+    """One target's evaluate result: the base policy's pass rate over ``tasks`` of ``available`` tasks."""
+    rate = {"value": pass_rate}
+    overall = {"domain": "overall", "tasks": tasks, "trials_per_task": 1, "pass_rate": rate, "mean_reward": rate}
+    return {
+        "results": f"evaluate/{name}/results.json",
+        "target": {"name": name, "domains": [name], "source": "builtin", "tasks": tasks, "available": available,
+                   "limit": 9},
+        "policies": {"base": {"overall": overall, "episodes": 9}},
+    }  # fmt: skip
+
+
 EVALUATE = StageOutcome(
     "evaluate", "ran",
-    {"targets": {"device": {"base": {"pass_rate": 0.0, "episodes": 9}},
-                 "retail": {"base": {"pass_rate": 2 / 3, "episodes": 9}}},
-     "tasks": {"device": {"evaluated": 9, "available": 48, "limit": 9},
-               "retail": {"evaluated": 9, "available": 9, "limit": 9}}},
+    EvaluateResult.model_validate(
+        {"targets": {"device": _evaluated("device", 0.0, 9, 48), "retail": _evaluated("retail", 2 / 3, 9, 9)}}
+    ),
 )  # fmt: skip
 
 
@@ -63,7 +79,7 @@ def stage_rows(terminal: bool) -> dict[str, str]:
     assert console.is_terminal == terminal
     progress = Progress(*cli_pipeline.stage_columns(console), console=console, auto_refresh=False)
     display = cli_pipeline.ProgressDisplay(progress, ("rollout", "analyze", "train"))
-    display.stage_finished(StageOutcome("rollout", "cached", {}))
+    display.stage_finished(StageOutcome("rollout", "cached", RolloutResult(policy="scripted")))
     display.stage_started("analyze", "ran")
     snapshot = Console(record=True, width=100)
     snapshot.print(progress.get_renderable())

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from trace_envs.evaluation import load_results
-from trace_envs.pipeline import STAGE_NAMES, StageError, demo_config, run_pipeline
+from trace_envs.pipeline import STAGE_NAMES, StageError, TrainResult, demo_config, run_pipeline
 
 from .conftest import trace_envs
 
@@ -25,12 +25,12 @@ def test_the_demo_finds_the_planted_deficits_and_writes_the_report(demo_run) -> 
     }
     synthesized = markers["synthesize"]["summary"]["targets"]
     assert all(e["status"] == "passed" for envs in synthesized.values() for e in envs.values())
-    adapters = markers["train"]["summary"]["adapters"]
+    adapters = TrainResult.model_validate(markers["train"]["summary"]).adapters  # parsed back by its type
     assert sorted(adapters) == [
         "airline/multi_step_task_completion", "device/datetime_reasoning", "device/permission_error_recovery",
         "retail/multi_step_task_completion",
     ]  # fmt: skip
-    assert all(a["steps"] == 2 for a in adapters.values())
+    assert all(a.steps == 2 and a.metadata.status == "complete" for a in adapters.values())
     for target in ("device", "retail", "airline"):
         results = load_results(out / "evaluate" / target)
         scores = {p.name: p.summary.overall.pass_rate.value for p in results.policies}

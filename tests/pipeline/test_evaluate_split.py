@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trace_envs.pipeline import EvaluateResult
 from trace_envs.pipeline.config import parse_config
 from trace_envs.pipeline.runner import run_pipeline
 from trace_envs.targets.device.builtin import builtin_pool
@@ -33,7 +34,8 @@ def evaluated_scenarios(out: Path) -> list[str]:
 def test_evaluate_plays_the_split_it_names(tmp_path: Path) -> None:
     outcomes = {o.name: o for o in run_pipeline(split_config(split="test"), tmp_path)}
 
-    assert outcomes["evaluate"].summary["tasks"]["device"]["split"] == "test"
+    evaluated = outcomes["evaluate"].result
+    assert isinstance(evaluated, EvaluateResult) and evaluated.targets["device"].target.split == "test"
     test_names = {s.name for s in builtin_pool("test")}
     played = evaluated_scenarios(tmp_path)
     assert len(played) == 3 and set(played) <= test_names, played
@@ -42,6 +44,8 @@ def test_evaluate_plays_the_split_it_names(tmp_path: Path) -> None:
 def test_by_default_evaluate_plays_every_scenario(tmp_path: Path) -> None:
     outcomes = {o.name: o for o in run_pipeline(split_config(), tmp_path)}
 
-    tasks = outcomes["evaluate"].summary["tasks"]["device"]
-    assert tasks["split"] == "all"
-    assert tasks["available"] == len(builtin_pool("train")) + len(builtin_pool("test"))
+    result = outcomes["evaluate"].result
+    assert isinstance(result, EvaluateResult)
+    evaluated = result.targets["device"].target
+    assert evaluated.split == "all"
+    assert evaluated.available == len(builtin_pool("train")) + len(builtin_pool("test"))

@@ -271,7 +271,14 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     pytest.importorskip("matplotlib")
     import shutil
 
-    from trace_envs.pipeline import load_config, pending_stages
+    from trace_envs.pipeline import (
+        EvaluateResult,
+        RolloutResult,
+        SynthesizeResult,
+        TrainResult,
+        load_config,
+        pending_stages,
+    )
     from trace_envs.synthesis.manifest import MANIFEST
 
     envs = shutil.copytree(hostile.envs, tmp_path / "envs")
@@ -279,20 +286,21 @@ def test_the_pipeline_trains_on_the_folder_and_evaluates_as_before(
     config.write_text(PIPELINE_YAML.format(folder=envs, model=tiny_model, seed=UNPLAYED), encoding="utf-8")
     out = tmp_path / "run"
     result = hostile.run("pipeline", str(config), "--out", str(out), folder=False)
-    markers = {s: json.loads((out / s / ".stage.json").read_text(encoding="utf-8")) for s in ("synthesize", "rollout")}
-    synthesized = markers["synthesize"]["summary"]["targets"]["retail"]
-    assert synthesized == {
-        "precondition_verification": {"status": "passed", "env_id": ENV_ID, "reason": f"from {envs}"}
-    }
-    trained = json.loads((out / "train" / ".stage.json").read_text(encoding="utf-8"))["summary"]
-    assert trained["adapters"] == {}
-    stopped = trained["stopped"]["retail/precondition_verification"]
+    stages = ("synthesize", "rollout", "train", "evaluate")
+    summaries = {s: json.loads((out / s / ".stage.json").read_text(encoding="utf-8"))["summary"] for s in stages}
+    synthesized = SynthesizeResult.model_validate(summaries["synthesize"]).targets["retail"]
+    assert list(synthesized) == ["precondition_verification"]
+    copied = synthesized["precondition_verification"]
+    assert (copied.status, copied.env_id, copied.reason) == ("passed", ENV_ID, f"from {envs}")
+    trained = TrainResult.model_validate(summaries["train"])
+    assert trained.adapters == {}
+    stopped = trained.stopped["retail/precondition_verification"]
     assert f"trace/retail-precondition-verification-v0 stopped by a spot check on seed {UNPLAYED}" in stopped
     assert not (out / "train" / "retail" / "precondition_verification" / "trace_adapter.json").exists()
-    evaluated = json.loads((out / "evaluate" / ".stage.json").read_text(encoding="utf-8"))["summary"]["targets"]
-    rolled_out = markers["rollout"]["summary"]["targets"]["retail"]["pass_rate"]
-    assert evaluated["retail"]["base"]["pass_rate"] == rolled_out == 0.0
-    assert evaluated["retail"]["oracle"]["pass_rate"] == 1.0
+    evaluated = EvaluateResult.model_validate(summaries["evaluate"]).targets["retail"].pass_rates()
+    rolled_out = RolloutResult.model_validate(summaries["rollout"]).targets["retail"].pass_rate
+    assert evaluated["base"] == rolled_out == 0.0
+    assert evaluated["oracle"] == 1.0
     assert_fired_nowhere(hostile, [out], result)
     assert pending_stages(load_config(config), out) == ()
     manifest = read_manifest(envs)
@@ -307,16 +315,17 @@ def test_the_pipeline_refuses_a_folder_edited_since_it_was_validated(hostile: Ho
     import shutil
 
     from trace_envs.pipeline import StageError, demo_config
-    from trace_envs.pipeline.context import StageContext
+    from trace_envs.pipeline.context import StageContext, TargetStep
     from trace_envs.pipeline.data_stages import use_folder
 
     edited = shutil.copytree(hostile.envs, tmp_path / "edited")
     with (edited / "precondition_verification.py").open("a", encoding="utf-8") as module:
         module.write("\nEDITED = True\n")
     context = StageContext("synthesize", demo_config(), tmp_path / "run", tmp_path / "run" / "synthesize")
+    retail = TargetStep(context, "retail")
     with pytest.raises(StageError, match=r"synthesize.folders.retail: .*precondition_verification.py"):
-        use_folder(context, "retail", edited)
+        use_folder(retail, edited)
     (edited / "manifest.json").unlink()
     with pytest.raises(StageError, match="holds no validated module"):
-        use_folder(context, "retail", edited)
+        use_folder(retail, edited)
     assert not (tmp_path / "run").exists()

@@ -13,7 +13,9 @@ from .app import app
 from .errors import fail as _fail
 
 if TYPE_CHECKING:
+    from trace_envs.evaluation.results import TargetInfo
     from trace_envs.pipeline import Check, PipelineConfig, StageOutcome
+    from trace_envs.pipeline.results import RouteResult
 
 console = Console()
 DEMO_OUT = Path("trace-demo")
@@ -141,62 +143,65 @@ def print_checks(checks: list[Check]) -> None:
 
 def print_outcomes(outcomes: list[StageOutcome], out: Path) -> None:
     """One line per stage: what it did and its headline numbers; then the routing as a table."""
+    from trace_envs.pipeline.results import RouteResult
+
     for outcome in outcomes:
         console.print(f"[bold]{outcome.name:<10}[/bold] {outcome.action:<8} {_headline(outcome)}", highlight=False)
     for outcome in outcomes:
-        if outcome.name == "route" and outcome.summary.get("targets"):
-            console.print(route_table(outcome.summary["targets"]))
+        if isinstance(outcome.result, RouteResult) and outcome.result.targets:
+            console.print(route_table(outcome.result))
     report = out / "report" / "report.html"
     if report.exists():
         console.print(f"report: {report} (and {report.with_suffix('.md')})")
 
 
 def _headline(outcome: StageOutcome) -> str:
-    summary = outcome.summary
-    targets = summary.get("targets", {})
-    if outcome.name == "rollout":
-        return "; ".join(f"{t} pass {v['pass_rate']:.0%} of {v['episodes']}" for t, v in targets.items())
-    if outcome.name == "analyze":
-        return "; ".join(f"{t} kept {', '.join(v['kept']) or 'nothing'}" for t, v in targets.items())
-    if outcome.name == "synthesize":
-        return "; ".join(f"{t}/{c} {e['status']}" for t, envs in targets.items() for c, e in envs.items()) or "-"
-    if outcome.name == "train":
-        return "; ".join(f"{name} {a['steps']} steps" for name, a in summary.get("adapters", {}).items()) or "-"
-    if outcome.name == "route":
-        return "; ".join(f"{t} {sum(v['routes'].values())} tasks" for t, v in targets.items()) + " (table below)"
-    if outcome.name == "evaluate":
-        tasks = summary.get("tasks", {})
+    """A stage's headline numbers on one line, read off its typed result."""
+    from trace_envs.pipeline import results as r
+
+    found = outcome.result
+    if isinstance(found, r.RolloutResult):
+        return "; ".join(f"{t} pass {v.pass_rate:.0%} of {v.episodes}" for t, v in found.targets.items())
+    if isinstance(found, r.AnalyzeResult):
+        return "; ".join(f"{t} kept {', '.join(v.kept) or 'nothing'}" for t, v in found.targets.items())
+    if isinstance(found, r.SynthesizeResult):
+        return "; ".join(f"{t}/{c} {e.status}" for t, envs in found.targets.items() for c, e in envs.items()) or "-"
+    if isinstance(found, r.TrainResult):
+        return "; ".join(f"{name} {a.steps} steps" for name, a in found.adapters.items()) or "-"
+    if isinstance(found, r.RouteResult):
+        return "; ".join(f"{t} {sum(v.routes.values())} tasks" for t, v in found.targets.items()) + " (table below)"
+    if isinstance(found, r.EvaluateResult):
         return "; ".join(
-            f"{t}{_evaluated(tasks.get(t))}: " + ", ".join(f"{p} {v['pass_rate']:.0%}" for p, v in policies.items())
-            for t, policies in targets.items()
+            f"{t}{_evaluated(v.target)}: " + ", ".join(f"{p} {rate:.0%}" for p, rate in v.pass_rates().items())
+            for t, v in found.targets.items()
         )
-    return f"{summary.get('html', '')}"
+    return found.html if isinstance(found, r.ReportResult) else ""
 
 
-def _evaluated(tasks: dict[str, Any] | None) -> str:
+def _evaluated(target: TargetInfo) -> str:
     """`` (first 9 of 48 tasks)`` when the evaluation kept only some of a target's tasks (the rollout ran on
     all of them, so the two pass rates are over different tasks)."""
-    if not tasks or tasks.get("limit") is None or tasks.get("available") in (None, tasks.get("evaluated")):
+    if target.limit is None or target.available in (None, target.tasks):
         return ""
-    return f" (first {tasks['limit']} of {tasks['available']} tasks)"
+    return f" (first {target.limit} of {target.available} tasks)"
 
 
-def route_table(targets: dict[str, Any]) -> Any:
-    """The route stage's summary as a table: per target, how many rollout tasks the router sent where."""
+def route_table(routing: RouteResult) -> Any:
+    """The route stage's result as a table: per target, how many rollout tasks the router sent where."""
     from rich.table import Table
 
     table = Table(title="Routing of the rollout tasks", title_justify="left")
     for column in ("target", "adapters", "routed to", "tasks"):
         table.add_column(column)
-    for target, value in targets.items():
-        routes = value.get("routes", {})
+    for target, value in routing.targets.items():
+        routes = value.routes
         total = sum(routes.values())
         if not routes:
-            table.add_row(target, str(value.get("adapters", 0)), "(no adapter: nothing routed)", "-")
+            table.add_row(target, str(value.adapters), "(no adapter: nothing routed)", "-")
         for index, (route, count) in enumerate(sorted(routes.items(), key=lambda item: (-item[1], item[0]))):
             name = "base model alone" if route == "base" else route
             first = index == 0
-            table.add_row(target if first else "", str(value.get("adapters", 0)) if first else "", name,
+            table.add_row(target if first else "", str(value.adapters) if first else "", name,
                           f"{count}/{total} ({count / total:.0%})")  # fmt: skip
     return table
 

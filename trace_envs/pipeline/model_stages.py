@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from trace_envs.routing.routes_file import ROUTES_SUFFIX
 
-from .context import StageContext
+from .context import StageContext, TargetStep
 from .data_stages import store_path
+from .results import RouteResult, RouteTarget, SynthesizeResult, TrainedAdapter, TrainResult
 
 if TYPE_CHECKING:
     from trace_envs.training import TrainConfig
@@ -76,56 +77,60 @@ def section_train_config(config: PipelineConfig, env_id: str) -> TrainConfig:
         raise ValueError(f"{problems}; fix the train section of the config") from None
 
 
-def train(ctx: StageContext) -> dict[str, Any]:
+def train(ctx: StageContext) -> TrainResult:
     """GRPO on every env that passed synthesis, one adapter per (target, capability); an env a spot check stops
-    (it paid junk, or its oracle failed, on a training seed) gets no adapter, and ``summary["stopped"]`` says why."""
-    import trace_envs
-    from trace_envs.core.spot_checks import SpotCheckStop
-    from trace_envs.training import cpu_threads, finished_run
-    from trace_envs.training import train as train_adapter
+    (it paid junk, or its oracle failed, on a training seed) gets no adapter, and ``stopped`` says why."""
+    from trace_envs.training import cpu_threads
 
-    section = ctx.config.train
     ctx.report("base model")
     model = base_model(ctx)
     cpu_threads()
-    synthesized = ctx.summaries["synthesize"]["targets"]
+    synthesized = ctx.result(SynthesizeResult)
     inside = Path(model).is_absolute() and Path(model).is_relative_to(ctx.root)
-    summary: dict[str, Any] = {"model": str(Path(model).relative_to(ctx.root)) if inside else model, "adapters": {}}
-    for target in ctx.config.targets:
-        passed = {c: e["env_id"] for c, e in synthesized.get(target, {}).items() if e["status"] == "passed"}
-        if not passed:
-            continue
-        loaded = trace_envs.load_envs(ctx.stage_dir("synthesize") / target, id_prefix=target)  # one id per target
-        for capability, synthesized_id in sorted(passed.items()):
-            env_id = f"trace/{target}-{synthesized_id.split('/', 1)[1]}"
-            if env_id not in loaded:
-                raise ctx.fail(f"{ctx.stage_dir('synthesize') / target}: {synthesized_id} did not load as {env_id}")
-            config = train_config(ctx, env_id)
-            out = ctx.folder / target / capability
-            name = f"{target}/{capability}"
-            reused = finished_run(config, model, out) is not None
-
-            def progress(step: int, total: int, entry: dict[str, Any], name: str = name) -> None:
-                ctx.report(f"{name}: GRPO step", step, total)
-
-            ctx.report(f"{name}: GRPO", 0, section.max_steps)
-            try:
-                meta = finished_run(config, model, out) or train_adapter(config, model, out, progress=progress)
-            except SpotCheckStop as exc:  # its env paid junk or failed its oracle on a training seed: no adapter
-                summary.setdefault("stopped", {})[name] = str(exc)
-                ctx.report(f"{name}: stopped by a spot check")
-                continue
-            summary["adapters"][name] = {
-                "path": str(out.relative_to(ctx.root)), "steps": meta.steps_done, "reused": reused,
-                "identical_reward_groups": meta.identical_reward_groups, "total_groups": meta.total_groups,
-            }  # fmt: skip
+    summary = TrainResult(model=str(Path(model).relative_to(ctx.root)) if inside else model)
+    for step in ctx.each_target():
+        passed = synthesized.passed(step.name)
+        if passed:
+            train_target(step, model, passed, summary)
     return summary
+
+
+def train_target(step: TargetStep, model: str, passed: dict[str, str], summary: TrainResult) -> None:
+    """One adapter per env of ``passed`` (capability -> synthesised env id) into ``train/<target>/<capability>/``,
+    recorded in ``summary`` (or, stopped by a spot check, in its ``stopped``)."""
+    import trace_envs
+    from trace_envs.core.spot_checks import SpotCheckStop
+    from trace_envs.training import finished_run
+    from trace_envs.training import train as train_adapter
+
+    ctx, target = step.ctx, step.name
+    loaded = trace_envs.load_envs(step.input_dir("synthesize"), id_prefix=target)  # one id per target
+    for capability, synthesized_id in sorted(passed.items()):
+        env_id = f"trace/{target}-{synthesized_id.split('/', 1)[1]}"
+        if env_id not in loaded:
+            raise ctx.fail(f"{step.input_dir('synthesize')}: {synthesized_id} did not load as {env_id}")
+        config = train_config(ctx, env_id)
+        out = step.folder / capability
+        name = f"{target}/{capability}"
+        reused = finished_run(config, model, out) is not None
+
+        def progress(n: int, total: int, entry: dict[str, Any], name: str = name) -> None:
+            ctx.report(f"{name}: GRPO step", n, total)
+
+        ctx.report(f"{name}: GRPO", 0, ctx.config.train.max_steps)
+        try:
+            meta = finished_run(config, model, out) or train_adapter(config, model, out, progress=progress)
+        except SpotCheckStop as exc:  # its env paid junk or failed its oracle on a training seed: no adapter
+            summary.stopped[name] = str(exc)
+            ctx.report(f"{name}: stopped by a spot check")
+            continue
+        summary.adapters[name] = TrainedAdapter(path=str(out.relative_to(ctx.root)), reused=reused, metadata=meta)
 
 
 def trained_model(ctx: StageContext) -> str:
     """The base model the train stage used (a model built inside the run folder is recorded relative to it,
     so a moved run folder still finds it)."""
-    model = str(ctx.summaries["train"]["model"])
+    model = ctx.result(TrainResult).model
     inside = ctx.root / model
     return str(inside) if not Path(model).is_absolute() and inside.exists() else model
 
@@ -143,36 +148,41 @@ def opening_messages(store: Path) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def route(ctx: StageContext) -> dict[str, Any]:
+def route(ctx: StageContext) -> RouteResult:
     """The router's choice for every target task, into ``route/<target>.routes.json``."""
-    from trace_envs.routing.routes_file import RoutedTask, load_routes, save_routes
-
-    summary: dict[str, Any] = {"targets": {}}
+    summary = RouteResult()
     if not ctx.config.route.enabled:
         return summary
     model = trained_model(ctx)
     loaded: dict[str, Any] = {}
-    for target in ctx.config.targets:
-        adapters = adapter_dirs(ctx.stage_dir("train"), target)
-        out = ctx.folder / f"{target}{ROUTES_SUFFIX}"
-        if not adapters:
-            summary["targets"][target] = {"adapters": 0, "routes": {}}
-            continue
-        if not out.exists():
-            tasks = opening_messages(store_path(ctx.stage_dir("rollout"), target))
-            router = _router(model, adapters, loaded)
-            decisions = []
-            for index, (key, text) in enumerate(tasks):
-                decision = router.route(text)
-                decisions.append(RoutedTask(task=key, capability=decision.capability, label=decision.label,
-                                            adapter=decision.adapter_path))  # fmt: skip
-                ctx.report(f"{target}: routing", index + 1, len(tasks))
-            save_routes(out, decisions)
-        counts: dict[str, int] = {}
-        for routed in load_routes(out):
-            counts[routed.capability or "base"] = counts.get(routed.capability or "base", 0) + 1
-        summary["targets"][target] = {"adapters": len(adapters), "routes": counts}
+    for step in ctx.each_target():
+        summary.targets[step.name] = route_target(step, model, loaded)
     return summary
+
+
+def route_target(step: TargetStep, model: str, loaded: dict[str, Any]) -> RouteTarget:
+    """The router's choice for every rollout task of one target (written once; a rerun counts the file)."""
+    from trace_envs.routing.routes_file import RoutedTask, load_routes, save_routes
+
+    ctx = step.ctx
+    adapters = adapter_dirs(ctx.stage_dir("train"), step.name)
+    out = ctx.folder / f"{step.name}{ROUTES_SUFFIX}"
+    if not adapters:
+        return RouteTarget(adapters=0)
+    if not out.exists():
+        tasks = opening_messages(store_path(ctx.stage_dir("rollout"), step.name))
+        router = _router(model, adapters, loaded)
+        decisions = []
+        for index, (key, text) in enumerate(tasks):
+            decision = router.route(text)
+            decisions.append(RoutedTask(task=key, capability=decision.capability, label=decision.label,
+                                        adapter=decision.adapter_path))  # fmt: skip
+            step.report("routing", index + 1, len(tasks))
+        save_routes(out, decisions)
+    counts: dict[str, int] = {}
+    for routed in load_routes(out):
+        counts[routed.capability or "base"] = counts.get(routed.capability or "base", 0) + 1
+    return RouteTarget(adapters=len(adapters), routes=counts)
 
 
 def _router(model: str, adapters: list[Path], loaded: dict[str, Any]) -> Any:

@@ -22,6 +22,10 @@ SKIPPED_DIRS = ("checkpoints", "__pycache__", "site-packages", "node_modules")
 adapter's files, and a virtual environment or cache holds no run output."""
 
 
+ANALYSIS_FILE = "analysis.json"
+"""The file ``trace-envs analyze`` writes into its output folder."""
+
+
 class ReportInputError(ValueError):
     """A file of the run folder is not what its name says; the message names the file and the fix."""
 
@@ -149,6 +153,14 @@ class ReportInputs:
                 return baseline
         return None
 
+    def sort_by_target(self) -> None:
+        """Order each per-target part by :meth:`target_rank` (adapters by their target folder, then path)."""
+        self.evaluations.sort(key=lambda e: self.target_rank(e.results.target.name))
+        self.analyses.sort(key=lambda a: self.target_rank(a.target))
+        self.routes.sort(key=lambda r: self.target_rank(r.target))
+        self.adapters.sort(key=lambda a: (self.target_rank(a.path.parent.name), str(a.path)))
+        self.manifests.sort(key=lambda m: self.target_rank(m.path.parent.name))
+
     def relative(self, path: Path) -> str:
         """``path`` relative to the run folder when it lies inside it (what the report prints)."""
         if self.root is not None and path.is_relative_to(self.root):
@@ -222,8 +234,9 @@ def collect_inputs(run_dir: str | Path, targets: list[str] | None = None) -> Rep
     """Read every output under ``run_dir``: every evaluation, analysis, synthesis manifest, routes file,
     adapter and baseline record. A ``results.json`` or ``manifest.json`` of another format (another tool's)
     is passed over, and an adapter inside a baseline's folder belongs to that baseline, not to TRACE.
-    ``targets`` orders the per-target parts (see :class:`ReportInputs`)."""
-    from trace_envs.baselines.record import BASELINE_FILE
+    ``targets`` orders the per-target parts (see :class:`ReportInputs`). (The pipeline's report stage hands the
+    report the records its stages returned instead, see :mod:`trace_envs.pipeline.final_stages`.)"""
+    from trace_envs.synthesis.manifest import MANIFEST
     from trace_envs.training.metadata import METADATA_FILE
 
     root = Path(run_dir)
@@ -231,36 +244,47 @@ def collect_inputs(run_dir: str | Path, targets: list[str] | None = None) -> Rep
         raise ReportInputError(f"{root} is not a folder: pass the run folder the pipeline (or each command) wrote")
     inputs = ReportInputs(root=root, targets=list(targets or []))
     inputs.evaluations = _evaluations(root)
-    inputs.analyses = [_analysis(path) for path in find_files(root, "analysis.json")]
-    inputs.manifests = _manifests(root)
+    inputs.analyses = [load_analysis(path) for path in find_files(root, ANALYSIS_FILE)]
+    inputs.manifests = [m for m in map(load_manifest, find_files(root, MANIFEST)) if m is not None]
     inputs.routes = _routes(root)
-    inputs.baselines = [load_baseline(path) for path in find_files(root, BASELINE_FILE)]
+    inputs.baselines = find_baselines(root)
     for path in find_files(root, METADATA_FILE):
         if not any(path.is_relative_to(b.path) for b in inputs.baselines):  # a baseline's own adapter
             inputs.adapters.append(load_adapter(path))
-    inputs.evaluations.sort(key=lambda e: inputs.target_rank(e.results.target.name))
-    inputs.analyses.sort(key=lambda a: inputs.target_rank(a.target))
-    inputs.routes.sort(key=lambda r: inputs.target_rank(r.target))
-    inputs.adapters.sort(key=lambda a: (inputs.target_rank(a.path.parent.name), str(a.path)))
-    inputs.manifests.sort(key=lambda m: inputs.target_rank(m.path.parent.name))
+    inputs.sort_by_target()
     return inputs
 
 
+def find_baselines(root: Path) -> list[Baseline]:
+    """Every baseline record (``baseline.json``) under ``root``."""
+    from trace_envs.baselines.record import BASELINE_FILE
+
+    return [load_baseline(path) for path in find_files(root, BASELINE_FILE)]
+
+
 def _evaluations(root: Path) -> list[Results]:
-    from trace_envs.evaluation.results import RESULTS_FILE, RESULTS_FORMAT, load_results
+    from trace_envs.evaluation.results import RESULTS_FILE, RESULTS_FORMAT
 
     found = []
     for path in find_files(root, RESULTS_FILE):
         data = _read_json(path)
         if isinstance(data, dict) and data.get("format") == RESULTS_FORMAT:
-            try:
-                found.append(Results(path.parent, load_results(path)))
-            except ValueError as exc:
-                raise ReportInputError(f"{exc}; rerun `trace-envs evaluate`, or remove it") from None
+            found.append(load_evaluation(path))
     return found
 
 
-def _analysis(path: Path) -> Analysis:
+def load_evaluation(path: Path) -> Results:
+    """The evaluation whose ``results.json`` is at ``path``."""
+    from trace_envs.evaluation.results import load_results
+
+    try:
+        return Results(path.parent, load_results(path))
+    except (ValueError, FileNotFoundError) as exc:
+        raise ReportInputError(f"{exc}; rerun `trace-envs evaluate`, or remove it") from None
+
+
+def load_analysis(path: Path) -> Analysis:
+    """The capability analysis whose ``analysis.json`` is at ``path``."""
     from trace_envs.analysis.models import AnalysisResult
 
     try:
@@ -269,28 +293,30 @@ def _analysis(path: Path) -> Analysis:
         raise _problem(path, exc, "an analysis result (trace-envs analyze writes it)") from None
 
 
-def _manifests(root: Path) -> list[SynthesisManifest]:
-    from trace_envs.synthesis.manifest import MANIFEST, MANIFEST_FORMAT, Manifest
+def load_manifest(path: Path) -> SynthesisManifest | None:
+    """The synthesis manifest at ``path``; ``None`` for a ``manifest.json`` of another format (another tool's)."""
+    from trace_envs.synthesis.manifest import MANIFEST_FORMAT, Manifest
 
-    found = []
-    for path in find_files(root, MANIFEST):
-        data = _read_json(path)
-        if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-            continue  # another tool's manifest.json
-        try:
-            found.append(SynthesisManifest(path, Manifest.model_validate(data)))
-        except ValueError as exc:
-            raise _problem(path, exc, "a synthesis manifest (trace-envs synthesize writes it)") from None
-    return found
+    data = _read_json(path)
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return None
+    try:
+        return SynthesisManifest(path, Manifest.model_validate(data))
+    except ValueError as exc:
+        raise _problem(path, exc, "a synthesis manifest (trace-envs synthesize writes it)") from None
 
 
 def _routes(root: Path) -> list[Routes]:
-    from trace_envs.routing.routes_file import ROUTES_SUFFIX, load_routes, routes_target
+    from trace_envs.routing.routes_file import ROUTES_SUFFIX
 
-    found = []
-    for path in find_files(root, ROUTES_SUFFIX, suffix=True):
-        try:
-            found.append(Routes(path, routes_target(path), load_routes(path)))
-        except ValueError as exc:
-            raise _problem(path, exc, "a routes file (the pipeline's route stage writes it)") from None
-    return found
+    return [load_routes_file(path) for path in find_files(root, ROUTES_SUFFIX, suffix=True)]
+
+
+def load_routes_file(path: Path) -> Routes:
+    """The router's choices in the ``<target>.routes.json`` at ``path``."""
+    from trace_envs.routing.routes_file import load_routes, routes_target
+
+    try:
+        return Routes(path, routes_target(path), load_routes(path))
+    except ValueError as exc:
+        raise _problem(path, exc, "a routes file (the pipeline's route stage writes it)") from None
