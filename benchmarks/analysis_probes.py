@@ -16,7 +16,7 @@ import gymnasium as gym
 
 import trace_envs  # noqa: F401
 from trace_envs.analysis import AnalysisConfig, probe_labels, run_analysis
-from trace_envs.capabilities import capability_envs
+from trace_envs.registry.capabilities import capability_envs
 from trace_envs.rollout import TrajectoryStore, make_policy, run_episode
 
 

@@ -1,7 +1,7 @@
 """Boxed vs in-process, side by side in one run: per shipped env, the median step round trip and steps/s both
 ways, the box start time, and the GRPO step time on the tiny model both ways (prints one line per measure).
 
-Each shipped env's boxed twin (``trace_envs.box.box_installed_env``) runs the same module's text in a box; both
+Each shipped env's boxed twin (``trace_envs.registry.box_installed_env``) runs the same module's text in a box; both
 play the reference solution of the same seeds. Step times are of ``env.step`` alone; steps/s counts resets too.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/boxed_env.py [--episodes 50] [--boxes 5] [--train-steps 3]
@@ -22,7 +22,7 @@ import gymnasium as gym
 
 def shipped_env_ids() -> list[str]:
     """The ids of the shipped capability envs (the ``generated_envs`` plugin's)."""
-    from trace_envs.registration import env_class, list_capability_envs
+    from trace_envs.registry import env_class, list_capability_envs
 
     return [
         env_id
@@ -47,7 +47,7 @@ def play(env: Any, episodes: int) -> tuple[list[float], float, int]:
 
 
 def compare_steps(env_id: str, episodes: int) -> None:
-    from trace_envs.box import box_installed_env
+    from trace_envs.registry import box_installed_env
 
     boxed_id = box_installed_env(env_id)
     results = {}
@@ -106,9 +106,9 @@ def grpo_steps(env_id: str, steps: int, rounds: int) -> None:
     the env calls differ; alternating the order keeps a drift of the machine out of the ratio."""
     import torch
 
-    from trace_envs.box import box_installed_env
     from trace_envs.evaluation.stats import bootstrap_interval
     from trace_envs.llm.tiny_model import build_tiny_model
+    from trace_envs.registry import box_installed_env
 
     torch.set_num_threads(1)
     ways = {"in-process": env_id, "boxed": box_installed_env(env_id)}

@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import STOP_TOKEN, CapabilityEnv
-from trace_envs.registration import list_capability_envs
+from trace_envs.registry import list_capability_envs
 
 
 def variants(env_id: str) -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     env_id = args.env
     if args.boxed:
-        from trace_envs.box import box_installed_env
+        from trace_envs.registry import box_installed_env
 
         env_id = box_installed_env(env_id)
     timed(env_id, 20, args.share)  # warm: imports, caches, the first box

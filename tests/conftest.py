@@ -53,3 +53,25 @@ def shared_reference() -> Path:
     if not path.is_dir():
         pytest.skip(f"reference folder not found at {path}")
     return path
+
+
+def vouching_entry(name: str, source: str, **fields: object) -> dict[str, object]:
+    """A ``manifest.json`` module entry vouching for ``source`` as ``trace-envs synthesize`` writes one (the id the
+    text names, a hand-written generator, no gates), with ``fields`` overriding any of it."""
+    import ast
+    import hashlib
+
+    from trace_envs.registry.manifest import ModuleEntry
+    from trace_envs.synthesis.gates.env_identity import source_env_id
+
+    entry = {
+        "module": name,
+        "env_id": source_env_id(ast.parse(source)) or "trace/unnamed-v0",
+        "capability": name.removesuffix(".py"),
+        "target": "retail",
+        "generator": "hand-written",
+        "gates": [],
+        "source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(),
+        **fields,
+    }
+    return ModuleEntry.model_validate(entry).model_dump(mode="json")

@@ -16,16 +16,16 @@ from generated_envs.probes.datetime_reasoning import probe_datetime
 from generated_envs.probes.precondition import probe_precondition
 from tests.conftest import REPO_ROOT
 from trace_envs.analysis import known_capabilities, probe_table
-from trace_envs.capabilities import (
+from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
+from trace_envs.domains import tau2_flaws as shipped_rules
+from trace_envs.domains.device.flaws import date_arithmetic_in_head, give_up_after_blocked_call
+from trace_envs.domains.toy_shop import TOY_SHOP
+from trace_envs.registry.capabilities import (
     capabilities,
     capability_envs,
     flaw_rules,
     get_capability,
 )
-from trace_envs.core import Capability, CapabilityEnv, Task, UserScript
-from trace_envs.domains import tau2_flaws as shipped_rules
-from trace_envs.domains.device.flaws import date_arithmetic_in_head, give_up_after_blocked_call
-from trace_envs.domains.toy_shop import TOY_SHOP
 from trace_envs.rollout import scripted
 from trace_envs.targets.tau2.flaws import tau2_deficits
 
@@ -40,7 +40,7 @@ SHIPPED = {
 
 
 def test_each_shipped_capability_comes_from_its_envs_declaration() -> None:
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     found = capabilities()
     assert set(SHIPPED) <= set(found)

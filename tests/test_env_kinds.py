@@ -12,9 +12,9 @@ import pytest
 
 import trace_envs
 from trace_envs.core import EnvProtocol, VerifiableEnv, contract_gaps, declares_capability
-from trace_envs.registration import env_kind, list_capability_envs, list_envs, register_env
+from trace_envs.registry import env_kind, list_capability_envs, list_envs, register_env
+from trace_envs.registry.targets import target, target_env_ids
 from trace_envs.rollout.scripted import OraclePolicy
-from trace_envs.targets.registry import target, target_env_ids
 from trace_envs.targets.tau2.env import Tau2RetailEnv
 
 from .conftest import REPO_ROOT

@@ -11,7 +11,7 @@ from generated_envs import SHIPPED_ENVS
 from tests.conftest import REPO_ROOT
 from trace_envs.core import CapabilityEnv
 from trace_envs.guide import HOOKS, attribute_docs, env_guide, hook_lines
-from trace_envs.registration import env_class
+from trace_envs.registry import env_class
 
 DOC = REPO_ROOT / "docs" / "writing-an-env.md"
 STARTER = REPO_ROOT / "generated_envs" / "retail_order_cancel.py"

@@ -3,6 +3,8 @@
 - core <- domains <- envs (``generated_envs``); targets build on core, domains and llm, never rollout;
 - llm <- rollout <- analysis <- synthesis (which reads analysis.json), and llm imports nothing of ours
   (not even core);
+- core <- box <- the registry (``trace_envs.registry``): the box imports nothing of the registry, and the layers
+  form no loop;
 - ``trace_envs`` never imports ``generated_envs`` (the shipped envs are a plugin);
 - training and routing use the gym API, ``info`` and the env contract (``oracle_actions``, ``capability``),
   not env internals;
@@ -24,24 +26,32 @@ from .conftest import REPO_ROOT
 
 PACKAGE_SURFACE = {
     "trace_envs",
-    "trace_envs.registration",
     "trace_envs.registry",
-    "trace_envs.plugins",
     "trace_envs.description",
-    "trace_envs.capabilities",
     "trace_envs.extras",
-    "trace_envs.targets.registry",
     "trace_envs.safe_text",
     "trace_envs.problems",
     "trace_envs.vector",
     "trace_envs.llm_user",
+    "trace_envs.registration",
+    "trace_envs.plugins",
+    "trace_envs.capabilities",
 }
-"""The top of the package: ``import trace_envs``, registration and plugins, ``describe``, the optional extras
-(which one installs a module), the registries of env ids and domains (they import by string, so they are not
-core), the config-error formatter, the vector-env support of core's text space, the model-played user ``gym.make(...,
-user_model=)`` plays (registered with core as its user factory), the capability registry
-(read from the registered envs' declarations) and the target registry (specs whose behaviour is named by
-``"module:attribute"`` strings, so every layer may read it without importing a target)."""
+"""The top of the package: ``import trace_envs``, the registry (``trace_envs.registry`` and its modules: env ids,
+envs and domains, where envs come from, the synthesis manifest, the capability and target registries; they import
+by string, so they are not core), ``describe``, the optional extras (which one installs a module), the
+config-error formatter, the vector-env support of core's text space, the model-played user ``gym.make(...,
+user_model=)`` plays (registered with core as its user factory) and the deprecated top-level shims of the registry's
+old homes. Every module is in the layer of its folder: the registry's modules are the package's, and no module of
+another folder is counted as the package's."""
+DEPRECATED_SHIMS = {
+    "trace_envs.registration": "trace_envs.registry",
+    "trace_envs.plugins": "trace_envs.registry.sources",
+    "trace_envs.capabilities": "trace_envs.registry.capabilities",
+    "trace_envs.targets.registry": "trace_envs.registry.targets",
+}
+"""Old deep import paths kept for one release: each warns and re-exports its new home; nothing of ours imports one
+(``test_nothing_imports_a_deprecated_shim``)."""
 
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
@@ -54,10 +64,10 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"core", "llm", "package"},
     "routing": {"core", "llm", "training"},
     "testing": {"core", "rollout", "package"},
-    "box": {"core", "package"},
+    "box": {"core"},
     "synthesis": {"core", "domains", "targets", "llm", "rollout", "analysis", "testing", "guide", "box", "package"},
     "guide": {"core", "domains", "package"},
-    "package": {"core", "box"},
+    "package": {"core", "box", "llm"},
     "baselines": {"core", "llm", "rollout", "training", "routing", "targets", "package"},
     "evaluation": {"core", "llm", "rollout", "training", "routing", "targets", "package"},
     "report": {
@@ -124,7 +134,7 @@ def layer(module: str) -> str | None:
     """The layer of a dotted module name (``None``: not one of ours)."""
     if module == "generated_envs" or module.startswith("generated_envs."):
         return "envs"
-    if module in PACKAGE_SURFACE:
+    if module in PACKAGE_SURFACE or module.startswith("trace_envs.registry."):
         return "package"
     parts = module.split(".")
     if parts[0] != "trace_envs" or len(parts) < 2:
@@ -233,6 +243,48 @@ def test_no_import_cycles() -> None:
         visit(module, [])
 
 
+def test_the_layers_form_no_loop() -> None:
+    """Each layer sits above the layers it may import: no two layers may import each other, even by a chain, so no
+    lazy import is needed to break a loop (the box sits below the registry, which registers its classes)."""
+    done: set[str] = set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        assert name not in trail, "layer loop: " + " -> ".join([*trail[trail.index(name) :], name])
+        if name not in done:
+            for other in sorted(ALLOWED.get(name, ())):
+                visit(other, [*trail, name])
+            done.add(name)
+
+    for name in sorted(ALLOWED):
+        visit(name, [])
+
+
+def test_nothing_imports_a_deprecated_shim() -> None:
+    modules = source_modules()
+    found = []
+    for module, (path, is_package) in modules.items():
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        if module in DEPRECATED_SHIMS:
+            continue
+        for imported in imports_of(module, path.read_text(encoding="utf-8"), is_package, set(modules), rel):
+            if imported.module in DEPRECATED_SHIMS:
+                found.append(f"{imported.where} imports {imported.module}: use {DEPRECATED_SHIMS[imported.module]}")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("old", sorted(DEPRECATED_SHIMS))
+def test_a_deprecated_shim_warns_and_re_exports(old: str) -> None:
+    import importlib
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=DEPRECATED_SHIMS[old].replace(".", r"\.")):
+        shim = importlib.import_module(old)
+    new = importlib.import_module(DEPRECATED_SHIMS[old])
+    public = [name for name in getattr(new, "__all__", ()) if name not in ("capabilities", "targets")]
+    assert public and all(getattr(shim, name) is getattr(new, name) for name in public)
+
+
 def env_internal_reads(source: str, path: str) -> list[str]:
     """``<something env-like>.<internal>`` attribute reads (``env``, ``self._env``, ``env._env`` …)."""
     found = []
@@ -261,7 +313,8 @@ def test_the_internals_listed_are_real_env_attributes() -> None:
     [
         ("trace_envs.llm.x", "from trace_envs.core import ToolCall", "trace_envs/llm/x.py:1 imports trace_envs.core"),
         ("trace_envs.targets.tau2.x", "def f():\n    from ...rollout import runner", "imports trace_envs.rollout"),
-        ("trace_envs.registration", "import generated_envs", "package may import only box, core"),
+        ("trace_envs.registry.sources", "import generated_envs", "package may import only box, core, llm"),
+        ("trace_envs.box.x", "from trace_envs.registry import register_env", "box may import only core"),
         ("trace_envs.core.x", "from ..domains import retail", "core may import only nothing of ours"),
         ("trace_envs.newpart.x", "", "package trace_envs.newpart has no layer"),
         ("trace_envs.evaluation.x", "from ..analysis import report", "evaluation may import only"),

@@ -19,10 +19,10 @@ import pytest
 import trace_envs
 from generated_envs import SHIPPED_ENVS
 from trace_envs.box import BoxedEnv
-from trace_envs.plugins import ENTRY_POINT_GROUP, PATH_VARIABLE, loaded_folders
+from trace_envs.registry.sources import ENTRY_POINT_GROUP, PATH_VARIABLE, loaded_folders
 from trace_envs.rollout import play_actions
 
-from .conftest import REPO_ROOT
+from .conftest import REPO_ROOT, vouching_entry
 
 RENAMED_ENV = '''
 """An env module of a folder: a shipped env under a new capability name."""
@@ -192,11 +192,9 @@ def test_the_path_variable_is_loaded_boxed_on_import(tmp_path: Path) -> None:
 
 def synthesis_folder(folder: Path, source: str) -> Path:
     """A folder as ``trace-envs synthesize`` writes it: one module and a manifest vouching for it."""
-    import hashlib
-
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "renamed.py").write_text(source, encoding="utf-8")
-    entry = {"source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest(), "target": "retail"}
+    entry = vouching_entry("renamed.py", source)
     manifest = {"format": "trace-envs/synthesis@1", "modules": {"renamed.py": entry}, "rejected": {}}
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return folder
@@ -204,7 +202,7 @@ def synthesis_folder(folder: Path, source: str) -> Path:
 
 @pytest.mark.usefixtures("clean_registry")
 def test_a_synthesis_folder_loads_only_the_modules_its_manifest_vouches_for(tmp_path: Path) -> None:
-    from trace_envs.plugins import UnvalidatedModule
+    from trace_envs.registry.manifest import UnvalidatedModule
 
     vouched = synthesis_folder(tmp_path / "vouched", RENAMED_ENV)
     assert trace_envs.load_envs(vouched) == ["trace/plugin-order-cancel-v0"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import llm_user as _llm_user  # noqa: F401 - registers the model-played user of user_model=
 from . import vector as _vector  # noqa: F401 - registers UnicodeText's shared-memory layout
-from .registration import env_kind, list_envs, load_envs, register_domain, register_env, register_envs
+from .registry import env_kind, list_envs, load_envs, register_domain, register_env, register_envs
 
 if TYPE_CHECKING:
     from .description import EnvDescription

@@ -161,7 +161,7 @@ def helper_docs(references: tuple[str, ...]) -> list[dict[str, Any]]:
 
 def example_source() -> tuple[str, str]:
     """The repository path and the whole source of the example env's module."""
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     module = inspect.getmodule(env_class(EXAMPLE_ENV))
     assert module is not None and module.__file__ is not None

@@ -59,7 +59,7 @@ def shipped_capability_envs() -> dict[str, str]:
     import trace_envs  # noqa: F401
     from generated_envs import SHIPPED_ENVS
     from trace_envs.analysis import known_capabilities
-    from trace_envs.capabilities import capability_envs
+    from trace_envs.registry.capabilities import capability_envs
 
     known = known_capabilities()
     found = [(env_id, name) for name, ids in capability_envs().items() for env_id in ids if name in known]
@@ -70,7 +70,7 @@ def variants(env_id: str) -> list[dict[str, Any]]:
     """Constructor options for each domain variant an env offers (its ``variant`` knob), else ``[{}]``."""
     from typing import get_args
 
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     knobs = getattr(env_class(env_id), "Knobs", None)
     field = getattr(knobs, "model_fields", {}).get("variant")

@@ -92,7 +92,7 @@ def test_benchmark_through_the_relay_records_rounds_and_resumes(tmp_path: Path, 
 
 
 def test_the_benchmarks_capabilities_are_two_per_target_and_none_is_shipped() -> None:
-    from trace_envs.capabilities import capabilities
+    from trace_envs.registry.capabilities import capabilities
 
     requests = load_benchmark("synthesis_real_model").load_requests(
         BENCHMARKS / "data" / "real_model_capabilities.json"

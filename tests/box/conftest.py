@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Iterator
@@ -10,6 +9,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+
+from ..conftest import vouching_entry
 
 GOOD_MODULE = Path(__file__).parents[1] / "synthesis" / "modules" / "retail_cancel.py"
 GOOD = GOOD_MODULE.read_text(encoding="utf-8")
@@ -42,7 +43,7 @@ def synthesis_folder(folder: Path, modules: dict[str, str]) -> Path:
     entries = {}
     for name, source in modules.items():
         (folder / name).write_text(source, encoding="utf-8")
-        entries[name] = {"source_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest()}
+        entries[name] = vouching_entry(name, source)
     manifest = {"format": "trace-envs/synthesis@1", "modules": entries, "rejected": {}}
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return folder

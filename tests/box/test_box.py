@@ -20,13 +20,12 @@ from trace_envs.box import (
     BoxLimits,
     BoxPool,
     BoxProcess,
-    box_installed_env,
     boxed_env_class,
 )
 from trace_envs.box.protocol import MODULE_NAME, PROTOCOL_VERSION, Start
 from trace_envs.box.server import load_env
 from trace_envs.core import CapabilityEnv
-from trace_envs.registry import env_kind, register_env
+from trace_envs.registry import box_installed_env, env_kind, register_env
 from trace_envs.rollout.scripted import play_actions
 
 from .conftest import GOOD, GOOD_MODULE, synthesis_folder, with_payload
@@ -83,7 +82,7 @@ def test_the_box_runs_the_validated_text_not_what_the_file_holds_later(tmp_path:
     env.reset(seed=1)
     assert play_actions(env, env.oracle_actions(), seed=1)[0] == 1.0
     env.close()
-    with pytest.raises(trace_envs.plugins.UnvalidatedModule, match="was edited since it was validated"):
+    with pytest.raises(trace_envs.registry.manifest.UnvalidatedModule, match="was edited since it was validated"):
         trace_envs.load_envs(folder)
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from trace_envs.box import BoxedEnv, BoxLimits, BoxPool, BoxProtocolError, box_installed_env, boxed_env_class
+from trace_envs.box import BoxedEnv, BoxLimits, BoxPool, BoxProtocolError, boxed_env_class
 from trace_envs.core import CapabilityEnv
 from trace_envs.llm import ChatResponse, Usage
 from trace_envs.llm_user import LLMUser
+from trace_envs.registry import box_installed_env
 from trace_envs.rollout.scripted import play_actions
 
 from .conftest import GOOD, with_payload

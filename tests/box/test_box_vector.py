@@ -19,7 +19,7 @@ from gymnasium.vector import AsyncVectorEnv
 import trace_envs
 from trace_envs.box import BoxedEnv, default_pool
 from trace_envs.box.launch import SHARED_TEMPORARY
-from trace_envs.plugins import PATH_VARIABLE
+from trace_envs.registry.sources import PATH_VARIABLE
 
 from .conftest import GOOD
 

@@ -10,9 +10,9 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from trace_envs.box import BoxedEnv, box_installed_env
+from trace_envs.box import BoxedEnv
 from trace_envs.core import STOP_TOKEN, CapabilityEnv, ToolCall, parse_action
-from trace_envs.registration import env_class, list_capability_envs
+from trace_envs.registry import box_installed_env, env_class, list_capability_envs
 
 
 def shipped_env_ids() -> list[str]:

@@ -77,7 +77,7 @@ def test_flawed_actions_format_the_tasks_flawed_solution() -> None:
 
 def test_shipped_envs_do_not_override_flawed_actions() -> None:
     from generated_envs import SHIPPED_ENVS
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     for env_id in SHIPPED_ENVS:
         cls = env_class(env_id)

@@ -2,7 +2,7 @@
 ``trace/order-cancel-v0`` (``lookup_required``),
 so the property suite (which takes an id) runs on every variant. Importing this module registers them; the
 suite's determinism check imports it in its subprocess too, because it is the ids' entry-point module. The
-``tracetest/`` namespace keeps them out of ``trace_envs.registration.list_envs()``.
+``tracetest/`` namespace keeps them out of ``trace_envs.registry.list_envs()``.
 """
 
 from __future__ import annotations

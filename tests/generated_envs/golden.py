@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 from trace_envs.core import CapabilityEnv, canonical_hash
-from trace_envs.registration import env_class, list_capability_envs
+from trace_envs.registry import env_class, list_capability_envs
 from trace_envs.rollout import play_actions
 
 GOLDEN_PATH = Path(__file__).parent / "data" / "golden.json"

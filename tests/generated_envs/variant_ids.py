@@ -1,7 +1,7 @@
 """Test-only env ids for the retail variants of the shipped envs, so the property suite (which takes an
 id) runs on every variant. Importing this module registers them; the suite's determinism check imports
 it in its subprocess too, because it is the ids' entry-point module. The ``tracetest/`` namespace keeps
-them out of ``trace_envs.registration.list_envs()``.
+them out of ``trace_envs.registry.list_envs()``.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def test_synthesize_without_a_key_is_one_line_before_anything_is_written(analysi
 @pytest.mark.usefixtures("clean_registry")
 def test_an_edited_module_loads_again_once_validated(analysis_file: Path, tmp_path: Path) -> None:
     import trace_envs
-    from trace_envs.plugins import UnvalidatedModule
+    from trace_envs.registry.manifest import UnvalidatedModule
 
     out = tmp_path / "envs"
     result = invoke("synthesize", str(analysis_file), "-t", "retail", "-g", "catalogue", "-o", str(out), *FAST)

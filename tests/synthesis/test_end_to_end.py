@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.llm.fake_server import FakeModelServer
-from trace_envs.plugins import PATH_VARIABLE
+from trace_envs.registry.sources import PATH_VARIABLE
 
 from .conftest import CAPABILITY, TAU2_DATA, needs_sandbox_and_tau2
 from .test_synthesize import KEY, SPEC, RecordedGenerator

@@ -14,6 +14,7 @@ import pytest
 import trace_envs
 from trace_envs.synthesis.gates.env_identity import env_id_findings, source_env_id
 
+from ..conftest import vouching_entry
 from .conftest import GOOD_MODULE, REDTEAM
 
 GOOD = GOOD_MODULE.read_text(encoding="utf-8")
@@ -60,15 +61,14 @@ def test_loading_a_squatting_module_is_one_clear_error_and_the_shipped_env_stays
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="boxes need Linux")
 def test_a_manifest_that_records_another_id_than_the_box_declares_is_refused(tmp_path: Path) -> None:
-    import hashlib
     import json
 
-    from trace_envs.plugins import UnvalidatedModule
+    from trace_envs.registry.manifest import UnvalidatedModule
 
     folder = tmp_path / "envs"
     folder.mkdir()
     (folder / "good.py").write_text(GOOD, encoding="utf-8")
-    entry = {"source_sha256": hashlib.sha256(GOOD.encode()).hexdigest(), "env_id": "trace/somebody-elses-v0"}
+    entry = vouching_entry("good.py", GOOD, env_id="trace/somebody-elses-v0")
     manifest = {"format": "trace-envs/synthesis@1", "modules": {"good.py": entry}, "rejected": {}}
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(UnvalidatedModule, match="declares the env id 'trace/precondition-verification-v0'"):

@@ -113,8 +113,8 @@ def test_the_prompt_documents_the_kits_helpers_from_their_code(target_name: str)
 
     from trace_envs.guide import helper_docs
     from trace_envs.registry import resolve
+    from trace_envs.registry.targets import target
     from trace_envs.synthesis.gates.static_policy import allowed_module
-    from trace_envs.targets.registry import target
 
     spec = target(target_name)
     assert spec.helpers

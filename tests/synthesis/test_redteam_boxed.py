@@ -15,7 +15,7 @@ import pytest
 import trace_envs
 from trace_envs.box import BoxLimits, BoxPool, boxed_env_class
 from trace_envs.core import CapabilityEnv
-from trace_envs.registration import env_class
+from trace_envs.registry import env_class
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.synthesis import CalibrationSettings, run_in_sandbox
 from trace_envs.synthesis.gates.calibration import calibrate

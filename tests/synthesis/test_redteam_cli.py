@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_envs.plugins import PATH_VARIABLE
+from trace_envs.registry.sources import PATH_VARIABLE
 from trace_envs.synthesis.manifest import Manifest, read_manifest
 
 from .conftest import REDTEAM, TAU2_DATA, Listener

@@ -215,8 +215,8 @@ def test_the_allow_list_and_the_prompt_come_from_the_targets_kit(monkeypatch: py
     """One declaration: a target whose kit adds a module lets modules import it, and the prompt says so."""
     import dataclasses
 
+    from trace_envs.registry import targets as registry
     from trace_envs.synthesis import SynthesisRequest, generation_prompt
-    from trace_envs.targets import registry
 
     source = "from trace_envs.domains.tau2_records import money\n"
     assert rules(source) == {"forbidden-import"}

@@ -8,8 +8,8 @@ import pytest
 
 import trace_envs  # noqa: F401 - registers trace/device-v0
 from trace_envs.analysis import probe_labels
-from trace_envs.capabilities import flaw_rules
 from trace_envs.domains.device.flaws import give_up_after_blocked_call
+from trace_envs.registry.capabilities import flaw_rules
 from trace_envs.rollout import make_policy, run_episode
 from trace_envs.targets.device import builtin_scenarios
 from trace_envs.targets.device.flaws import device_actions

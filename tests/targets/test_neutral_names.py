@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from trace_envs.pipeline.config import parse_config
+from trace_envs.registry.targets import targets
 from trace_envs.synthesis import GateContext, SynthesisSettings
 from trace_envs.synthesis.module_checks import check_target
-from trace_envs.targets.registry import targets
 
 from ..conftest import REPO_ROOT
 

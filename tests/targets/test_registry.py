@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from trace_envs.evaluation.targets import load_target
-from trace_envs.targets.registry import (
+from trace_envs.registry.targets import (
     ENTRY_POINT_GROUP,
     Target,
     TargetSpec,
@@ -68,7 +68,7 @@ def target_name_branches(source: str, path: str, words: set[str]) -> list[str]:
             listed = [s for item in items if item is not None for s in _strings(item) if s in words]
             named = listed if len(listed) >= 2 else []
         if named:
-            found.append(f"{path}:{node.lineno} names the target {named[0]!r}: ask trace_envs.targets.registry")
+            found.append(f"{path}:{node.lineno} names the target {named[0]!r}: ask trace_envs.registry.targets")
     return list(dict.fromkeys(found))
 
 
@@ -125,7 +125,7 @@ def test_registering_is_idempotent_and_a_taken_name_is_an_error() -> None:
 THIRD_PARTY = """
 from pathlib import Path
 
-from trace_envs.targets.registry import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks
+from trace_envs.registry.targets import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks
 
 
 class ShopTarget(Target):
@@ -164,7 +164,7 @@ from pathlib import Path
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import trace_envs
-from trace_envs.targets.registry import target, targets
+from trace_envs.registry.targets import target, targets
 from trace_envs.evaluation.harness import evaluate
 from trace_envs.evaluation.policies import parse_policy
 from trace_envs.evaluation.targets import load_target

@@ -9,7 +9,7 @@ import pytest
 
 from generated_envs.order_cancel import OrderCancelEnv
 from trace_envs.core import Task
-from trace_envs.registration import list_capability_envs
+from trace_envs.registry import list_capability_envs
 from trace_envs.rollout import play_actions
 from trace_envs.testing import check_capability_env, make_env, property_checks
 from trace_envs.testing.properties import (

@@ -100,7 +100,7 @@ def test_unknown_env_and_non_capability_env_are_clear_errors() -> None:
 def _capability_env_ids() -> list[str]:
     import trace_envs
     from trace_envs.core import CapabilityEnv
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     ids = []
     for env_id in trace_envs.list_envs():

@@ -10,7 +10,7 @@ import sys
 import gymnasium as gym
 import pytest
 
-from trace_envs.registration import env_class, list_capability_envs
+from trace_envs.registry import env_class, list_capability_envs
 from trace_envs.training import oracle_conversation, trl_environment
 
 if not sys.platform.startswith("linux"):
@@ -24,7 +24,7 @@ def shipped_capability_envs() -> list[str]:
 
 @pytest.mark.parametrize("env_id", shipped_capability_envs())
 def test_the_bridge_plays_the_reference_solution_alike_in_process_and_boxed(env_id: str) -> None:
-    from trace_envs.box import box_installed_env
+    from trace_envs.registry import box_installed_env
 
     boxed_id = box_installed_env(env_id)
     try:

@@ -165,7 +165,7 @@ def test_oracle_turns_through_trls_tool_loop_score_one(
     the verifier checks happened in the box's state."""
     import gymnasium as gym
 
-    from trace_envs.box import box_installed_env
+    from trace_envs.registry import box_installed_env
     from trace_envs.training import oracle_conversation, trl_environment
 
     if "-boxed-" in env_id:

@@ -1,7 +1,7 @@
 """Offline probes as analysis reads them: every declared probe's label on a stored episode.
 
 A capability's probe is declared on its env (``Capability(probe=...)``; the shipped ones live with their envs in
-``generated_envs/probes/``) and found through :mod:`trace_envs.capabilities`. A probe reads only what the agent
+``generated_envs/probes/``) and found through :mod:`trace_envs.registry.capabilities`. A probe reads only what the agent
 did (messages, tool calls with arguments, tool results and errors) - never the env id, the policy, the task id
 or the outcome - and returns NA / PRESENT / LACKING with a rationale. Probes make the pipeline runnable without
 a model (analyst ``probes``) and let an analyst's labels be checked against them
@@ -24,7 +24,7 @@ def read_episode(record: EpisodeRecord) -> Episode:
 def probe_table() -> dict[str, Probe]:
     """The probe of every registered capability that declares one, by name (each env declares its own)."""
     import trace_envs  # noqa: F401 - registers the domains whose tool kinds the probes read
-    from trace_envs.capabilities import probes
+    from trace_envs.registry.capabilities import probes
 
     return probes()
 

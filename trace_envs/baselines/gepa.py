@@ -99,7 +99,7 @@ def seed_candidate(config: GepaConfig) -> dict[str, str]:
     """The starting candidate: the user's text, else one component per capability with its description."""
     if config.seed_instructions is not None:
         return {SEED_COMPONENT: config.seed_instructions}
-    from trace_envs.capabilities import get_capability
+    from trace_envs.registry.capabilities import get_capability
 
     names = list(dict.fromkeys(config.capabilities or [env_capability(e) for e in config.env_ids]))
     try:
@@ -112,7 +112,7 @@ def env_capability(env_id: str) -> str:
     """The capability a registered capability env (run here or boxed) declares; a target env is not one (a
     ``ValueError``)."""
     from trace_envs.core import Capability
-    from trace_envs.registration import TARGET_KINDS, env_class, env_kind
+    from trace_envs.registry import TARGET_KINDS, env_class, env_kind
 
     capability = getattr(env_class(env_id), "capability", None)
     if env_kind(env_id) in TARGET_KINDS or not isinstance(capability, Capability):

@@ -22,9 +22,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from . import mounts
-
-PLUGIN_GROUP = "trace_envs.envs"
-"""The plugins' entry-point group (:data:`trace_envs.plugins.ENTRY_POINT_GROUP`), whose packages boxes import."""
+from .protocol import PLUGIN_GROUP
 
 ALL_NAMESPACES = (
     "user namespace",

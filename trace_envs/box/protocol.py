@@ -33,6 +33,9 @@ from trace_envs.core.task import Task
 from trace_envs.core.tools import ToolCall
 
 PROTOCOL_VERSION = 4
+PLUGIN_GROUP = "trace_envs.envs"
+"""The plugins' entry-point group (the registry's ``ENTRY_POINT_GROUP``, which the box may not import): both sides
+read the plugin packages a box trusts from it."""
 MODULE_NAME = "trace_envs_boxed_module"
 """The name the module runs under in every box (validation, calibration, training, evaluation)."""
 MODULE_FILENAME = "env_module.py"

@@ -45,9 +45,9 @@ from trace_envs.core import (
     parse_action,
     render_transcript,
 )
+from trace_envs.core.domain import registered_domain
 from trace_envs.core.spaces import MAX_TEXT_LENGTH
 from trace_envs.core.user import model_user
-from trace_envs.registry import get_domain
 
 from .checks import checked_reset, checked_step
 from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
@@ -338,7 +338,7 @@ def trusted_capability(declared: dict[str, Any]) -> Capability:
 def _domain(name: str) -> Any:
     """This process's own domain object of the name a box declares (a clear error for an unknown one)."""
     try:
-        return get_domain(name)
+        return registered_domain(name)
     except KeyError:
         raise ValueError(f"the boxed env declares domain {name!r}, which is not registered here") from None
 

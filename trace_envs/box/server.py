@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_envs.core import CapabilityEnv, ParsedAction, Task
+from trace_envs.core.env import defined_envs
 from trace_envs.core.user import set_user_factory
 
 from .audit import AuditPolicy, AuditReporter, install
@@ -34,6 +35,7 @@ from .lines import LineReader, PipeClosed
 from .protocol import (
     MODULE_FILENAME,
     MODULE_NAME,
+    PLUGIN_GROUP,
     PROTOCOL_VERSION,
     REQUEST,
     USER_LINE,
@@ -60,19 +62,23 @@ def trusted_roots() -> list[str]:
     import gymnasium
     import pydantic
 
-    import trace_envs
-    from trace_envs.plugins import plugin_packages
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for package in (trace_envs, *plugin_packages(), gymnasium, pydantic):
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).resolve().parents[1])}
+    for package in (*plugin_packages(), gymnasium, pydantic):
         roots.add(str(Path(package.__file__ or "").resolve().parent))
     return sorted(roots)
 
 
+def plugin_packages() -> list[types.ModuleType]:
+    """The top-level packages of the ``trace_envs.envs`` entry points already imported (``generated_envs`` for the
+    shipped envs): plugin code is trusted, so the box reads it (the registry's group, read here without it)."""
+    from importlib.metadata import entry_points
+
+    names = {point.value.split(":")[0].split(".")[0] for point in entry_points(group=PLUGIN_GROUP)}
+    return [sys.modules[name] for name in sorted(names) if name in sys.modules]
+
+
 def load_env(start: Start) -> tuple[Any, str | None]:
     """Execute the module's text as :data:`MODULE_NAME` and build its one ``CapabilityEnv``."""
-    from trace_envs.plugins import defined_envs
-
     if start.version != PROTOCOL_VERSION:
         raise RuntimeError(f"protocol version {start.version} asked, this box speaks {PROTOCOL_VERSION}")
     module = types.ModuleType(MODULE_NAME)

@@ -211,7 +211,7 @@ WEAKER_BOX_HELP = (
 def weaker_box_option(value: bool) -> bool:
     """``--weaker-box``: allow weaker boxes in this process and the workers it starts."""
     if value:
-        from trace_envs.plugins import allow_weaker_box
+        from trace_envs.registry.sources import allow_weaker_box
 
         allow_weaker_box()
     return value

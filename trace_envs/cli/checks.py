@@ -14,7 +14,7 @@ def checked_env(env_id: str, knobs: dict[str, Any], hint: str) -> Any:
     (trained by ``baseline grpo-target``) or a knob the env does not take is a usage error naming the fix."""
     import gymnasium as gym
 
-    from trace_envs.registration import TARGET_KINDS, env_kind, list_capability_envs
+    from trace_envs.registry import TARGET_KINDS, env_kind, list_capability_envs
     from trace_envs.training import make_capability_env
 
     try:
@@ -43,7 +43,7 @@ def _check_knobs(env_id: str, knobs: dict[str, Any]) -> None:
     from pydantic import BaseModel, ValidationError
 
     from trace_envs.problems import validation_problems
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     model = getattr(env_class(env_id), "Knobs", None)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):

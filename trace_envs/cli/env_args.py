@@ -119,7 +119,7 @@ def check_knobs(env_id: str, options: dict[str, Any]) -> None:
     spans many lines); a boxed env's options are validated in its box."""
     from pydantic import BaseModel, ValidationError
 
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     model = getattr(env_class(env_id), "Knobs", None)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):

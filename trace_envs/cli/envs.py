@@ -62,7 +62,7 @@ def _list_row(env_id: str) -> dict[str, Any]:
     """One row of ``list``: the env's registered kind and what its class declares (capability, domain, turn
     limit); a tau2 target declares no capability."""
     from trace_envs.core import declares_capability
-    from trace_envs.registration import env_class, env_kind
+    from trace_envs.registry import env_class, env_kind
 
     cls: Any = env_class(env_id)
     row: dict[str, Any] = {"env_id": env_id, "kind": env_kind(env_id), "capability": None, "domain": None}
@@ -82,7 +82,7 @@ def describe(
     """Show an env's capability, tools, knobs and one example task."""
     import trace_envs
     from trace_envs.core import declares_capability
-    from trace_envs.registration import env_class
+    from trace_envs.registry import env_class
 
     import_modules(imports)
     env_id = resolve_env_id(env_id)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from trace_envs.synthesis import CalibrationSettings, ValidationReport
 
 console = Console()
-TARGET_HELP = "A registered target (see trace_envs.targets.registry), e.g. retail or device."
+TARGET_HELP = "A registered target (see trace_envs.registry.targets), e.g. retail or device."
 
 # Options synthesize and validate share (the gates' and calibration's settings), declared once.
 SeedsOption = Annotated[int, typer.Option(min=1, help="Seeds of the property suite.")]

@@ -30,7 +30,7 @@ JudgeOption = Annotated[
 
 
 def _domain_name(domain_dir: Path, domain: str | None) -> str:
-    from trace_envs.targets.registry import select_targets
+    from trace_envs.registry.targets import select_targets
 
     name = domain or domain_dir.name
     if name not in [spec.name for spec in select_targets("tau2")]:
@@ -233,7 +233,7 @@ def tau2_generate(
     tau2-bench's own data is not at hand; its tasks are not tau2-bench's, so
     the leakage guard then checks against these. An existing domain folder is kept as it is.
     """
-    from trace_envs.targets.registry import select_targets
+    from trace_envs.registry.targets import select_targets
 
     known = [spec.name for spec in select_targets("tau2")]
     wanted = list(dict.fromkeys(domain or known))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from trace_envs.plugins import PATH_VARIABLE
+from trace_envs.registry.sources import PATH_VARIABLE
 
 
 class TrainJob(BaseModel):

@@ -1,9 +1,9 @@
 """A capability, declared once on its env: name, description, and optionally its probe, flaw rules and hint.
 
 Analysis, probes, flawed policies and the CLI find capabilities through these declarations (collected by
-:mod:`trace_envs.capabilities`), so a new capability is one new env module. The probe and the flaw rules are
+:mod:`trace_envs.registry.capabilities`), so a new capability is one new env module. The probe and the flaw rules are
 objects defined with the env (or shared ones from its domain package), or ``"module:function"`` references
-for an env that must not import them (resolved by :mod:`trace_envs.capabilities`, never here); a probe's
+for an env that must not import them (resolved by :mod:`trace_envs.registry.capabilities`, never here); a probe's
 signature is :class:`trace_envs.domains.probing.Probe`, a flaw rule's is its target kind's (tau2:
 :class:`trace_envs.domains.tau2_flaws.Tau2Flaw`; device: reference actions to flawed ones).
 """

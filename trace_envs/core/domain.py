@@ -4,7 +4,7 @@ Domains are registered by name in :mod:`trace_envs.registry` (``trace_envs.regis
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -39,3 +39,22 @@ class Domain(Generic[StateT]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, tools={len(self.toolset)})"
+
+
+DomainLookup = Callable[[str], Domain[Any]]
+"""What finds a registered domain by name (the registry's ``get_domain``)."""
+_DOMAIN_LOOKUP: list[DomainLookup] = []
+"""The registered lookup, if any (a list, so registering needs no ``global``)."""
+
+
+def set_domain_lookup(lookup: DomainLookup) -> None:
+    """Register what :func:`registered_domain` asks (``import trace_envs`` registers the registry's ``get_domain``),
+    so that a layer below the registry (a boxed env's proxy) finds a domain without importing it."""
+    _DOMAIN_LOOKUP[:] = [lookup]
+
+
+def registered_domain(name: str) -> Domain[Any]:
+    """The domain registered as ``name``, from the registered lookup (a ``KeyError`` naming the fix if none is)."""
+    if not _DOMAIN_LOOKUP:
+        raise KeyError(f"no domain lookup is registered to find {name!r}: `import trace_envs` registers the registry's")
+    return _DOMAIN_LOOKUP[0](name)

@@ -319,6 +319,19 @@ class CapabilityEnv(ConversationEnv, Generic[KnobsT]):
         return self.task
 
 
+def defined_envs(module: Any) -> list[type[CapabilityEnv[Any]]]:
+    """The concrete ``CapabilityEnv`` subclasses that ``module`` defines (not the ones it imports): what the registry
+    registers of a module of env code, and what a box runs of the module it was given."""
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, CapabilityEnv)
+        and value.__module__ == module.__name__
+        and not getattr(value, "__abstractmethods__", None)
+    ]
+
+
 def format_steps(steps: list[ToolCall | str]) -> list[str]:
     """Solution steps as action strings: tool calls in JSON form, messages as they are."""
     return [format_tool_call(s) if isinstance(s, ToolCall) else s for s in steps]

@@ -17,6 +17,7 @@ from typing import Any
 
 from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.base import ChatModel
+from trace_envs.registry.targets import target_of_domain
 from trace_envs.rollout import (
     EpisodeRecord,
     TrajectoryStore,
@@ -26,7 +27,6 @@ from trace_envs.rollout import (
     run_rollouts,
     task_jobs,
 )
-from trace_envs.targets.registry import target_of_domain
 
 from .decoding import decoding_label, policy_sampling
 from .policies import PolicyEntry, check_names

@@ -1,6 +1,6 @@
 """What an evaluation plays: a target's tasks as episodes (env id, constructor kwargs, reset options, seed).
 
-A name selects registered targets (:mod:`trace_envs.targets.registry`): one target by name or alias
+A name selects registered targets (:mod:`trace_envs.registry.targets`): one target by name or alias
 (``retail``, ``tau2-retail``, ``device``) or a family at once (``tau2``: airline and retail). Each target lists
 its own tasks (tau2: a split of the domain folder under a data folder, one shared env per domain with the
 task a reset option; device: the built-in scenarios of a split, or a ``.json``/``.yaml`` file's). Each task's
@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from trace_envs.targets.registry import TargetTask, select_targets, task_seed
+from trace_envs.registry.targets import TargetTask, select_targets, task_seed
 
 from .results import TargetInfo
 

@@ -168,7 +168,7 @@ class PipelineConfig(_Section):
     @field_validator("targets")
     @classmethod
     def _distinct(cls, targets: list[str]) -> list[str]:
-        from trace_envs.targets.registry import targets as registered
+        from trace_envs.registry.targets import targets as registered
 
         known = registered()
         unknown = [name for name in targets if name not in known]
@@ -187,7 +187,7 @@ class PipelineConfig(_Section):
 
     @model_validator(mode="after")
     def _splits_of_targets(self) -> PipelineConfig:
-        from trace_envs.targets.registry import target
+        from trace_envs.registry.targets import target
 
         for section, split in (("rollout", self.rollout.split), ("evaluate", self.evaluate.split)):
             for name in self.targets if split is not None else []:

@@ -53,8 +53,8 @@ def rollout(ctx: StageContext) -> RolloutResult:
 def rollout_target(step: TargetStep, factory: PolicyFactory, spec: str) -> RolloutTarget:
     """One target's tasks played into ``rollout/<target>.jsonl`` (finished episodes of a killed run are kept)."""
     from trace_envs.llm import LLMError
+    from trace_envs.registry.targets import target as registered
     from trace_envs.rollout import rollout_into_store
-    from trace_envs.targets.registry import target as registered
 
     ctx, section = step.ctx, step.ctx.config.rollout
     played = registered(step.name)
@@ -227,7 +227,7 @@ def folder_manifests(folders: dict[str, Path]) -> dict[str, str]:
     again is a changed input of the synthesize stage."""
     import hashlib
 
-    from trace_envs.plugins import SYNTHESIS_MANIFEST
+    from trace_envs.registry.manifest import MANIFEST as SYNTHESIS_MANIFEST
 
     found = {}
     for target, folder in sorted(folders.items()):

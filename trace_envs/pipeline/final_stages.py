@@ -47,7 +47,7 @@ def evaluate_target(step: TargetStep) -> EvaluateTarget:
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.results import RESULTS_FILE
     from trace_envs.evaluation.targets import load_target
-    from trace_envs.targets.registry import target as registered
+    from trace_envs.registry.targets import target as registered
 
     from .targets import simulated_user
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trace_envs.registry.ids import prefixed_id
 from trace_envs.routing.routes_file import ROUTES_SUFFIX
 
 from .context import StageContext, TargetStep
@@ -106,7 +107,7 @@ def train_target(step: TargetStep, model: str, passed: dict[str, str], summary: 
     ctx, target = step.ctx, step.name
     loaded = trace_envs.load_envs(step.input_dir("synthesize"), id_prefix=target)  # one id per target
     for capability, synthesized_id in sorted(passed.items()):
-        env_id = f"trace/{target}-{synthesized_id.split('/', 1)[1]}"
+        env_id = prefixed_id(synthesized_id, target)
         if env_id not in loaded:
             raise ctx.fail(f"{step.input_dir('synthesize')}: {synthesized_id} did not load as {env_id}")
         config = train_config(ctx, env_id)

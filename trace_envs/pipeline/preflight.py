@@ -14,7 +14,7 @@ from pathlib import Path
 
 from trace_envs.llm.gguf_model import PACKAGED_MODELS
 from trace_envs.llm.spec import looks_like_local_path
-from trace_envs.plugins import SYNTHESIS_MANIFEST
+from trace_envs.registry.manifest import MANIFEST as SYNTHESIS_MANIFEST
 
 from .config import PipelineConfig
 
@@ -140,7 +140,7 @@ def _extra_checks() -> Iterator[Check]:
 
 def _data_checks(config: PipelineConfig) -> Iterator[Check]:
     """The data folder of each target that needs one (tau2's), and a base model given as a local folder."""
-    from trace_envs.targets.registry import TargetDataError, target
+    from trace_envs.registry.targets import TargetDataError, target
 
     data_stages = ("rollout", "synthesize", "evaluate")
     for name in config.targets:

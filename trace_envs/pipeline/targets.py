@@ -9,8 +9,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from trace_envs.registry.targets import Target, target
 from trace_envs.rollout import EpisodeJob, task_jobs
-from trace_envs.targets.registry import Target, target
 
 from .config import PipelineConfig
 

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from trace_envs.analysis.models import AnalysisResult
     from trace_envs.baselines.record import BaselineRun
     from trace_envs.evaluation.results import EvaluationResults
+    from trace_envs.registry.manifest import Manifest
     from trace_envs.routing.routes_file import RoutedTask
-    from trace_envs.synthesis.manifest import Manifest
     from trace_envs.training.config import TrainConfig
     from trace_envs.training.metadata import AdapterMetadata
 
@@ -236,7 +236,7 @@ def collect_inputs(run_dir: str | Path, targets: list[str] | None = None) -> Rep
     is passed over, and an adapter inside a baseline's folder belongs to that baseline, not to TRACE.
     ``targets`` orders the per-target parts (see :class:`ReportInputs`). (The pipeline's report stage hands the
     report the records its stages returned instead, see :mod:`trace_envs.pipeline.final_stages`.)"""
-    from trace_envs.synthesis.manifest import MANIFEST
+    from trace_envs.registry.manifest import MANIFEST
     from trace_envs.training.metadata import METADATA_FILE
 
     root = Path(run_dir)
@@ -295,15 +295,13 @@ def load_analysis(path: Path) -> Analysis:
 
 def load_manifest(path: Path) -> SynthesisManifest | None:
     """The synthesis manifest at ``path``; ``None`` for a ``manifest.json`` of another format (another tool's)."""
-    from trace_envs.synthesis.manifest import MANIFEST_FORMAT, Manifest
+    from trace_envs.registry.manifest import manifest_at
 
-    data = _read_json(path)
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        return None
     try:
-        return SynthesisManifest(path, Manifest.model_validate(data))
-    except ValueError as exc:
+        manifest = manifest_at(path)
+    except (OSError, ValueError) as exc:
         raise _problem(path, exc, "a synthesis manifest (trace-envs synthesize writes it)") from None
+    return None if manifest is None else SynthesisManifest(path, manifest)
 
 
 def _routes(root: Path) -> list[Routes]:

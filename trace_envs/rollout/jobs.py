@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trace_envs.llm.base import Usage
+from trace_envs.registry.targets import TargetTask
 from trace_envs.safe_text import shown
-from trace_envs.targets.registry import TargetTask
 
 from .store import EpisodeKey, EpisodeRecord, TrajectoryStore, load_episodes
 

@@ -67,8 +67,8 @@ class OraclePolicy(ScriptPolicy):
 
 def known_capabilities() -> list[str]:
     """The names ``flawed:<capability>`` accepts, sorted: the capabilities the registered envs declare
-    (see :mod:`trace_envs.capabilities`; a user's own env counts once its module is imported)."""
-    from trace_envs.capabilities import capabilities
+    (see :mod:`trace_envs.registry.capabilities`; a user's own env counts once its module is imported)."""
+    from trace_envs.registry.capabilities import capabilities
 
     return sorted(capabilities())
 
@@ -98,7 +98,7 @@ class FlawedPolicy(ScriptPolicy):
         self.spec = "flawed:" + ",".join(self.capabilities) if self.capabilities else "flawed"
 
     def actions_for(self, env: gym.Env[Any, Any]) -> Sequence[str]:
-        from trace_envs.targets.registry import target_of_env
+        from trace_envs.registry.targets import target_of_env
 
         target = target_of_env(env.unwrapped)
         if target is not None:  # the deficits applied to the target's reference (None: no rule applies)

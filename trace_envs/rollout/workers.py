@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from trace_envs.core.spot_checks import DEFAULT_SPOT_CHECK_SHARE
 from trace_envs.llm.errors import AuthenticationFailed
-from trace_envs.plugins import loaded_folders
+from trace_envs.registry.sources import loaded_folders
 
 from .jobs import EpisodeJob, RolloutSummary, pending_jobs
 from .runner import arun_rollouts, checked_policy_spec
@@ -72,7 +72,7 @@ def _worker(plan_json: str, env_specs: dict[str, Any], results: Any) -> None:
     plan = WorkerPlan.model_validate_json(plan_json)
     try:
         import trace_envs  # registers the built-in envs, the plugins' and $TRACE_ENVS_PATH's
-        from trace_envs.registration import env_class
+        from trace_envs.registry import env_class
 
         for folder in plan.env_folders:
             trace_envs.load_envs(folder, boxed=False)

@@ -1,9 +1,9 @@
-"""``manifest.json`` of a synthesis output folder: per validated module, what it is, where it came from,
-what every gate said and its source's sha256; per rejected capability, why.
+"""Writing ``manifest.json`` of a synthesis output folder: each validated module's entry, each rejection.
 
-Loading a folder that holds a manifest (``trace_envs.load_envs``, ``$TRACE_ENVS_PATH``) checks every
-module against it, so a module edited since it was validated is refused until it is validated again
-(``trace-envs validate`` records the new hash); the check itself lives in :mod:`trace_envs.plugins`.
+The model and its one reader are :mod:`trace_envs.registry.manifest` (re-exported here). Loading a folder that
+holds a manifest (``trace_envs.load_envs``, ``$TRACE_ENVS_PATH``) checks every module against it, so a module
+edited since it was validated is refused until it is validated again (``trace-envs validate`` records the new
+hash); the check itself lives in :mod:`trace_envs.registry.sources`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,21 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from trace_envs.llm.base import Usage
-from trace_envs.plugins import SYNTHESIS_FORMAT, SYNTHESIS_MANIFEST, UnvalidatedModule, unvalidated_modules
+from trace_envs.registry.ids import capability_env_id
+from trace_envs.registry.manifest import (
+    MANIFEST,
+    MANIFEST_FORMAT,
+    GateSummary,
+    Manifest,
+    ModuleEntry,
+    Rejection,
+    UnvalidatedModule,
+    manifest_at,
+    unvalidated_modules,
+)
 
 from .gates import env_identity as identity
 from .gates.reports import ValidationReport
@@ -24,64 +33,14 @@ from .gates.reports import ValidationReport
 if TYPE_CHECKING:
     from .gates.context import GateContext
 
-MANIFEST = SYNTHESIS_MANIFEST
-MANIFEST_FORMAT = SYNTHESIS_FORMAT
 ModuleChanged = UnvalidatedModule
 """A module of a synthesis folder differs from what was validated (or was never validated)."""
 _LOCK = threading.Lock()
 
 
-class GateSummary(BaseModel):
-    """One gate's result as the manifest keeps it."""
-
-    gate: str
-    status: str
-    seconds: float
-    findings: list[str] = Field(default_factory=list)
-    details: dict[str, Any] = Field(default_factory=dict)
-
-
-class ModuleEntry(BaseModel):
-    """A validated module."""
-
-    module: str = Field(description="File name in the folder, e.g. unit_conversion.py")
-    env_id: str = Field(description="The id it registers as (trace/<capability with dashes>-v0).")
-    capability: str
-    target: str
-    generator: str
-    prompt_sha256: str | None = Field(default=None, description="sha256 of the first generation prompt.")
-    attempts: int = 1
-    gates: list[GateSummary]
-    calibration: dict[str, Any] | None = Field(default=None, description="Calibration statistics, if calibrated.")
-    cost_usd: float = 0.0
-    usage: Usage = Field(default_factory=Usage)
-    source_sha256: str
-    notes: list[str] = Field(default_factory=list)
-
-
-class Rejection(BaseModel):
-    """A capability whose synthesis never passed (nothing was registered for it)."""
-
-    capability: str
-    target: str
-    generator: str
-    prompt_sha256: str | None = None
-    attempts: int = 0
-    stopped_by: str | None = None
-    reason: str
-    findings: list[str] = Field(default_factory=list)
-    cost_usd: float = 0.0
-
-
-class Manifest(BaseModel):
-    format: str = MANIFEST_FORMAT
-    modules: dict[str, ModuleEntry] = Field(default_factory=dict)
-    rejected: dict[str, Rejection] = Field(default_factory=dict)
-
-
 def env_id_for(capability: str) -> str:
     """The id ``load_envs`` registers a module's env as: ``trace/<capability with dashes>-v0``."""
-    return identity.env_id_for(capability)
+    return capability_env_id(capability)
 
 
 def gate_summaries(report: ValidationReport) -> list[GateSummary]:
@@ -98,14 +57,13 @@ def gate_summaries(report: ValidationReport) -> list[GateSummary]:
 
 
 def read_manifest(folder: str | Path) -> Manifest | None:
-    """The folder's manifest, or None when it has none."""
+    """The folder's manifest, or None when it has none (:func:`trace_envs.registry.manifest.manifest_at`); a
+    ``manifest.json`` of another tool is refused, so that writing one never replaces it."""
     path = Path(folder) / MANIFEST
-    if not path.exists():
-        return None
-    try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path} is not a trace-envs synthesis manifest: {exc}") from None
+    found = manifest_at(path)
+    if found is None and path.exists():
+        raise ValueError(f"{path} is not a trace-envs synthesis manifest (its format is not {MANIFEST_FORMAT!r})")
+    return found
 
 
 def _write(folder: Path, manifest: Manifest) -> None:
@@ -170,3 +128,21 @@ def record_validated(path: str | Path, report: ValidationReport, context: GateCo
     )
     record_module(path.parent, entry)
     return True
+
+
+__all__ = [
+    "MANIFEST",
+    "MANIFEST_FORMAT",
+    "GateSummary",
+    "Manifest",
+    "ModuleChanged",
+    "ModuleEntry",
+    "Rejection",
+    "env_id_for",
+    "gate_summaries",
+    "read_manifest",
+    "record_module",
+    "record_rejection",
+    "record_validated",
+    "verify_folder",
+]

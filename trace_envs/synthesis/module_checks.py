@@ -49,8 +49,8 @@ class ModuleValidation:
 def check_target(target: str, data: Path | None = None, *, check_data: bool = True) -> None:
     """Refuse an unregistered target, and (``data``) a target whose data folder lacks its evaluation tasks
     (the leakage guard needs them before anything is generated or validated)."""
-    from trace_envs.targets.registry import TargetDataError
-    from trace_envs.targets.registry import target as registered
+    from trace_envs.registry.targets import TargetDataError
+    from trace_envs.registry.targets import target as registered
 
     try:
         spec = registered(target)
@@ -108,7 +108,7 @@ def _no_single_target(path: Path, imported: list[str], known: list[str]) -> str:
 @renamed_arguments({"tau2_data": "data"})
 def read_module(path: Path, target: str | None = None, data: Path | None = None) -> ModuleSource:
     """Read an env module and settle its target (``target``, else the one target kit it imports), checked."""
-    from trace_envs.targets.registry import targets
+    from trace_envs.registry.targets import targets
 
     from .gates.validation import infer_target, targets_imported
 

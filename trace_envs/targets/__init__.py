@@ -1,5 +1,5 @@
 """Target benchmarks run as Gymnasium episodes (tau2-bench airline and retail, the device scenarios), each one
-registered :class:`~trace_envs.targets.registry.Target` (see :mod:`trace_envs.targets.registry`)."""
+registered :class:`~trace_envs.registry.targets.Target` (see :mod:`trace_envs.registry.targets`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The shipped targets: tau2-bench airline and retail (the user's task files, an LLM-played customer) and the
 ToolSandbox-style device scenarios (built in, scripted users). The only list of targets in the library: every
-other module reads :mod:`trace_envs.targets.registry`."""
+other module reads :mod:`trace_envs.registry.targets`."""
 
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ from trace_envs.core import (
     render_transcript,
 )
 from trace_envs.core.rewards import reward_problem
+from trace_envs.registry.ids import parse_env_id
 
 SEND_MESSAGE_TOOL = "send_message_to_user"
 ENDED_NOTE = "[The conversation has ended. Reply with a short closing message and no tool call.]"
@@ -73,7 +74,7 @@ def env_capability(env_id: str, env: EnvProtocol) -> Capability:
     env id, e.g. ``trace/tau2-retail-v0`` -> ``tau2_retail``."""
     if env.capability is not None:
         return env.capability
-    stem = re.sub(r"-v\d+$", "", env_id.rsplit("/", 1)[-1])
+    _, stem, _ = parse_env_id(env_id)
     name = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
     name = name if name and name[0].isalpha() else f"env_{name}"
     return Capability(name=name, description=f"The target environment {env_id} itself (all of its tasks).")

@@ -3,7 +3,7 @@ that the gate, the generation prompt and the docs all read.
 
 A name is allowed, not a module: ``from random import Random`` and ``random.Random`` pass, ``random.choice``
 or ``typing.sys`` do not. The standard names are listed here by hand (each module's pure, clock-free,
-I/O-free part); the target's kit (:attr:`~trace_envs.targets.registry.Target.kit`) exposes its public
+I/O-free part); the target's kit (:attr:`~trace_envs.registry.targets.Target.kit`) exposes its public
 API, read from the kit's own (trusted) modules: ``trace_envs.core`` exactly its ``__all__`` (the contract,
 no submodules), every other kit module its ``__all__`` or else its public names, minus module objects,
 anything that comes from a module off this list, and the helpers that import by string.
@@ -134,7 +134,9 @@ IMPORT_BY_STRING: tuple[str, ...] = (
     "trace_envs.core:register_env",
     "trace_envs.core:register_domain",
     "trace_envs.core.capability:resolve",
-    "trace_envs.targets.registry:resolve",
+    "trace_envs.registry:resolve",
+    "trace_envs.registry.envs:resolve",
+    "trace_envs.registry.targets:resolve",
     "trace_envs.domains.device.extras:require",
 )
 """Helpers of our own package that import a module named by a string: never importable by an env module,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from trace_envs.problems import warn_renamed
-from trace_envs.targets.registry import target
+from trace_envs.registry.targets import target
 
 from ..sandbox.protocol import SandboxLimits
 from .calibration_settings import CalibrationSettings

@@ -17,7 +17,7 @@ from typing import Any
 
 from trace_envs.core import CapabilityEnv, Domain
 from trace_envs.registry import get_domain
-from trace_envs.targets.registry import target as registered
+from trace_envs.registry.targets import target as registered
 
 from .ast_names import import_aliases, parse_module, qualified_name, snippet
 from .context import GateContext, named_gate

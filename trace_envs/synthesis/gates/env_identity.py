@@ -17,6 +17,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from trace_envs.registry.ids import capability_env_id
+
 from .reports import Finding
 
 FIX_LITERAL = (
@@ -26,7 +28,7 @@ FIX_LITERAL = (
 
 def env_id_for(capability: str) -> str:
     """The id ``load_envs`` registers a module's env as: ``trace/<capability with dashes>-v0``."""
-    return f"trace/{capability.replace('_', '-')}-v0"
+    return capability_env_id(capability)
 
 
 def source_env_id(tree: ast.Module) -> str | None:

@@ -16,8 +16,8 @@ import importlib.util
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-from trace_envs.registry import get_domain
-from trace_envs.targets.registry import TargetDataError, target
+from trace_envs.registry import get_domain, ids
+from trace_envs.registry.targets import TargetDataError, target
 
 from ..sandbox.process import run_in_sandbox
 from ..sandbox.protocol import BoxMode, SandboxOutcome
@@ -73,7 +73,7 @@ SIGNAL_MEANINGS = {
 
 def candidate_env_id(source: str) -> str:
     """The temporary id the module is registered under inside the box."""
-    return f"trace/candidate-{hashlib.sha256(source.encode('utf-8')).hexdigest()[:12]}-v0"
+    return ids.candidate_env_id(hashlib.sha256(source.encode("utf-8")).hexdigest())
 
 
 @named_gate("execution")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from trace_envs.targets.registry import LeakageRecords, TargetDataError, target, target_of_domain
+from trace_envs.registry.targets import LeakageRecords, TargetDataError, target, target_of_domain
 
 from .ast_names import parse_module, string_literals
 from .constant_text import folded_texts

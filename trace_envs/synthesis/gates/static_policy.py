@@ -94,8 +94,8 @@ NO_DUNDER_FIX = "Use the object's public API; capability envs never need dunder 
 
 def kit_modules(target: str) -> tuple[str, ...]:
     """The modules of our package a module for ``target`` may import (with their submodules): the target's
-    registered :attr:`~trace_envs.targets.registry.Target.kit`, the one declaration the prompt states too."""
-    from trace_envs.targets.registry import target as target_spec
+    registered :attr:`~trace_envs.registry.targets.Target.kit`, the one declaration the prompt states too."""
+    from trace_envs.registry.targets import target as target_spec
 
     return target_spec(target).kit
 

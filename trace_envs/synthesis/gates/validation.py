@@ -91,7 +91,7 @@ def targets_imported(source: str) -> list[str]:
     """The registered targets whose own kit the module imports (none for a module that does not parse)."""
     import ast
 
-    from trace_envs.targets.registry import targets_importing
+    from trace_envs.registry.targets import targets_importing
 
     from .ast_names import parse_module
 

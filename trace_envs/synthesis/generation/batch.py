@@ -66,7 +66,7 @@ def build_shared_inputs() -> None:
     and the guide use ``ast.parse``), and on CPython 3.11 two threads building ASTs at once fail with
     "AST constructor recursion depth mismatch"; the gates' own parsing is serialised
     (``ast_names.parse_module``), and the guide is cached, so the threads build no other AST."""
-    from trace_envs.registration import env_class, list_capability_envs
+    from trace_envs.registry import env_class, list_capability_envs
 
     from .prompt import contract_guide
 

@@ -32,7 +32,7 @@ def catalogue_env(capability: str, target: str) -> tuple[str, type]:
             f"no catalogue env for {capability} on {target}: the shipped envs for {target} train "
             f"{', '.join(offered) or 'nothing'}; use a model generator (anthropic:…, openai:…#…, hf:…)"
         )
-    from trace_envs.targets.registry import targets
+    from trace_envs.registry.targets import targets
 
     def breadth(cls: type) -> int:
         return sum(supports(cls, name) for name in targets())
@@ -49,7 +49,7 @@ def catalogue_env(capability: str, target: str) -> tuple[str, type]:
 
 def catalogue_source(capability: str, target: str) -> str:
     """The module that reuses the shipped env for ``capability`` on ``target``."""
-    from trace_envs.targets.registry import target as registered
+    from trace_envs.registry.targets import target as registered
 
     from ..gates.contract import domain_attribute
 

@@ -51,7 +51,7 @@ class SynthesisRequest(BaseModel):
     def model_post_init(self, context: Any) -> None:
         if not SNAKE_CASE.match(self.capability):
             raise ValueError(f"capability: {self.capability!r} is not snake_case (e.g. unit_conversion)")
-        from trace_envs.targets.registry import target
+        from trace_envs.registry.targets import target
 
         try:
             target(self.target)
@@ -86,7 +86,7 @@ def supports(cls: Any, target: str) -> bool:
 def plugin_package_names() -> tuple[str, ...]:
     """The packages installed envs come from (``generated_envs`` for the shipped ones)."""
     import trace_envs  # noqa: F401  (loads the plugins)
-    from trace_envs.plugins import plugin_packages
+    from trace_envs.registry.sources import plugin_packages
 
     return tuple(package.__name__ for package in plugin_packages())
 
@@ -94,7 +94,7 @@ def plugin_package_names() -> tuple[str, ...]:
 def shipped_envs(target: str) -> list[tuple[str, type]]:
     """``(env id, class)`` of every installed env (a plugin package's: the shipped ``generated_envs`` and
     third-party ones, not folders of loaded modules) that runs on ``target``."""
-    from trace_envs.registration import env_class, list_capability_envs
+    from trace_envs.registry import env_class, list_capability_envs
 
     packages = plugin_package_names()
     found = []
@@ -134,7 +134,7 @@ def prompt_only_examples() -> list[tuple[str, str]]:
     """``(module name, source)`` of every ``examples/*.py`` of the plugin packages: env modules a package ships
     for the generation prompt alone (read as text, never imported or registered)."""
     import trace_envs  # noqa: F401  (loads the plugins)
-    from trace_envs.plugins import plugin_packages
+    from trace_envs.registry.sources import plugin_packages
 
     found = []
     for package in plugin_packages():
@@ -183,7 +183,7 @@ def generation_prompt(
 ) -> str:
     """The first prompt of a synthesis: everything the generator needs, and the output format."""
     from trace_envs.guide import helper_docs
-    from trace_envs.targets.registry import target as target_spec
+    from trace_envs.registry.targets import target as target_spec
 
     from ..gates.allowlist import ALLOWED_DUNDER_METHODS, stdlib_summary
     from ..gates.static_policy import kit_modules

@@ -19,7 +19,7 @@ KIND = "device"
 
 def device_actions(reference: Sequence[str], capabilities: Sequence[str]) -> list[str]:
     """The reference actions with the named capabilities' device rules applied (in the order named)."""
-    from trace_envs.capabilities import flaw_rules
+    from trace_envs.registry.capabilities import flaw_rules
 
     rules = flaw_rules(KIND)
     actions = [a for a in reference if a != STOP_TOKEN]

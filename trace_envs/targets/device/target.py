@@ -1,4 +1,4 @@
-"""The device target as a :class:`~trace_envs.targets.registry.Target`: its built-in (or file) scenarios as task
+"""The device target as a :class:`~trace_envs.registry.targets.Target`: its built-in (or file) scenarios as task
 records, its test scenarios for the leakage guard, and its flaw rules on a scenario's reference actions.
 Imports nothing heavy at its top: the registry imports it when first read."""
 
@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trace_envs.targets.registry import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks, task_seed
+from trace_envs.registry.targets import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks, task_seed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +50,7 @@ class DeviceTarget(Target):
     def flawed(self, env: Any, capabilities: Sequence[str] | None) -> list[str] | None:
         """The scenario's reference actions with the named capabilities' device deficits applied; ``None`` when
         none of them has a device rule (the env's own reference or flawed solution plays)."""
-        from trace_envs.capabilities import flaw_rules
+        from trace_envs.registry.capabilities import flaw_rules
 
         from .flaws import KIND, device_actions
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from trace_envs.targets.registry import TargetDataError
+from trace_envs.registry.targets import TargetDataError
 
 from .tasks import TaskSplits, Tau2Task
 

@@ -2,7 +2,7 @@
 
 A capability deficit is applied to the gold tool calls, so a ``flawed:<capability>`` baseline fails
 on a target task the way an agent lacking that capability would. Each capability's declaration names its
-rule (``Capability(flaws={"tau2": rule})``, read through :mod:`trace_envs.capabilities`); the shipped rules
+rule (``Capability(flaws={"tau2": rule})``, read through :mod:`trace_envs.registry.capabilities`); the shipped rules
 are shared by several capabilities and live in :mod:`trace_envs.domains.tau2_flaws`. Capabilities without a
 tau2 rule (device-side ones) leave the gold actions as they are.
 """
@@ -45,7 +45,7 @@ def closing_message(task: Any) -> str:
 
 def tau2_deficits() -> list[str]:
     """Capabilities whose declaration has a rule for tau2 gold actions."""
-    from trace_envs.capabilities import flaw_rules
+    from trace_envs.registry.capabilities import flaw_rules
 
     return list(flaw_rules(KIND))
 
@@ -60,7 +60,7 @@ def tau2_actions(task: Any, is_write: IsWrite, state: Any, capabilities: Sequenc
     named), a closing message with the facts to tell, then the stop token. No capabilities: the oracle."""
     calls = gold_calls(task)
     if capabilities:
-        from trace_envs.capabilities import flaw_rules
+        from trace_envs.registry.capabilities import flaw_rules
 
         rules = flaw_rules(KIND)
         rng = task_rng(task.id)
@@ -79,7 +79,7 @@ def _state_for(env: Any, capabilities: Sequence[str]) -> Any:
     the cached :class:`StateIndex` when the only other rule is :func:`near_miss_argument`, else its JSON."""
     if not capabilities:
         return None
-    from trace_envs.capabilities import flaw_rules
+    from trace_envs.registry.capabilities import flaw_rules
 
     rules = flaw_rules(KIND)
     named = {rules[c] for c in capabilities if c in rules} - {skip_lookups_before_write, stop_after_first_write}

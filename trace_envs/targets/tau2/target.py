@@ -1,4 +1,4 @@
-"""The tau2 targets (airline, retail) as :class:`~trace_envs.targets.registry.Target` instances: their tasks as
+"""The tau2 targets (airline, retail) as :class:`~trace_envs.registry.targets.Target` instances: their tasks as
 records, their evaluation tasks for the leakage guard, their data folder, generated stand-in data, their flaw
 rules and the scripted customer. A target's name is its tau2 domain. Imports nothing heavy at its top: the
 registry imports it when first read."""
@@ -11,7 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trace_envs.targets.registry import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks, task_seed
+from trace_envs.registry.ids import env_id
+from trace_envs.registry.targets import LeakageRecords, LeakageTask, Target, TargetTask, TargetTasks, task_seed
 
 TAU2_HELPERS = {
     "airline": tuple(f"trace_envs.domains.airline.records:{n}" for n in ("AirlineRecords", "airline_flight")),
@@ -101,7 +102,7 @@ def tau2_target(name: str, env_class: str) -> Tau2Target:
         name=name,
         description=f"tau2-bench {name}: the tasks of a tau2 data folder, a customer played by a chat model.",
         domains={name: f"trace_envs.domains.{name}:{name.upper()}"},
-        envs={f"trace/tau2-{name}-v0": f"trace_envs.targets.tau2.env:{env_class}"},
+        envs={env_id(f"tau2-{name}"): f"trace_envs.targets.tau2.env:{env_class}"},
         kit=("trace_envs.core", f"trace_envs.domains.{name}"),
         helpers=TAU2_HELPERS[name],
         aliases=(f"tau2-{name}",),

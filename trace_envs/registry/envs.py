@@ -1,8 +1,8 @@
-"""What is registered by name: env ids (the ``trace/`` namespace of Gymnasium's registry), domains, and the
-``"package.module:attribute"`` references behind them.
+"""What is registered by name: env ids (the ``trace/`` namespace of Gymnasium's registry) with their kinds,
+domains, and the ``"package.module:attribute"`` references behind them.
 
-Each of these imports a module named by a string, so it lives here in the trusted package surface, never in
-the env contract (:mod:`trace_envs.core`), which an env module imports from. Env packages register through
+Each of these imports a module named by a string, so it lives here in the registry, never in the env contract
+(:mod:`trace_envs.core`), which an env module imports from. Env packages register through
 ``trace_envs.register_env`` / ``trace_envs.register_domain``.
 """
 
@@ -14,9 +14,8 @@ from typing import Any, Literal, get_args
 
 import gymnasium as gym
 
-from .core.domain import Domain
-
-NAMESPACE = "trace"
+from ..core.domain import Domain, set_domain_lookup
+from .ids import NAMESPACE, is_trace_id
 
 EnvKind = Literal["capability", "boxed", "device_target", "tau2_target"]
 """What kind of env an id builds, recorded when it is registered: a capability env run here (``capability``),
@@ -46,7 +45,7 @@ def register_env(env_id: str, entry_point: Any, *, env_kind: EnvKind = "capabili
     another one is an error."""
     if env_kind not in ENV_KINDS:
         raise ValueError(f"unknown env kind {env_kind!r} for {env_id!r}; expected one of {', '.join(ENV_KINDS)}")
-    if not env_id.startswith(f"{NAMESPACE}/"):
+    if not is_trace_id(env_id):
         raise ValueError(f"env ids live in the {NAMESPACE!r} namespace: expected 'trace/<name>-v0', got {env_id!r}")
     if env_id in gym.registry:
         registered = gym.registry[env_id].entry_point
@@ -69,7 +68,21 @@ def env_kind(env_id: str) -> EnvKind | None:
 
 def list_envs() -> list[str]:
     """Ids of every registered ``trace/`` env, sorted."""
-    return sorted(env_id for env_id in gym.registry if env_id.startswith(f"{NAMESPACE}/"))
+    return sorted(env_id for env_id in gym.registry if is_trace_id(env_id))
+
+
+def list_capability_envs() -> list[str]:
+    """Registered ids of capability envs, run here or boxed (the trainable, self-contained envs): never a
+    target env, not even the device target, whose class is a ``CapabilityEnv``."""
+    return [env_id for env_id in list_envs() if env_kind(env_id) in CAPABILITY_KINDS]
+
+
+def env_class(env_id: str) -> object:
+    """The class (or factory) a registered id builds, imported but not instantiated."""
+    from gymnasium.envs.registration import load_env_creator
+
+    entry = gym.spec(env_id).entry_point
+    return load_env_creator(entry) if isinstance(entry, str) else entry
 
 
 _DOMAIN_FACTORIES: dict[str, str] = {}
@@ -98,3 +111,23 @@ def get_domain(name: str) -> Domain[Any]:
 def registered_domains() -> list[str]:
     """Names of every registered domain, sorted."""
     return sorted(_DOMAIN_FACTORIES)
+
+
+set_domain_lookup(get_domain)  # a boxed env's proxy finds its domain through core, so the box stays below here
+
+__all__ = [
+    "CAPABILITY_KINDS",
+    "ENV_KINDS",
+    "NAMESPACE",
+    "TARGET_KINDS",
+    "EnvKind",
+    "env_class",
+    "env_kind",
+    "get_domain",
+    "list_capability_envs",
+    "list_envs",
+    "register_domain",
+    "register_env",
+    "registered_domains",
+    "resolve",
+]
