@@ -232,6 +232,8 @@ def _boxed_id(cls: Any, file: Path, recorded: object, id_prefix: str | None) -> 
     that took ``trace/order-cancel-v0`` broke every command once its folder was on ``$TRACE_ENVS_PATH``)."""
     import gymnasium as gym
 
+    from .box.registry import env_id_problem
+
     declared = cls.declared_id or _default_id(cls, file)
     if recorded is not None and str(recorded) != declared:
         raise UnvalidatedModule(
@@ -239,6 +241,9 @@ def _boxed_id(cls: Any, file: Path, recorded: object, id_prefix: str | None) -> 
             f"validate it again: `trace-envs validate {file}`"
         )
     env_id = _default_id(cls, file, id_prefix) if id_prefix else declared
+    problem = env_id_problem(env_id) if env_id not in gym.registry else None
+    if problem is not None:
+        raise ValueError(f"load_envs: {file}: {problem}; give its capability (or ENV_ID) a plain new name")
     if env_id in gym.registry and gym.registry[env_id].entry_point is not cls:
         raise ValueError(
             f"load_envs: {file} declares the env id {env_id!r}, which is already registered to "

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import gymnasium as gym
@@ -30,9 +31,10 @@ LEAK_SCAN = "trace_envs.synthesis.gates.leakage:generated_leak"
 surface may import synthesis, so it is resolved at the first spot check)."""
 
 
-def leak_scan(env: Any, seed: int) -> str | None:
-    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` (imported at its first use, about 0.2 s once)."""
-    return cast("str | None", resolve(LEAK_SCAN)(env, seed))
+def leak_scan(env: Any, seed: int, paced: Sequence[tuple[str, str]] = ()) -> str | None:
+    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` and the replies of its paced episodes there, ``paced``
+    (imported at its first use, about 0.2 s once)."""
+    return cast("str | None", resolve(LEAK_SCAN)(env, seed, paced))
 
 
 def register_envs() -> None:

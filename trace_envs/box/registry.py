@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -16,6 +17,41 @@ from .pool import default_pool
 from .proxy import BoxedEnv, boxed_env_class
 
 _CLASSES: dict[str, type[BoxedEnv]] = {}
+
+ID_CHARACTERS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:-]*")
+"""What a module's env id may hold: ASCII letters, digits and ``_ . / : -`` (no look-alike letter of another script,
+no invisible or control character)."""
+CONFUSABLES = (("rn", "m"), ("vv", "w"), ("0", "o"), ("1", "l"), ("i", "l"), ("|", "l"), ("_", "-"))
+"""ASCII spellings a reader takes for one another, folded by :func:`id_skeleton`."""
+
+
+def id_skeleton(env_id: str) -> str:
+    """``env_id`` as a reader sees it: lower case, with :data:`CONFUSABLES` folded (``order-cance1`` is ``order-cancel``)."""
+    folded = env_id.lower()
+    for spelling, seen in CONFUSABLES:
+        folded = folded.replace(spelling, seen)
+    return folded
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character outside printable ASCII written as its escape (``\\u0435``), cut to 80."""
+    return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode() for c in text[:80])
+
+
+def env_id_problem(env_id: str) -> str | None:
+    """Why a module may not register as ``env_id`` (issue 34, a look-alike of a shipped id), or None: it holds a
+    character outside :data:`ID_CHARACTERS` (``trace/order-canc\u0435l-v0``, a Cyrillic ie), or it reads as an
+    id registered already (:func:`id_skeleton`), so every list and report would show two envs by one name."""
+    if not env_id.isascii() or ID_CHARACTERS.fullmatch(env_id) is None:
+        odd = next((c for c in env_id if not c.isascii() or ID_CHARACTERS.fullmatch(f"a{c}") is None), "")
+        return (
+            f"the env id '{escaped(env_id)}' holds '{escaped(odd)}': an env id is ASCII letters, digits and _ . / : -"
+        )
+    skeleton = id_skeleton(env_id)
+    twin = next((other for other in gym.registry if other != env_id and id_skeleton(other) == skeleton), None)
+    if twin is not None:
+        return f"the env id {env_id!r} reads as {twin!r}, which is registered: a reader could not tell them apart"
+    return None
 
 
 def boxed_class(source: str, origin: str) -> type[BoxedEnv]:
@@ -58,5 +94,8 @@ def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
         )
     name, _, version = env_id.rpartition("-v")
     target = boxed_id or f"{name}-boxed-v{version}"
+    problem = env_id_problem(target) if target not in gym.registry else None
+    if problem is not None:
+        raise ValueError(f"box_installed_env: {problem}; pass another boxed_id")
     register_env(target, boxed_class(source, f"{module_name} (boxed twin of {env_id})"), env_kind="boxed")
     return target
