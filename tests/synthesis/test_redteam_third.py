@@ -35,6 +35,7 @@ from trace_envs.rollout import TrajectoryStore, make_jobs, run_rollouts
 from trace_envs.rollout.scripted import NoopPolicy, play_actions
 from trace_envs.rollout.store import iter_episodes
 from trace_envs.synthesis import GateContext, validate_source
+from trace_envs.synthesis.gates.execution import execution_gate
 from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
 from trace_envs.training.spot_checks import spot_checked_rows
 
@@ -407,21 +408,40 @@ def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids
 PASSES_VALIDATION = [
     "match_pattern_builtins.py",
     "slow_agent_pays.py",
-    "success_without_reward.py",
-    "render_escapes.py",
     "env_id_homoglyph.py",
     "failed_reply_flood.py",
     "silence_the_hook.py",
-    "verdict_components_unbounded.py",
     "slow_agent_leaks.py",
 ]
-"""The modules whose hole needs them to pass validation (slow_agent_leaks.py's placeholder is filled there)."""
+"""The modules that passed every gate before this round's fixes and are now rejected: the static gate refuses the
+pattern-matching ones, the execution gate the look-alike id (slow_agent_leaks.py's placeholder is filled here)."""
+
+DISARMED_IN_USE = ["success_without_reward.py", "render_escapes.py", "verdict_components_unbounded.py"]
+"""Modules whose payload fires only on a band of seeds no draw reaches: validation cannot see it, and need not,
+since the trusted side disarms it in use (success is ours, render shows escaped text, every verdict is bounded:
+their consumer tests above)."""
 
 
 @pytest.mark.slow
 @needs_sandbox_and_tau2()
 @pytest.mark.parametrize("name", PASSES_VALIDATION)
-@pytest.mark.xfail(strict=True, reason="each passes every gate today (see the consumer test of its hole)")
 def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
+    """CLOSED: each module that passed validation (to fire in use) is now rejected."""
     report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))
     assert report.stopped_by is not None, report.table()
+
+
+@pytest.mark.slow
+@needs_sandbox_and_tau2()
+@pytest.mark.parametrize(
+    ("name", "rule"), [("slow_agent_pays.py", "paced-episode"), ("slow_agent_leaks.py", "leaked-evaluation-data")]
+)
+def test_validation_plays_at_a_models_pace(
+    name: str, rule: str, leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLOSED, second layer: past the static gate (as a module that finds another clock would be), the execution
+    gate's paced episodes catch a verifier keyed on the time since reset and a leak told only to a slow agent."""
+    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
+    source = third(name, leaked_id_reversed=leaked["leaked_id_reversed"])
+    result = execution_gate(source, make_context(name))
+    assert rule in {finding.rule for finding in result.findings}, [finding.render() for finding in result.findings]
