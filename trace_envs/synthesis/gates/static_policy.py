@@ -5,8 +5,11 @@ Cheap (milliseconds) and run before anything executes. The allow-list is of name
 (:mod:`.allowlist`, checked by :mod:`.import_policy`); :mod:`.reach_policy` refuses the side doors (dunder
 methods, private attributes, format fields that walk attributes, quoted annotations); this module keeps
 the rules for what a generator writes by habit (``import os``, ``random.choice``, ``datetime.now()``,
-``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
-code does at run time: that is the sandbox's job.
+``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``), and holds to them what reads
+an attribute by name without an attribute node: a ``match`` class pattern's keywords, names bound by patterns,
+``except ... as``, parameters and keywords, and a frame attribute's name in a string (``operator.attrgetter`` and
+``methodcaller`` are off the allow-list; a mapping pattern's keys are subscripts, checked as strings). They cannot
+see what code does at run time: that is the sandbox's job.
 """
 
 from __future__ import annotations
