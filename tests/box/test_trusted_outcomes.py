@@ -40,6 +40,18 @@ def test_success_is_the_trusted_sides() -> None:
     assert trusted_success(True, 1.0, BOUNDS) and not trusted_success(True, 0.999, BOUNDS)
 
 
+def test_a_steps_verdict_succeeds_only_when_the_step_pays() -> None:
+    from trace_envs.box.checks import checked_step
+    from trace_envs.box.protocol import StepReply
+
+    def reply(paid: float) -> Any:
+        info = {"verdict": verdict(success=True, reward=1.0, components={"db": 1.0})}
+        return StepReply(observation="", reward=paid, terminated=False, truncated=True, info=info)
+
+    assert checked_step(reply(1.0), 100, BOUNDS)[2]["verdict"]["success"] is True
+    assert checked_step(reply(0.0), 100, BOUNDS)[2]["verdict"]["success"] is False  # truncated, paid 0
+
+
 def test_a_verdict_asked_for_is_bounded_as_a_steps_is() -> None:
     with pytest.raises(BoxProtocolError, match="component 'db'") as caught:
         checked_verdict(verdict(components={"db": 1e300}), BOUNDS, stage="verify")

@@ -323,7 +323,7 @@ def test_an_evaluation_id_never_reaches_a_slow_agent(
     finally:
         env.close()
     assert failure is not None and "evaluation data" in failure.problem, failure
-    assert leaked["leaked_id"] in failure.problem or "paced" in failure.problem, failure.problem
+    assert "paced" in failure.problem, failure.problem  # found in a paced episode's reply
 
 
 def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(

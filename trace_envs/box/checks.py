@@ -9,8 +9,8 @@ reads (the rollout runner, evaluation, the TRL bridge, a chat policy) is parsed 
   reward and components, whether the verdict ends a step or answers ``verify()`` (:func:`checked_verdict`, the
   one path for every verdict that comes back);
 - the verdict's ``success`` is the trusted side's, not the box's: an episode succeeds only at the top of the
-  reward range (``CapabilityEnv.verify``'s rule: success iff reward 1.0), so a box cannot count a junk episode
-  paid 0 in a pass rate;
+  reward range (``CapabilityEnv.verify``'s rule: success iff reward 1.0), the verdict's and, for a step's
+  verdict, the step's paid reward alike, so a box cannot count a junk episode paid 0 in a pass rate;
 - ``info`` keeps only the keys an env of ours sends, each parsed by type: ``turn`` an ``int``, the messages
   chat messages of known roles with bounded text, the verdict a :class:`~trace_envs.core.Verdict`; any other
   key is dropped;
@@ -113,6 +113,7 @@ def checked_step(
     info = parsed(StepInfo, reply.info, "step")
     if info.get("verdict") is not None:
         info["verdict"] = checked_verdict(info["verdict"], reward_range)
+        info["verdict"]["success"] = info["verdict"]["success"] and reward >= reward_range[1]  # and paid so
     return observation, reward, info
 
 
