@@ -20,13 +20,12 @@ fast episodes and whose replies the text scan reads too (:func:`paced_episodes`;
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import isfinite
-from os import urandom
+from os import environ, urandom
 from random import Random
+from time import sleep
 from typing import Any, cast
 
 from .actions import STOP_TOKEN
@@ -71,7 +70,7 @@ class Pace:
     def pause(self, rng: Random) -> float:
         """Sleep a drawn pause; its seconds."""
         seconds = rng.uniform(self.low, self.high)
-        time.sleep(seconds)
+        sleep(seconds)
         return seconds
 
 
@@ -83,7 +82,7 @@ what a paced check costs at this pace is measured in docs/performance.md (spot c
 def model_pace() -> Pace | None:
     """The pace of paced episodes: ``$TRACE_ENVS_PACE`` (``LOW,HIGH`` seconds, or one number for both; ``off`` or
     ``0``: none are played), else :data:`DEFAULT_PACE`. A test sets a short pace here."""
-    text = os.environ.get(PACE_VARIABLE, "").strip().lower()
+    text = environ.get(PACE_VARIABLE, "").strip().lower()
     if not text:
         return DEFAULT_PACE
     if text in ("off", "0", "none"):
