@@ -16,6 +16,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 settings.register_profile("trace-envs", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("trace-envs")
 
+# Spot checks and validation play a boxed env's paced episodes at a model's pace (seconds per action by default);
+# the suite plays them at a few milliseconds, so the paced path runs everywhere at no cost. A test of pacing
+# itself sets its own pace (monkeypatch.setenv(PACE_VARIABLE, ...)).
+os.environ.setdefault("TRACE_ENVS_PACE", "0.001,0.003")
+
 
 def free_port() -> int:
     """A port on 127.0.0.1 with nothing listening (bound by the OS, then released): a connection is refused."""

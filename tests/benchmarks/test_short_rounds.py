@@ -26,6 +26,7 @@ SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
     "device_throughput.py": (["--rounds", "1"], False),
     "env_throughput.py": (["--episodes", "2", "--rounds", "1"], False),
     "fake_server_cost.py": (["--requests", "20", "--repeats", "1", "--concurrency", "4"], False),
+    "paced_spot_checks.py": (["--checks", "1", "--pace", "0.01,0.02"], False),
     "proxy_checks.py": (["--seeds", "2", "--repeat", "2"], False),
     "rollout_overhead.py": (
         [

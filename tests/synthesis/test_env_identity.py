@@ -47,6 +47,15 @@ def test_a_taken_id_a_mismatch_and_an_unreadable_id_are_refused() -> None:
     assert rules(computed, "trace/x-v0") == ["env-id-not-literal"]
 
 
+def test_an_id_that_looks_like_a_registered_one_is_refused() -> None:
+    """Issue 34, third red team: a Cyrillic letter, or an ASCII look-alike, of a shipped id."""
+    import trace_envs  # noqa: F401  (registers the shipped envs)
+
+    for lookalike in ("trace/order-canc\u0435l-v0", "trace/order-cance1-v0"):
+        squat = SQUAT.replace('"trace/order-cancel-v0"', f'"{lookalike}"')
+        assert rules(squat, lookalike) == ["env-id-lookalike"], lookalike
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="boxes need Linux")
 def test_loading_a_squatting_module_is_one_clear_error_and_the_shipped_env_stays(tmp_path: Path) -> None:
     shipped = gym.registry["trace/order-cancel-v0"].entry_point

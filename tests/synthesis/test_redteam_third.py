@@ -30,17 +30,16 @@ from trace_envs.box.audit import MAX_REPORTED
 from trace_envs.box.launch import box_processes
 from trace_envs.box.layers import missing_layers
 from trace_envs.box.protocol import Reset, Step
-from trace_envs.core.spot_checks import spot_check
+from trace_envs.core.spot_checks import PACE_VARIABLE, spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_rollouts
 from trace_envs.rollout.scripted import NoopPolicy, play_actions
 from trace_envs.rollout.store import iter_episodes
 from trace_envs.synthesis import GateContext, validate_source
+from trace_envs.synthesis.gates.execution import execution_gate
 from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
-from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
 
 from ..box.conftest import synthesis_folder
-from ..conftest import shared_dir
 from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
 
 THIRD = REDTEAM / "third"
@@ -99,11 +98,6 @@ def boxed(source: str, pool: BoxPool, **kwargs: Any) -> Any:
     return boxed_env_class(source, box.ready, pool=pool)(**kwargs)
 
 
-def test_every_module_is_played() -> None:
-    text = Path(__file__).read_text(encoding="utf-8")
-    assert all(f'"{path.name}"' in text for path in THIRD.glob("*.py")), "a module of redteam/third/ is not played"
-
-
 # ----- kernel layers (audit hook off) -------------------------------------------------------------------------------
 
 
@@ -127,22 +121,6 @@ def test_fd_and_syscall_tricks_all_fail() -> None:
     assert box.failure is None
 
 
-def test_the_checkout_its_data_and_the_system_stay_unread() -> None:
-    """HELD: the checkout (root, .git, pyproject), the benchmark data beside it, /etc/shadow, /proc/cmdline and
-    another process's maps; only a file's metadata answers (documented: Landlock does not cover stat)."""
-    checkout = Path(trace_envs.__file__).resolve().parents[1]
-    source = third("host_file_sweep.py", checkout=str(checkout), shared=str(shared_dir()))
-    box = BoxProcess(source, limits=HOOK_OFF)
-    try:
-        box.call(Reset(seed=0))
-        stolen = loot(box)
-    finally:
-        box.close()
-    for target in ("checkout root", "git config", "pyproject", "evaluation tasks", "shared list", "shadow"):
-        assert f"{target}: PermissionError" in stolen, stolen
-    assert "cmdline: ok" not in stolen and "maps of 1: ok" not in stolen, stolen
-
-
 def memfd_bytes(run_id: str) -> int:
     """Bytes of the memfds the box's processes hold open, as the host sees them."""
     held = 0
@@ -157,7 +135,6 @@ def memfd_bytes(run_id: str) -> int:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: memfd_create is allowed (syscalls.DENIED) and a memfd's pages are shmem, outside RLIMIT_AS; "
     "RLIMIT_FSIZE bounds one file and RLIMIT_NOFILE their number, so a box holds open_files x file_size_bytes "
     "(256 x 16 MiB = 4 GiB by default) beside its 2 GiB address space",
@@ -182,7 +159,6 @@ def host_tasks(stolen: str) -> int:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: sysinfo(2) (and getloadavg, sysconf free pages) are not namespaced and not in syscalls.DENIED: "
     "a box counts the host's tasks and reads its load, so it sees what else runs (a trainer) and can tell "
     "validation from use",
@@ -207,7 +183,6 @@ def test_a_box_cannot_see_what_else_runs_on_the_host() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: Landlock does not mediate inotify_add_watch and the seccomp filter allows inotify_*: a box "
     "watches a host folder outside its view and reads the names of the files made there",
 )
@@ -229,7 +204,6 @@ def test_a_box_cannot_watch_a_host_folder() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: the report pipe's number is in sys.argv and client.BoxProcess._report believes every line: an "
     "'isolation' claim is kept while the module is imported (_started is set only after Ready), and 'blocked' "
     "lines are kept without the hook's MAX_REPORTED cap, in the pool's list for the pool's life",
@@ -248,13 +222,8 @@ def test_the_module_cannot_write_the_box_report() -> None:
 # ----- the static gate and the audit hook ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: static_policy checks attribute nodes and strings, but a class pattern's keyword "
-    "(case object(gi_frame=object(f_builtins={'exec': f}))) reads attributes by name: the module gets exec and open",
-)
 def test_the_static_gate_refuses_frames_reached_by_pattern_matching() -> None:
+    """CLOSED: a class pattern's keywords are held to the attribute rules (``case object(gi_frame=...)``)."""
     source = third("match_pattern_builtins.py")
     context = GateContext(target="retail", filename="match_pattern_builtins.py")
     assert not all(gate(source, context).passed for gate in (parse_gate, static_policy_gate))
@@ -285,7 +254,6 @@ def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: the hook reports through server.main's AuditReporter, an object of the box's own process: "
     "sys._getframe is allowed (audit.AuditPolicy decides it by name), the frame's f_locals hold 'reporter', and "
     "setting its fd to -1 makes every later refusal silent, so validation sees no finding",
@@ -317,76 +285,63 @@ class SlowNoop(NoopPolicy):
         return ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: nothing in validation or the spot checks plays at a model's pace; a verifier keyed on the time "
-    "since reset (time reached through the pattern-matching hole, import time allowed by the hook) pays a slow "
-    "junk agent 1.0 and passes both",
-)
-def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str]) -> None:
+TEST_PACE = "1.1,1.2"
+"""A pace at which the paced junk episode outlasts the modules' ``SLOW`` (3 s): the scripted user ends it after
+three empty messages, so three pauses."""
+
+
+def test_a_slow_junk_agent_is_not_paid(pool: BoxPool, clean_ids: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLOSED: a spot check also plays a short junk episode and the oracle at a model's pace
+    (core.spot_checks.paced_episodes), so a verifier keyed on the time since reset pays its paced junk and the env
+    is stopped before a slow agent's episode is played."""
+    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
     env_id = register(third("slow_agent_pays.py"), "trace/redteam-slow-v0", pool, clean_ids)
     env = gym.make(env_id).unwrapped
     try:
-        assert spot_check(env, env_id, UNPLAYED, Random(1)) is None  # fast: the spot check sees the honest rewards
-        assert play_actions(env, ["", "###STOP###"], seed=UNPLAYED)[0] == 0.0
+        assert play_actions(env, ["", "###STOP###"], seed=UNPLAYED)[0] == 0.0  # fast: honest
     finally:
         env.close()
     jobs = make_jobs([env_id], [UNPLAYED + 1])
     summary = run_rollouts(jobs, lambda job: SlowNoop(1.2), policy_spec="noop", spot_check_share=1.0, spot_check_seed=5)
-    assert summary.stopped == {} and summary.spot_checks == 1  # its seed was spot-checked, and held
+    assert "the paced junk" in summary.stopped.get(env_id, ""), summary.stopped
     assert summary.reward_sum == 0.0, f"a do-nothing agent at a model's pace was paid {summary.reward_sum}"
 
 
 @needs_sandbox_and_tau2()
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: the leak scans (validation's, the spot checks') read what a fast replay of the reference says; "
-    "a module that tells an evaluation order id only to an agent that took a model's time is never scanned",
-)
 def test_an_evaluation_id_never_reaches_a_slow_agent(
     pool: BoxPool, clean_ids: list[str], leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """CLOSED: the spot checks' leak scan reads the replies of the paced episodes too, so what the module tells
+    only a slow agent is scanned and stops the env."""
     monkeypatch.setenv("TRACE_ENVS_TAU2_DATA", str(TAU2_DATA))  # the spot checks' leak scan reads the tasks here
+    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
     source = third("slow_agent_leaks.py", leaked_id_reversed=leaked["leaked_id_reversed"])
     env_id = register(source, "trace/redteam-slow-leak-v0", pool, clean_ids)
     env = gym.make(env_id).unwrapped
     try:
-        assert spot_check(env, env_id, UNPLAYED, Random(1)) is None  # oracle, junk, flawed and the leak scan held
-        env.reset(seed=UNPLAYED)
-        time.sleep(3.3)  # a model's thinking time
-        observation = env.step("Could you check my order?")[0]
+        failure = spot_check(env, env_id, UNPLAYED, Random(1))
     finally:
         env.close()
-    assert leaked["leaked_id"] not in observation, observation
+    assert failure is not None and "evaluation data" in failure.problem, failure
+    assert "paced" in failure.problem, failure.problem  # found in a paced episode's reply
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: as above, on GRPO's path: the training spot check of the rows' seeds plays fast and holds, and "
-    "the TRL bridge's get_reward pays a generation that took a model's time to say nothing",
-)
-def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(pool: BoxPool, clean_ids: list[str]) -> None:
+def test_the_trl_bridge_does_not_pay_a_slow_junk_generation(
+    pool: BoxPool, clean_ids: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLOSED: the training spot check of the rows' seeds plays paced episodes too, so the env's rows leave the
+    dataset (here its only env: the run stops) before the TRL bridge could pay a slow generation."""
+    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
     env_id = register(third("slow_agent_pays.py"), "trace/redteam-slow-trl-v0", pool, clean_ids)
-    rows = [{"environment": env_id, "seed": UNPLAYED + 2}]
-    kept, failures = spot_checked_rows(rows, {env_id: gym.make(env_id).unwrapped}, share=1.0, seed=3)
-    assert kept == rows and failures == {}
-    generation = trl_environment(env_id)()
-    generation.reset(seed=UNPLAYED + 2)
-    time.sleep(3.3)  # the model generates its (empty) answer
-    reward = generation.get_reward()
-    assert reward == 0.0, f"GRPO's reward for a slow empty generation is {reward}"
+    rows = [{"environment": env_id, "seed": UNPLAYED + 2}, {"environment": "trace/order-cancel-v0", "seed": 0}]
+    envs = {env_id: gym.make(env_id).unwrapped, "trace/order-cancel-v0": gym.make("trace/order-cancel-v0").unwrapped}
+    kept, failures = spot_checked_rows(rows, envs, share=1.0, seed=3)
+    assert kept == rows[1:], kept
+    assert failures[env_id].episode.startswith("paced junk"), failures
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: checks.checked_verdict bounds the reward, not success; rollout.runner._episode_record takes "
-    "verdict['success'] as the record's success and jobs.RolloutSummary counts it in the pass rate",
-)
 def test_a_junk_agent_does_not_succeed_at_reward_zero(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    """CLOSED: a boxed verdict's success is the trusted side's (checks.trusted_success: only at reward 1)."""
     env_id = register(third("success_without_reward.py"), "trace/redteam-success-v0", pool, clean_ids)
     store = TrajectoryStore(tmp_path / "episodes.jsonl")
     jobs = make_jobs([env_id], range(UNPLAYED, UNPLAYED + 3))
@@ -395,13 +350,8 @@ def test_a_junk_agent_does_not_succeed_at_reward_zero(pool: BoxPool, clean_ids: 
     assert summary.pass_rate == 0.0, f"a do-nothing agent's pass rate is {summary.pass_rate}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: BoxedEnv.render (box/proxy.py) prints render_transcript of the box's messages as they are; "
-    "checks.TranscriptMessage bounds their length, not their control characters",
-)
 def test_render_shows_no_terminal_escapes(pool: BoxPool, capsys: pytest.CaptureFixture[str]) -> None:
+    """CLOSED: BoxedEnv.render shows each message through safe_text.shown (proxy.shown_transcript)."""
     env = boxed(third("render_escapes.py"), pool, render_mode="human")
     try:
         env.reset(seed=UNPLAYED)
@@ -413,13 +363,9 @@ def test_render_shows_no_terminal_escapes(pool: BoxPool, capsys: pytest.CaptureF
     assert "\x1b" not in printed and "\r" not in printed, repr(printed[-200:])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: env_identity refuses an id registered to another text, not one that looks the same: "
-    "'trace/order-canc\\u0435l-v0' (Cyrillic ie) is registered beside the shipped trace/order-cancel-v0",
-)
 def test_an_env_id_that_looks_like_a_shipped_one_is_refused(tmp_path: Path) -> None:
+    """CLOSED: load_envs (and validation's env identity) refuse an id that is not plain ASCII or reads as a
+    registered one (registry.ids.env_id_problem)."""
     folder = synthesis_folder(tmp_path / "envs", {"lookalike.py": third("env_id_homoglyph.py")})
     loaded: list[str] = []
     try:
@@ -435,7 +381,6 @@ def test_an_env_id_that_looks_like_a_shipped_one_is_refused(tmp_path: Path) -> N
 
 @pytest.mark.xfail(
     strict=True,
-    raises=AssertionError,
     reason="hole: box/server.failed cuts the message, not the exception's type name, and client/proxy take "
     "Failed.error unbounded (to reply_bytes): a 3 MB class name lands twice in each errored episode's record",
 )
@@ -447,13 +392,9 @@ def test_an_error_reply_cannot_flood_the_store(pool: BoxPool, clean_ids: list[st
     assert size < 100_000, f"one errored episode wrote {size:,} bytes"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hole: checks.checked_verdict bounds a step's verdict components, but BoxedEnv.verify (an Ask, as "
-    "cut() uses) only parses a Verdict, whose components are unbounded: a rollout cut at max_steps stores 1e300",
-)
 def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    """CLOSED: BoxedEnv.verify checks its verdict as a step's is (checks.checked_verdict): out of range, the box is
+    killed and the cut episode is an errored one, with no components."""
     env_id = register(third("verdict_components_unbounded.py"), "trace/redteam-components-v0", pool, clean_ids)
     store = TrajectoryStore(tmp_path / "episodes.jsonl")
     run_rollouts(make_jobs([env_id], [0]), "noop", store=store, max_steps=1, spot_check_share=0.0)
@@ -467,23 +408,40 @@ def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids
 PASSES_VALIDATION = [
     "match_pattern_builtins.py",
     "slow_agent_pays.py",
-    "success_without_reward.py",
-    "render_escapes.py",
     "env_id_homoglyph.py",
     "failed_reply_flood.py",
     "silence_the_hook.py",
-    "verdict_components_unbounded.py",
     "slow_agent_leaks.py",
 ]
-"""The modules whose hole needs them to pass validation (slow_agent_leaks.py's placeholder is filled there)."""
+"""The modules that passed every gate before this round's fixes and are now rejected: the static gate refuses the
+pattern-matching ones, the execution gate the look-alike id (slow_agent_leaks.py's placeholder is filled here)."""
+
+DISARMED_IN_USE = ["success_without_reward.py", "render_escapes.py", "verdict_components_unbounded.py"]
+"""Modules whose payload fires only on a band of seeds no draw reaches: validation cannot see it, and need not,
+since the trusted side disarms it in use (success is ours, render shows escaped text, every verdict is bounded:
+their consumer tests above)."""
 
 
 @pytest.mark.slow
 @needs_sandbox_and_tau2()
 @pytest.mark.parametrize("name", PASSES_VALIDATION)
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="each passes every gate today (see the consumer test of its hole)"
-)
 def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
+    """CLOSED: each module that passed validation (to fire in use) is now rejected."""
     report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))
     assert report.stopped_by is not None, report.table()
+
+
+@pytest.mark.slow
+@needs_sandbox_and_tau2()
+@pytest.mark.parametrize(
+    ("name", "rule"), [("slow_agent_pays.py", "paced-episode"), ("slow_agent_leaks.py", "leaked-evaluation-data")]
+)
+def test_validation_plays_at_a_models_pace(
+    name: str, rule: str, leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CLOSED, second layer: past the static gate (as a module that finds another clock would be), the execution
+    gate's paced episodes catch a verifier keyed on the time since reset and a leak told only to a slow agent."""
+    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
+    source = third(name, leaked_id_reversed=leaked["leaked_id_reversed"])
+    result = execution_gate(source, make_context(name))
+    assert rule in {finding.rule for finding in result.findings}, [finding.render() for finding in result.findings]

@@ -48,6 +48,10 @@ ALLOWED = {
     "lone brace looked for": "def f(a):\n    return a.startswith('{') or a.strip().endswith(('}', ']')) or a == '{'\n",
     "local id in one function": "def f(id):\n    return id + 1\n",
     "enum class statement": "from enum import Enum\nclass E(Enum):\n    A = 1\nx = E('A') if False else E(1)\n",
+    # issue 34, third round: pattern matching on public attributes and plain keys still passes
+    "class pattern on public attributes": "def f(x):\n    match x:\n        case Order(status='pending', order_id=i):\n"
+    "            return i\n        case {'open': 1, **rest}:\n            return rest\n",
+    "a docstring naming a frame attribute": 'def f():\n    """Never reads gi_frame."""\n',
 }
 
 
@@ -59,6 +63,22 @@ def test_ordinary_env_code_passes(name: str) -> None:
 REFUSED = {
     # issue 34: a builtin's name bound in one scope switches no rule off elsewhere; names and templates built at
     # run time are refused
+    # issue 34, third round: attributes read by name with no Attribute node
+    "class pattern keyword": ("match g:\n    case object(gi_frame=f):\n        pass\n", "frame-attribute"),
+    "nested class pattern": (
+        "match g:\n    case object(x=object(f_builtins={'exec': e})):\n        pass\n",
+        "frame-attribute",
+    ),
+    "class pattern dunder": ("match g:\n    case object(__class__=c):\n        pass\n", "dunder-attribute"),
+    "class pattern private": ("match g:\n    case object(_secret=c):\n        pass\n", "private-attribute"),
+    "pattern capture dunder": ("match g:\n    case [*__builtins__]:\n        pass\n", "dunder-name"),
+    "mapping rest dunder": ("match g:\n    case {**__builtins__}:\n        pass\n", "dunder-name"),
+    "pattern as dunder": ("match g:\n    case int() as __loader__:\n        pass\n", "dunder-name"),
+    "except as dunder": ("try:\n    pass\nexcept Exception as __builtins__:\n    pass\n", "dunder-name"),
+    "pydantic field named like a frame attribute": ("class M(BaseModel):\n    gi_frame: int\n", "frame-attribute"),
+    "frame attribute as an alias string": ("x = Field(alias='f_globals')\n", "frame-attribute"),
+    "frame attribute among namedtuple fields": ("P = namedtuple('P', 'a tb_frame')\n", "frame-attribute"),
+    "frame attribute keyword": ("x = dict(f_back=1)\n", "frame-attribute"),
     "getattr parameter elsewhere": ("def f(getattr):\n    return 1\nx = getattr(obj, name)\n", "dynamic-attribute"),
     "getattr parameter": ("def f(getattr):\n    return getattr(obj, name)\n", "shadows-builtin"),
     "setattr local": ("def f():\n    setattr = print\n", "shadows-builtin"),

@@ -5,7 +5,12 @@ reads (the rollout runner, evaluation, the TRL bridge, a chat policy) is parsed 
 
 - the observation is text of at most the observation space's length (a longer one is refused, never clipped:
   the box is at fault, and a clipped text would still be what it chose);
-- the reward is finite and inside ``[low, high]`` (``[0, 1]`` for capability envs), and so are the verdict's;
+- the reward is finite and inside ``[low, high]`` (``[0, 1]`` for capability envs), and so are the verdict's
+  reward and components, whether the verdict ends a step or answers ``verify()`` (:func:`checked_verdict`, the
+  one path for every verdict that comes back);
+- the verdict's ``success`` is the trusted side's, not the box's: an episode succeeds only at the top of the
+  reward range (``CapabilityEnv.verify``'s rule: success iff reward 1.0), the verdict's and, for a step's
+  verdict, the step's paid reward alike, so a box cannot count a junk episode paid 0 in a pass rate;
 - ``info`` keeps only the keys an env of ours sends, each parsed by type: ``turn`` an ``int``, the messages
   chat messages of known roles with bounded text, the verdict a :class:`~trace_envs.core.Verdict`; any other
   key is dropped;
@@ -108,6 +113,7 @@ def checked_step(
     info = parsed(StepInfo, reply.info, "step")
     if info.get("verdict") is not None:
         info["verdict"] = checked_verdict(info["verdict"], reward_range)
+        info["verdict"]["success"] = info["verdict"]["success"] and reward >= reward_range[1]  # and paid so
     return observation, reward, info
 
 
@@ -120,23 +126,32 @@ def checked_text(text: str, max_length: int, stage: str) -> str:
     return text
 
 
-def checked_reward(reward: float, reward_range: tuple[float, float], what: str) -> float:
+def checked_reward(reward: float, reward_range: tuple[float, float], what: str, stage: str = "step") -> float:
+    """``reward``, finite and in ``reward_range``; :class:`BoxProtocolError` if not."""
     low, high = reward_range
     if not math.isfinite(reward) or not low <= reward <= high:
-        raise BoxProtocolError(f"{what} is {reward!r}, not a finite number in [{low:g}, {high:g}]", stage="step")
+        raise BoxProtocolError(f"{what} is {reward!r}, not a finite number in [{low:g}, {high:g}]", stage=stage)
     return reward
 
 
-def checked_verdict(value: dict[str, Any], reward_range: tuple[float, float]) -> dict[str, Any]:
-    """The verdict as a :class:`Verdict` reads it, its reward and components finite and in range."""
+def checked_verdict(value: Any, reward_range: tuple[float, float], stage: str = "step") -> dict[str, Any]:
+    """The verdict as a :class:`Verdict` reads it, its reward and components finite and in range, and its
+    ``success`` the trusted side's (:func:`trusted_success`): the one check of every verdict a box sends."""
     try:
         verdict = Verdict[Any].model_validate(value)
     except ValidationError as exc:
-        raise BoxProtocolError(f"the box's verdict is not a Verdict: {short_errors(exc)}", stage="step") from None
-    checked_reward(verdict.reward, reward_range, "the verdict's reward")
+        raise BoxProtocolError(f"the box's verdict is not a Verdict: {short_errors(exc)}", stage=stage) from None
+    checked_reward(verdict.reward, reward_range, "the verdict's reward", stage)
     for name, part in verdict.components.items():
-        checked_reward(part, reward_range, f"the verdict's component {name[:40]!r}")
+        checked_reward(part, reward_range, f"the verdict's component {name[:40]!r}", stage)
+    verdict.success = trusted_success(verdict.success, verdict.reward, reward_range)
     return verdict.model_dump()
+
+
+def trusted_success(claimed: bool, reward: float, reward_range: tuple[float, float]) -> bool:
+    """Whether a boxed episode succeeded: the box says so *and* its reward is the top of the range, the rule of
+    ``CapabilityEnv.verify`` (success iff reward 1.0); a box's claim alone never counts in a pass rate."""
+    return bool(claimed) and reward >= reward_range[1]
 
 
 def parsed(model: type[BaseModel], info: dict[str, Any], stage: str) -> dict[str, Any]:

@@ -46,10 +46,11 @@ from trace_envs.core import (
     render_transcript,
 )
 from trace_envs.core.domain import registered_domain
+from trace_envs.core.safe_text import shown
 from trace_envs.core.spaces import MAX_TEXT_LENGTH
 from trace_envs.core.user import model_user
 
-from .checks import checked_reset, checked_step
+from .checks import checked_reset, checked_step, checked_verdict
 from .client import BoxCrashed, BoxedEnvError, BoxFailure, BoxProcess, BoxProtocolError
 from .pool import BoxPool, default_pool
 from .protocol import Ask, ParsedStep, Ready, Reset, Step, UserLine, UserTurn
@@ -81,6 +82,8 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
     """The pool its boxes come from (``None``: the process's shared one)."""
     declared_id: ClassVar[str | None] = None
     """The module's own ``ENV_ID``, if it sets one."""
+    untrusted: ClassVar[bool] = True
+    """Its module's code is not trusted: spot checks also play it at a model's pace (``core.spot_checks.untrusted``)."""
     reward_bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
     """The range every reward (and the verdict's) must lie in: a capability env's."""
     capability: ClassVar[Capability]
@@ -252,8 +255,9 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
         return {"verdict": verdict.model_dump(), "ended": reason}
 
     def render(self) -> str | None:
-        """The transcript so far as plain text (printed in ``human`` mode)."""
-        text = render_transcript(self.messages)
+        """The transcript so far as plain text (printed in ``human`` mode), every line of the box's text as
+        :func:`~trace_envs.safe_text.shown` shows it (:func:`shown_transcript`)."""
+        text = shown_transcript(self.messages)
         if self.render_mode == "human":
             print(text)
             return None
@@ -277,8 +281,14 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
         return self.task
 
     def verify(self) -> Verdict[Any]:
-        """The box's verdict of the episode so far."""
-        return Verdict[Any].model_validate(self._ask("verify"))
+        """The box's verdict of the episode so far, checked as a step's is (:func:`~.checks.checked_verdict`: its
+        reward and components in range, its success the trusted side's); a box that breaks that is killed."""
+        box = self._episode_box()
+        try:
+            checked = checked_verdict(box.call(Ask(what="verify")).value, self.reward_bounds, stage="verify")
+        except BoxProtocolError as exc:
+            box.fail(exc)
+        return Verdict[Any].model_validate(checked)
 
     def gold_hash(self) -> str:
         """The box's gold hash of the current task (asked once per episode)."""
@@ -310,6 +320,19 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
         if self.task is None:
             return None
         return self.domain.load_state(self._ask("state"))
+
+
+def shown_transcript(messages: list[Message]) -> str:
+    """``render_transcript`` of a box's messages as a person may see it: each message's block through
+    :func:`~trace_envs.safe_text.shown` (the project's one sanitizer), so no escape sequence, carriage return or
+    bidirectional override acts on the terminal, and a message with a newline is one quoted line (it cannot
+    paint a row that looks like another speaker's); a tool-call message is one line per call (JSON: no newline)."""
+    lines = []
+    for message in messages:
+        block = render_transcript([message])
+        if block:
+            lines += [shown(line) for line in block.split("\n")] if message.get("tool_calls") else [shown(block)]
+    return "\n".join(lines)
 
 
 def wire_action(action: Any) -> str | ParsedStep:

@@ -208,6 +208,6 @@ def _print_message(message: dict[str, Any]) -> None:
             console.print(f"[cyan]assistant →[/] {escape(clean_text(call['name']))}({escape(arguments)})")
         return
     style = "red" if message.get("error") else _STYLES.get(role, "white")
-    label = f"{role} ({message['name']})" if role == "tool" else role
+    label = f"{role} ({escape(clean_text(str(message.get('name') or '')))})" if role == "tool" else role  # a box's name
     console.print(f"[{style}]{label}:[/] ", end="")
     console.print(clean_text(message.get("content") or ""), markup=False, highlight=False)  # the env's text

@@ -10,15 +10,22 @@ replies along the reference solution) must hold no evaluation data, by the leaka
 stopped with one line naming it and the seed (:class:`SpotCheckFailure`); which seeds are checked is drawn by a
 seeded ``random.Random`` per run (:func:`chosen_seeds`), so a module cannot know them in advance, and a run can
 be replayed from its seed.
+
+Scripted episodes answer within milliseconds, a model within seconds, so a module could tell a check from use by
+the time since its reset (issue 34's third red team). An env whose code is not trusted (a boxed one,
+:func:`untrusted`) therefore also gets a short junk episode and its reference solution played at a model's pace
+(:class:`Pace`: a seeded pause before each action, ``$TRACE_ENVS_PACE``), whose rewards must be those of the
+fast episodes and whose replies the text scan reads too (:func:`paced_episodes`; validation plays them as well).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import isfinite
-from os import urandom
+from os import environ, urandom
 from random import Random
+from time import sleep
 from typing import Any, cast
 
 from .actions import STOP_TOKEN
@@ -41,6 +48,58 @@ def fresh_spot_check_seed() -> int:
 
 
 JUNK_ALPHABET = "abcdefghijklmnopqrstuvwxyz ,.?!0123456789"
+
+PACE_VARIABLE = "TRACE_ENVS_PACE"
+"""``LOW,HIGH``: the seconds a paced episode pauses before each action (drawn uniformly); ``off``: no paced episodes."""
+PACED_JUNK_ACTIONS = 3
+"""Actions of the paced junk episode before its stop token (short, so that few pauses reach a model's elapsed time)."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A model's pace: before each action of a paced episode, a pause of ``low`` to ``high`` seconds (uniform,
+    drawn by the check's seeded generator), as a model thinks before it answers."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (isfinite(self.low) and isfinite(self.high) and 0.0 <= self.low <= self.high):
+            raise ValueError(f"{PACE_VARIABLE}: need 0 <= LOW <= HIGH seconds, got {self.low!r},{self.high!r}")
+
+    def pause(self, rng: Random) -> float:
+        """Sleep a drawn pause; its seconds."""
+        seconds = rng.uniform(self.low, self.high)
+        sleep(seconds)
+        return seconds
+
+
+DEFAULT_PACE = Pace(0.5, 2.5)
+"""A model's pace between an observation and its next action (a chat model's answer takes one to a few seconds);
+what a paced check costs at this pace is measured in docs/performance.md (spot checks)."""
+
+
+def model_pace() -> Pace | None:
+    """The pace of paced episodes: ``$TRACE_ENVS_PACE`` (``LOW,HIGH`` seconds, or one number for both; ``off`` or
+    ``0``: none are played), else :data:`DEFAULT_PACE`. A test sets a short pace here."""
+    text = environ.get(PACE_VARIABLE, "").strip().lower()
+    if not text:
+        return DEFAULT_PACE
+    if text in ("off", "0", "none"):
+        return None
+    low, _, high = text.partition(",")
+    try:
+        return Pace(float(low), float(high or low))
+    except ValueError as exc:
+        raise ValueError(
+            f"{PACE_VARIABLE}={text!r}: expected LOW,HIGH seconds such as 0.5,2.5, or off ({exc})"
+        ) from None
+
+
+def untrusted(env: Any) -> bool:
+    """Whether ``env``'s code is not trusted, so its spot checks pace and scan it too: it says so
+    (``BoxedEnv.untrusted``; an env run here is the caller's own or a shipped one)."""
+    return getattr(env, "untrusted", False) is True
 
 
 class SpotCheckStop(ValueError):
@@ -75,17 +134,66 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 
 
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
-    """Play the oracle, one junk policy and the flawed solution on ``seed``, and scan a boxed env's text there for
-    evaluation data; the failure, or None if it held. Only an env that declares a capability (run here or boxed,
-    or the device target) has a reference solution that scores alone: any other env passes unchecked."""
+    """Play the oracle, one junk policy and the flawed solution on ``seed``, then (an :func:`untrusted` env) a
+    junk episode and the oracle at a model's pace (:func:`paced_episodes`), and scan a boxed env's text there,
+    the paced replies included, for evaluation data; the failure, or None if it held. Only an env that declares a
+    capability (run here or boxed, or the device target) has a reference solution that scores alone: any other
+    env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
     if not declares_capability(inner):
         return None
+    pace = model_pace() if untrusted(inner) else None  # a wrong $TRACE_ENVS_PACE is the caller's error, raised
     try:
         checked = cast(VerifiableEnv, inner)
-        return _checked(checked, env_id, seed, rng) or scanned(checked, env_id, seed)
+        return _checked(checked, env_id, seed, rng) or _paced(checked, env_id, seed, rng, pace)
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
+
+
+def _paced(env: VerifiableEnv, env_id: str, seed: int, rng: Random, pace: Pace | None) -> SpotCheckFailure | None:
+    """The paced episodes' failure (with no ``pace``, none are played), else the text scan's of ``seed``."""
+    played = paced_episodes(env, seed, rng, pace) if pace is not None else PacedPlay()
+    if played.problem is not None:
+        return SpotCheckFailure(env_id, seed, *played.problem)
+    return scanned(env, env_id, seed, played.texts)
+
+
+@dataclass
+class PacedPlay:
+    """What the paced episodes of a seed showed: the first ``(episode, problem)``, every reply as ``(where,
+    text)`` for the text scan, and the seconds paused."""
+
+    problem: tuple[str, str] | None = None
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    paused: float = 0.0
+
+
+def paced_episodes(env: VerifiableEnv, seed: int, rng: Random, pace: Pace) -> PacedPlay:
+    """Play a short junk episode (:data:`PACED_JUNK_ACTIONS` actions of :func:`junk_episode`) and the reference
+    solution on ``seed`` at ``pace``: junk must score 0 and the oracle 1, as at machine speed, so a module that
+    pays by the time since its reset is caught; their replies are kept for the text scan. Validation plays these
+    too (``trace_envs.synthesis``), so neither it nor a spot check can be told from use by its speed alone."""
+    played = PacedPlay()
+    name, junk = junk_episode(env, rng)
+    env.reset(seed=seed)
+    episodes = [
+        (f"paced junk ({name})", junk[:PACED_JUNK_ACTIONS], 0.0, 0.0),
+        ("paced oracle", env.oracle_actions(), 1.0, 1.0),
+    ]
+
+    def pause() -> None:
+        played.paused += pace.pause(rng)
+
+    for label, actions, low, high in episodes:
+        seen: list[str] = []
+        reward, problem = played_reward(env, actions, seed, pause=pause, seen=seen)
+        played.texts += [(f"seed {seed}: {label} reply {number}", text) for number, text in enumerate(seen)]
+        if problem is None and not low <= reward <= high:
+            problem = f"was paid {reward:g} at a model's pace (it must be {low:g})"
+        if problem is not None:
+            played.problem = played.problem or (label, problem)
+            break
+    return played
 
 
 def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
@@ -108,8 +216,9 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
     return None
 
 
-TextScan = Callable[[VerifiableEnv, int], str | None]
-"""Scans what an env generates on a seed: the problem, in one line, or None."""
+TextScan = Callable[[VerifiableEnv, int, Sequence[tuple[str, str]]], str | None]
+"""Scans what an env generates on a seed, and the ``(where, text)`` replies of its paced episodes there: the
+problem, in one line, or None."""
 _TEXT_SCAN: list[TextScan] = []
 
 
@@ -119,9 +228,12 @@ def set_text_scan(scan: TextScan) -> None:
     _TEXT_SCAN[:] = [scan]
 
 
-def scanned(env: VerifiableEnv, env_id: str, seed: int) -> SpotCheckFailure | None:
-    """The registered text scan's failure on ``seed`` (its oracle episode showed what it must not), or None."""
-    problem = _TEXT_SCAN[0](env, seed) if _TEXT_SCAN else None
+def scanned(
+    env: VerifiableEnv, env_id: str, seed: int, paced: Sequence[tuple[str, str]] = ()
+) -> SpotCheckFailure | None:
+    """The registered text scan's failure on ``seed`` (its oracle episode, or a paced one's replies ``paced``,
+    showed what it must not), or None."""
+    problem = _TEXT_SCAN[0](env, seed, paced) if _TEXT_SCAN else None
     return None if problem is None else SpotCheckFailure(env_id, seed, "oracle", problem)
 
 
@@ -134,13 +246,24 @@ def junk_episode(env: VerifiableEnv, rng: Random) -> tuple[str, list[str]]:
     return "random text", words
 
 
-def played_reward(env: VerifiableEnv, actions: Sequence[str], seed: int) -> tuple[float, str | None]:
-    """Reset to ``seed`` and play ``actions`` then the stop token: the episode's reward, or why it has none."""
+def played_reward(
+    env: VerifiableEnv,
+    actions: Sequence[str],
+    seed: int,
+    pause: Callable[[], object] | None = None,
+    seen: list[str] | None = None,
+) -> tuple[float, str | None]:
+    """Reset to ``seed`` and play ``actions`` then the stop token (calling ``pause`` before each action, and
+    keeping each observation in ``seen``): the episode's reward, or why it has none."""
     env.reset(seed=seed)
     queue, total = list(actions), 0.0
     for _ in range(env.max_turns + len(queue) + 1):
         action = queue.pop(0) if queue else STOP_TOKEN
-        _, reward, terminated, truncated, info = env.step(action)
+        if pause is not None:
+            pause()
+        observation, reward, terminated, truncated, info = env.step(action)
+        if seen is not None:
+            seen.append(str(observation))
         problem = reward_problem(reward, env)
         if problem is not None:
             return 0.0, problem

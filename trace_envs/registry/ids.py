@@ -8,6 +8,7 @@ scans the package for any other). It imports nothing, so every layer may use it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 NAMESPACE = "trace"
 """The Gymnasium namespace of every id registered through :func:`trace_envs.register_env`."""
@@ -54,6 +55,40 @@ def boxed_twin_id(value: str) -> str:
     return env_id(f"{name}-boxed", version or 0)
 
 
+ID_CHARACTERS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:-]*")
+"""What a module's env id may hold: ASCII letters, digits and ``_ . / : -`` (no look-alike letter of another script,
+no invisible or control character)."""
+CONFUSABLES = (("rn", "m"), ("vv", "w"), ("0", "o"), ("1", "l"), ("i", "l"), ("|", "l"), ("_", "-"))
+"""ASCII spellings a reader takes for one another, folded by :func:`id_skeleton`."""
+
+
+def id_skeleton(value: str) -> str:
+    """``value`` as a reader sees it: lower case, with :data:`CONFUSABLES` folded (``order-cance1`` is ``order-cancel``)."""
+    folded = value.lower()
+    for spelling, seen in CONFUSABLES:
+        folded = folded.replace(spelling, seen)
+    return folded
+
+
+def escaped(text: str) -> str:
+    """``text`` with every character outside printable ASCII written as its escape (``\\u0435``), cut to 80."""
+    return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode() for c in text[:80])
+
+
+def env_id_problem(value: str, registered: Iterable[str]) -> str | None:
+    """Why a module may not register as ``value`` (issue 34, a look-alike of a shipped id), or None: it holds a
+    character outside :data:`ID_CHARACTERS` (``trace/order-canc\u0435l-v0``, a Cyrillic ie), or it reads as one of
+    the ``registered`` ids (:func:`id_skeleton`), so every list and report would show two envs by one name."""
+    if not value.isascii() or ID_CHARACTERS.fullmatch(value) is None:
+        odd = next((c for c in value if not c.isascii() or ID_CHARACTERS.fullmatch(f"a{c}") is None), "")
+        return f"the env id '{escaped(value)}' holds '{escaped(odd)}': an env id is ASCII letters, digits and _ . / : -"
+    skeleton = id_skeleton(value)
+    twin = next((other for other in registered if other != value and id_skeleton(other) == skeleton), None)
+    if twin is not None:
+        return f"the env id {value!r} reads as {twin!r}, which is registered: a reader could not tell them apart"
+    return None
+
+
 def candidate_env_id(source_sha256: str) -> str:
     """The temporary id a module under synthesis registers as inside its box (the first 12 hex of its sha256)."""
     return env_id(f"candidate-{source_sha256[:12]}")
@@ -65,6 +100,8 @@ __all__ = [
     "candidate_env_id",
     "capability_env_id",
     "env_id",
+    "env_id_problem",
+    "id_skeleton",
     "is_trace_id",
     "parse_env_id",
     "prefixed_id",

@@ -28,7 +28,7 @@ import importlib.util
 import os
 import sys
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
@@ -39,7 +39,7 @@ import gymnasium as gym
 from ..core.env import CapabilityEnv, defined_envs
 from ..core.spot_checks import set_text_scan
 from .envs import env_kind, register_domain, register_env, resolve
-from .ids import boxed_twin_id, capability_env_id
+from .ids import boxed_twin_id, capability_env_id, env_id_problem
 from .targets import target_domains, target_env_ids, target_env_kinds
 
 if TYPE_CHECKING:  # the manifest module imports the model clients' Usage: loaded when a folder is, not on import
@@ -59,9 +59,10 @@ _TRUSTED_FOLDERS: set[Path] = set()
 """The folders loaded with ``boxed=False`` (imported into this process)."""
 
 
-def leak_scan(env: Any, seed: int) -> str | None:
-    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` (imported at its first use, about 0.2 s once)."""
-    return cast("str | None", resolve(LEAK_SCAN)(env, seed))
+def leak_scan(env: Any, seed: int, paced: Sequence[tuple[str, str]] = ()) -> str | None:
+    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` and the replies of its paced episodes there, ``paced``
+    (imported at its first use, about 0.2 s once)."""
+    return cast("str | None", resolve(LEAK_SCAN)(env, seed, paced))
 
 
 def register_envs() -> None:
@@ -209,6 +210,9 @@ def _boxed_id(cls: Any, file: Path, recorded: object, id_prefix: str | None) -> 
             f"validate it again: `trace-envs validate {file}`"
         )
     env_id = _default_id(cls, file, id_prefix) if id_prefix else declared
+    problem = env_id_problem(env_id, gym.registry) if env_id not in gym.registry else None
+    if problem is not None:
+        raise ValueError(f"load_envs: {file}: {problem}; give its capability (or ENV_ID) a plain new name")
     if env_id in gym.registry and gym.registry[env_id].entry_point is not cls:
         raise ValueError(
             f"load_envs: {file} declares the env id {env_id!r}, which is already registered to "
@@ -319,6 +323,9 @@ def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
             "in a box; box_installed_env boxes single-file env modules"
         )
     target = boxed_id or boxed_twin_id(env_id)
+    problem = env_id_problem(target, gym.registry) if target not in gym.registry else None
+    if problem is not None:
+        raise ValueError(f"box_installed_env: {problem}; pass another boxed_id")
     register_env(target, boxed_class(source, f"{module_name} (boxed twin of {env_id})"), env_kind="boxed")
     return target
 

@@ -225,6 +225,8 @@ async def _score_cut(env: gym.Env[Any, Any], play: _Play, threaded: bool) -> Non
     cut = cast(EnvProtocol, inner).cut
     extra = await asyncio.to_thread(cut) if threaded else cut()
     play.info = {**play.info, **extra}
+    if extra.get("box_error"):  # the box failed (or broke the protocol) at the cut: an errored episode
+        play.error = f"box error: {extra['box_error']}"
 
 
 def _episode_record(

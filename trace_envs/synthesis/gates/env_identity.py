@@ -17,7 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from trace_envs.registry.ids import capability_env_id
+from trace_envs.registry.ids import capability_env_id, env_id_problem
 
 from .reports import Finding
 
@@ -94,6 +94,9 @@ def env_id_findings(source: str, tree: ast.Module, box_env_id: str | None, capab
             )
         ]
     owner = registered_owner(derived, source)
+    lookalike = lookalike_findings(derived) if derived not in gym.registry else []
+    if lookalike:
+        return lookalike
     if owner is not None:
         return [
             Finding(
@@ -104,6 +107,23 @@ def env_id_findings(source: str, tree: ast.Module, box_env_id: str | None, capab
             )
         ]
     return []
+
+
+def lookalike_findings(env_id: str) -> list[Finding]:
+    """A finding if ``env_id`` is not plain ASCII or reads as a registered id (``trace/order-canc\u0435l-v0``
+    beside ``trace/order-cancel-v0``): :func:`trace_envs.registry.ids.env_id_problem`, the rule ``load_envs``
+    applies too."""
+    problem = env_id_problem(env_id, gym.registry)
+    if problem is None:
+        return []
+    return [
+        Finding(
+            rule="env-id-lookalike",
+            subject=env_id.encode("ascii", "backslashreplace").decode()[:60],
+            message=f"{problem}.",
+            fix="Name the capability (or ENV_ID) with plain ASCII letters, digits and dashes, unlike any registered id.",
+        )
+    ]
 
 
 def registered_owner(env_id: str, source: str) -> str | None:

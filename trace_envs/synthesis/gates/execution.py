@@ -109,6 +109,7 @@ def execution_gate(source: str, context: GateContext) -> GateResult:
     findings += [f for f in outcome_findings(second, "the second process") if f not in findings]
     findings += runtime_contract_findings(suite, context) + determinism_findings(suite, second)
     findings += generated_leak_findings(suite, context)
+    findings += paced_findings(suite)
     if suite.result is not None and suite.result.module is not None:
         module = suite.result.module
         findings += env_id_findings(source, parse_module(source), module.env_id, module.capability)
@@ -134,6 +135,21 @@ def model_user_seeds(context: GateContext, seeds: list[int]) -> list[int]:
     if not target(context.target).needs_user_model:
         return []
     return [seeds[0], *seeds[context.seeds :][:MODEL_USER_DRAWN]]
+
+
+def paced_findings(outcome: SandboxOutcome) -> list[Finding]:
+    """A finding when the episodes played at a model's pace scored otherwise than at machine speed (a verifier
+    that reads the time since its reset: validation must not be told from use by its speed)."""
+    if outcome.result is None or outcome.result.paced is None:
+        return []
+    return [
+        Finding(
+            rule="paced-episode",
+            message=f"played at a model's pace, {outcome.result.paced}: the env scores by how long an episode "
+            "took, which tells validation from use.",
+            fix="Score the episode by its messages and final state only, never by time.",
+        )
+    ]
 
 
 def generated_leak_findings(outcome: SandboxOutcome, context: GateContext) -> list[Finding]:

@@ -137,16 +137,18 @@ def domain_index(domain: str) -> EvaluationIndex | None:
         return None
 
 
-def generated_leak(env: Any, seed: int) -> str | None:
+def generated_leak(env: Any, seed: int, paced: Iterable[tuple[str, str]] = ()) -> str | None:
     """The spot checks' text scan in use (``import trace_envs`` registers it): a boxed env's text on ``seed`` (its
-    reset's and the replies along its reference solution) scanned as validation scans its seeds; the first leak,
-    or None (a trusted env, or no target's data here to compare with)."""
+    reset's, the replies along its reference solution, and ``paced``, the replies of its episodes played at a
+    model's pace) scanned as validation scans its seeds; the first leak, or None (a trusted env, or no target's
+    data here to compare with)."""
     from trace_envs.box import BoxedEnv
 
     index = domain_index(env.domain.name) if isinstance(env, BoxedEnv) else None
     if index is None:
         return None
-    findings = scan_generated_texts([*reset_texts(env, [seed]), *played_texts(env, [seed])], index)
+    texts = [*reset_texts(env, [seed]), *played_texts(env, [seed])]
+    findings = scan_generated_texts([*texts, *replies_without_state(env, paced)], index)
     return f"showed evaluation data ({findings[0].message})" if findings else None
 
 
@@ -280,6 +282,13 @@ def played_texts(env: Any, seeds: Iterable[int]) -> list[tuple[str, str]]:
             if terminated or truncated:
                 break
     return texts
+
+
+def replies_without_state(env: Any, replies: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``replies`` of the env's current task (those of its paced episodes) without the tokens its initial state
+    holds, as :func:`played_texts` leaves them out."""
+    own = set(TOKEN.findall(json.dumps(env.unwrapped.current_task.initial_state, default=str)))
+    return [(where, _without(text, own)) for where, text in replies]
 
 
 def _without(text: str, tokens: set[str]) -> str:

@@ -5,8 +5,11 @@ Cheap (milliseconds) and run before anything executes. The allow-list is of name
 (:mod:`.allowlist`, checked by :mod:`.import_policy`); :mod:`.reach_policy` refuses the side doors (dunder
 methods, private attributes, format fields that walk attributes, quoted annotations); this module keeps
 the rules for what a generator writes by habit (``import os``, ``random.choice``, ``datetime.now()``,
-``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``). They cannot see what
-code does at run time: that is the sandbox's job.
+``open``, ``getattr`` with a computed name, dunder attributes, ``__builtins__``), and holds to them what reads
+an attribute by name without an attribute node: a ``match`` class pattern's keywords, names bound by patterns,
+``except ... as``, parameters and keywords, and a frame attribute's name in a string (``operator.attrgetter`` and
+``methodcaller`` are off the allow-list; a mapping pattern's keys are subscripts, checked as strings). They cannot
+see what code does at run time: that is the sandbox's job.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ FRAME_ATTRIBUTES = frozenset(
 ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__doc__", "__all__", "__slots__", "__main__"})
 SUPER_DUNDERS = frozenset({"__init__", "__post_init__", "__init_subclass__"})
 DUNDER = re.compile(r"^__\w+__$")
+FRAME_WORD = re.compile(r"\b(?:" + "|".join(sorted(FRAME_ATTRIBUTES)) + r")\b")
+"""A frame attribute's name as a word of a string: a name read by a string elsewhere (a pydantic alias, a
+``namedtuple``'s fields, code that reaches ``exec``) reads the attribute with no attribute node."""
 FORMAT_DUNDER = re.compile(r"\{[^{}]*__\w+__[^{}]*\}")
 
 NO_DUNDER_FIX = "Use the object's public API; capability envs never need dunder attributes."
@@ -263,8 +269,66 @@ class _PolicyVisitor(ast.NodeVisitor):
                     "Call it directly with a literal attribute name, or use plain attribute access.",
                     subject=name,
                 )
-        elif DUNDER.match(name) and name not in ALLOWED_DUNDER_NAMES:
+        else:
+            self._check_identifier(node, name)
+
+    def _check_identifier(self, node: ast.AST, name: str) -> None:
+        """A name the module binds or reads by a plain identifier (a variable, a parameter, a keyword, a pattern's
+        capture): no dunder name, and no frame attribute's name (a pydantic field named ``gi_frame`` reads the
+        attribute of an object validated ``from_attributes``)."""
+        if DUNDER.match(name) and name not in ALLOWED_DUNDER_NAMES:
             self.add(node, "dunder-name", f"{name} reaches interpreter internals.", NO_DUNDER_FIX, subject=name)
+        elif name in FRAME_ATTRIBUTES:
+            self.add(node, "frame-attribute", f"{name} reaches frames and their globals.", NO_DUNDER_FIX, subject=name)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._check_identifier(node, node.arg)
+        self.generic_visit(node)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg is not None:
+            self._check_identifier(node, node.arg)
+        self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name is not None:
+            self._check_identifier(node, node.name)
+        self.generic_visit(node)
+
+    # ----- pattern matching: it reads attributes and binds names without Attribute or Name nodes ------------
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        """``case C(attr=...)`` reads ``subject.attr`` by name: each keyword is held to the attribute rules."""
+        for attr in node.kwd_attrs:
+            self._pattern_attribute(node, attr)
+        self.generic_visit(node)
+
+    def _pattern_attribute(self, node: ast.MatchClass, attr: str) -> None:
+        if DUNDER.match(attr):
+            self.add(node, "dunder-attribute", f"the pattern reads the dunder attribute {attr}.", NO_DUNDER_FIX)
+        elif attr in FRAME_ATTRIBUTES:
+            self.add(node, "frame-attribute", f"the pattern reads {attr}, which reaches frames.", NO_DUNDER_FIX)
+        elif attr.startswith("_"):
+            self.add(
+                node,
+                "private-attribute",
+                f"the pattern reads the private attribute {attr} of an object the module does not own.",
+                "Use the object's public API; match on public attributes only.",
+            )
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name is not None:
+            self._check_identifier(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name is not None:
+            self._check_identifier(node, node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        """A mapping pattern reads keys (checked as strings, like a subscript's) and binds ``**rest``."""
+        if node.rest is not None:
+            self._check_identifier(node, node.rest)
+        self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
         self.add(
@@ -371,6 +435,13 @@ class _PolicyVisitor(ast.NodeVisitor):
                 self._check_qualified(node, f"{base}.{attr}")
 
     # ----- string constants -------------------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        """A string statement (a docstring) is prose that nothing reads by name: only its dunder rule applies."""
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            self._check_string(node.value, node.value.value, prose=True)
+        else:
+            self.generic_visit(node)
+
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
             self._check_string(node, node.value)
@@ -383,9 +454,16 @@ class _PolicyVisitor(ast.NodeVisitor):
             else:
                 self.visit(value)
 
-    def _check_string(self, node: ast.AST, text: str) -> None:
+    def _check_string(self, node: ast.AST, text: str, prose: bool = False) -> None:
         if DUNDER.match(text) and text not in ALLOWED_DUNDER_NAMES:
             self.add(node, "dunder-string", f"the string {text!r} names an interpreter internal.", NO_DUNDER_FIX)
+        elif not prose and (frame := FRAME_WORD.search(text)) is not None:
+            self.add(
+                node,
+                "frame-attribute",
+                f"the string names {frame.group()}, a frame attribute (a name a string gives is read elsewhere).",
+                NO_DUNDER_FIX,
+            )
         elif FORMAT_DUNDER.search(text):
             self.add(
                 node,

@@ -15,17 +15,19 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from random import Random
 from typing import Any
 
 import gymnasium as gym
 
 from trace_envs.box import BoxedEnv, BoxedEnvError, BoxFailure, BoxPool, BoxTimeout, boxed_env_class
 from trace_envs.box.stand_in import ScriptedUserModel
+from trace_envs.core.spot_checks import fresh_spot_check_seed, model_pace, paced_episodes
 from trace_envs.rollout.scripted import play_actions
 from trace_envs.testing import PropertyResult, SuiteReport, fingerprint, property_checks
 from trace_envs.testing.properties import junk_policies
 
-from ..gates.leakage import played_texts, reset_texts
+from ..gates.leakage import played_texts, replies_without_state, reset_texts
 from ..gates.steps import compare_steps
 from .protocol import (
     BlockedEvent,
@@ -131,6 +133,7 @@ class _Run:
                     self.result.generated_texts = reset_texts(env, self.seeds)
                     with contextlib.suppress(BoxedEnvError):  # an exception on the reference's path is the
                         self.result.generated_texts += played_texts(env, self.seeds)  # suite's finding
+                        self.paced(env)
                 finally:
                     env.close()
             except BoxFailure as exc:
@@ -147,6 +150,22 @@ class _Run:
         except BoxFailure as exc:
             self.note(exc)
         self.result.seconds["fingerprint"] = time.perf_counter() - start
+
+    def paced(self, env: BoxedEnv) -> None:
+        """A short junk episode and the reference solution on the last seed (a drawn one) at a model's pace
+        (:func:`~trace_envs.core.spot_checks.paced_episodes`, ``$TRACE_ENVS_PACE``), as the spot checks play
+        them in use: a wrong reward is a problem, and their replies join the texts the leakage check scans."""
+        pace = model_pace()
+        if pace is None:
+            return
+        self.stage("paced episodes")
+        start = time.perf_counter()
+        seed = self.seeds[-1]
+        played = paced_episodes(env, seed, Random(fresh_spot_check_seed()), pace)
+        if played.problem is not None:
+            self.result.paced = f"on seed {seed}, the {played.problem[0]} episode {played.problem[1]}"
+        self.result.generated_texts += replies_without_state(env, played.texts)
+        self.result.seconds["paced episodes"] = time.perf_counter() - start
 
     def start(self) -> type[BoxedEnv] | None:
         """Start a box (the module's import) and reset it once; the proxy class, or None (recorded why)."""

@@ -67,6 +67,11 @@ class BoxResult(BaseModel):
         description="(where, text) of what the env generated on each seed's reset (opening, task id), which the "
         "leakage check scans for the target's evaluation tasks.",
     )
+    paced: str | None = Field(
+        default=None,
+        description="What the episodes played at a model's pace got wrong (a junk episode paid, the reference not "
+        "paid), or None.",
+    )
     seconds: dict[str, float] = Field(default_factory=dict)
 
 
