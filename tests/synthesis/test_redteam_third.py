@@ -40,7 +40,7 @@ from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_g
 from trace_envs.training.bridge import trl_environment
 from trace_envs.training.spot_checks import spot_checked_rows
 
-from ..box.conftest import synthesis_folder
+from ..box.conftest import synthesis_folder, with_payload
 from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
 
 THIRD = REDTEAM / "third"
@@ -148,6 +148,25 @@ def test_memfds_stay_within_the_box_memory_limit() -> None:
     finally:
         box.close()
     assert held <= limits.memory_bytes, f"the host sees {held:,} bytes of memfds; {stolen}"
+
+
+SHARED_MEMORY_PATHS = ("/dev/shm/trace-redteam", "/run/shm/trace-redteam", "/run/trace-redteam", "/var/tmp/x")
+"""Where pages outside the scratch's quota would live: POSIX shm (shm_open's /dev/shm) and the usual tmpfs."""
+
+
+def test_no_shared_memory_outside_the_scratch() -> None:
+    """HELD: besides memfds, no tmpfs but the scratch takes a file (read-only mounts, Landlock's view), so neither
+    shm_open nor a file in /dev/shm or /run holds pages outside the quota and RLIMIT_AS."""
+    payload = (
+        f"import os\nfound = []\nfor path in {SHARED_MEMORY_PATHS!r}:\n"
+        "    try:\n        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))\n        found.append(path + ' opened')\n"
+        "    except OSError as exc:\n        found.append(path + ' ' + type(exc).__name__)\n"
+        "raise RuntimeError('; '.join(found))"
+    )
+    with pytest.raises(BoxedEnvError) as raised:
+        BoxProcess(with_payload(payload, at="import"), limits=HOOK_OFF)
+    said = str(raised.value)
+    assert all(path in said for path in SHARED_MEMORY_PATHS) and "opened" not in said, said
 
 
 def host_tasks(stolen: str) -> int:
