@@ -192,7 +192,7 @@ class BoxProcess:
         """What the audit hook refused (a list the caller may share between boxes)."""
         self.signals: list[str] = []
         self.sealed: list[str] = []
-        """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
+        """The layers the box said were in force, before its :data:`SEALED` report (claims after it are ignored)."""
         self.resets = 0
         self.episode_seconds = 0.0
         """The box's time in the episode under way (its reset and every call since), against its limit."""
@@ -202,7 +202,6 @@ class BoxProcess:
         self.failure: BoxFailure | None = None
         self.owner = os.getpid()
         """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
-        self._started = False
         self._claims_closed = False
         """Set by the box's :data:`SEALED` report: no claim of isolation is believed after it."""
         self._refusals_kept = 0
@@ -218,7 +217,6 @@ class BoxProcess:
             self.kill()
             raise
         self.ready: Ready = reply
-        self._started = True
         self.start_seconds = time.perf_counter() - start
 
     def _spawn(self) -> None:
