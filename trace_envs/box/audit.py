@@ -217,21 +217,21 @@ def json_line(message: dict[str, str], encode: Callable[[str], str] = encode_bas
 class AuditReporter:
     """Writes refusals and stage changes as JSON lines to the report channel (a pipe descriptor).
 
-    It keeps what it writes with out of a module's reach where it can: ``os.write`` and ``os.fstat`` are bound
-    when it is made (a module that sets ``os.write`` changes nothing here), it has no ``__dict__``, and the box
+    It keeps what it writes with out of a module's reach where it can: ``os.write``, ``os.fstat`` and
+    :func:`json_line` are bound when it is made (a module that sets ``os.write`` changes nothing here), it has no ``__dict__``, and the box
     server holds it only in the hook and the start-up functions that have returned (no frame's locals name it).
     Before each line it checks that its descriptor is still the pipe it was given: one that was closed or
     replaced (``os.dup2`` over the number in ``sys.argv``) ends the box (:data:`REPORT_TAMPERED`), since a
     refusal it could not report would pass for none."""
 
-    __slots__ = ("_exit", "_fstat", "_write", "fd", "pipe", "seen", "stages")
+    __slots__ = ("_exit", "_fstat", "_line", "_write", "fd", "pipe", "seen", "stages")
 
     def __init__(self, channel_fd: int, stages: list[str] | None = None):
         self.fd = channel_fd
         self.stages = stages if stages is not None else ["startup"]
         """The stage under way, as the one item of a list the box server may hold instead of the reporter."""
         self.seen: set[tuple[str, str]] = set()
-        self._write, self._fstat, self._exit = os.write, os.fstat, os._exit
+        self._write, self._fstat, self._exit, self._line = os.write, os.fstat, os._exit, json_line
         found = self._fstat(channel_fd)
         self.pipe = (found.st_dev, found.st_ino)
 
@@ -244,7 +244,7 @@ class AuditReporter:
             same = False
         if not same:
             self._exit(REPORT_TAMPERED)
-        data = json_line(message)
+        data = self._line(message)
         try:
             while data:
                 written = self._write(self.fd, data)
@@ -283,14 +283,17 @@ def module_dicts() -> dict[int, dict[str, Any]]:
     return found
 
 
-def frame_reason(event: str, args: tuple[Any, ...]) -> str | None:
+def frame_reason(
+    event: str, args: tuple[Any, ...], events: frozenset[str] = FRAME_EVENTS, names: frozenset[str] = FRAME_ATTRIBUTES
+) -> str | None:
     """:data:`FRAMES` for an event that hands out a frame (whoever asks; :func:`make_hook` lets the trusted
-    libraries' own code through), else None."""
-    if event in FRAME_EVENTS:
+    libraries' own code through), else None. The sets are bound when this is defined (not read from the module's
+    globals, which a module may set)."""
+    if event in events:
         return FRAMES
     if event == "object.__getattr__":
         name = args[1] if len(args) > 1 else None
-        if type(name) is not str or name in FRAME_ATTRIBUTES:
+        if type(name) is not str or name in names:
             return FRAMES
     return None
 
@@ -301,8 +304,8 @@ def make_hook(
     """The hook function: refuse and report.
 
     An event the policy decides by its name alone (not in :data:`PATH_EVENTS`) and allowed once is let through
-    at once after that: ``builtins.id`` or ``object.__getattr__``, raised many times in a step, cost a set
-    lookup instead of the policy's checks, with the same decision. The policy raises no event of its own, so an
+    at once after that: ``builtins.id``, raised many times in a step, costs a set lookup instead of the policy's
+    checks, with the same decision (``object.__getattr__`` of a name that is not a frame's, a check of the name). The policy raises no event of its own, so an
     event raised while another is being decided is the module's code running inside the hook: it is refused
     (never let through, as a re-entrancy guard would).
 
@@ -316,6 +319,8 @@ def make_hook(
     trusted = module_dicts()
     roots = tuple(root.rstrip("/") + "/" for root in trusted_roots if root.rstrip("/"))
     getframe, modules = sys._getframe, sys.modules
+    framing, frames, looking_events, nested = frame_reason, FRAMES, LOOKING_EVENTS, NESTED  # bound: see json_line
+    never_remembered = PATH_EVENTS | DECIDED_BY_CALLER
 
     def trusted_caller() -> bool:
         """Whether the code that raised the event runs with a trusted module's globals (it runs no code of the
@@ -336,20 +341,20 @@ def make_hook(
     def hook(event: str, args: tuple[Any, ...]) -> None:
         thread = get_ident()
         if thread in deciding:
-            if thread in looking and event in LOOKING_EVENTS:
+            if thread in looking and event in looking_events:
                 return  # the hook's own look at its caller's frame
-            reporter.blocked(event, NESTED)
-            raise PermissionError(f"trace-envs sandbox refused {event}: {NESTED}")
-        if event in allowed or (event == "object.__getattr__" and not frame_reason(event, args)):
+            reporter.blocked(event, nested)
+            raise PermissionError(f"trace-envs sandbox refused {event}: {nested}")
+        if event in allowed or (event == "object.__getattr__" and not framing(event, args)):
             return  # a name decided before, or a restricted attribute that is not a frame (``__code__``)
         deciding.add(thread)
         try:
-            reason = policy.decide(event, args) or frame_reason(event, args)
-            if reason == FRAMES and trusted_caller():
+            reason = policy.decide(event, args) or framing(event, args)
+            if reason == frames and trusted_caller():
                 reason = None
             if reason is not None:
                 reporter.blocked(event, reason)
-            elif event not in PATH_EVENTS and event not in DECIDED_BY_CALLER and len(allowed) < MAX_REMEMBERED:
+            elif event not in never_remembered and len(allowed) < MAX_REMEMBERED:
                 allowed.add(event)
         finally:
             deciding.discard(thread)
