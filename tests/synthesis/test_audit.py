@@ -219,3 +219,80 @@ def test_an_event_raised_while_another_is_decided_is_refused_not_let_through(
     os.close(write_fd)
     with open(read_fd, encoding="utf-8") as channel:
         assert '"event": "os.system"' in channel.read()
+
+
+FRAME_EVENTS = [
+    ("sys._getframe", (None,)),
+    ("sys._current_frames", ()),
+    ("sys.settrace", (None,)),
+    ("object.__getattr__", (None, "gi_frame")),
+    ("object.__getattr__", (None, "tb_frame")),
+]
+
+
+@pytest.mark.parametrize(("event", "args"), FRAME_EVENTS)
+def test_a_frame_is_refused_to_code_that_is_not_a_trusted_module(
+    policy: AuditPolicy, event: str, args: tuple[object, ...]
+) -> None:
+    """Issue 34, third round: a module took sys._getframe and walked to the server's reporter. Code run with
+    globals no loaded module has (the module's, or exec'd with its own) is refused every frame and reported;
+    a loaded module's code (here this test's) is not."""
+    read_fd, write_fd = os.pipe()
+    hook = make_hook(policy, AuditReporter(write_fd))
+    hook(event, args)  # this test module was loaded before the hook: trusted
+    with pytest.raises(PermissionError, match="frames"):
+        exec("hook(event, args)", {"hook": hook, "event": event, "args": args})
+    os.close(write_fd)
+    with open(read_fd, encoding="utf-8") as channel:
+        lines = channel.read().splitlines()
+    assert len(lines) == 1 and "frames" in lines[0]
+
+
+def test_a_restricted_attribute_that_is_not_a_frame_is_let_through_without_the_policy(
+    policy: AuditPolicy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``__code__`` reads raise ``object.__getattr__`` often: they cost a name check, not the policy's."""
+    read_fd, write_fd = os.pipe()
+    asked: list[str] = []
+    monkeypatch.setattr(policy, "decide", lambda event, args: asked.append(event))
+    hook = make_hook(policy, AuditReporter(write_fd))
+    exec("hook('object.__getattr__', (None, '__code__'))", {"hook": hook})
+    assert asked == []
+    os.close(write_fd)
+    os.close(read_fd)
+
+
+def test_the_reporter_writes_what_json_dumps_writes_with_functions_bound_when_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A module that sets ``os.write`` or ``json.dumps`` changes nothing of what the reporter writes."""
+    import json
+
+    from trace_envs.box.audit import json_line
+
+    message = {"type": "blocked", "event": "open", "detail": 'a "quoted" \u00e9 path\n', "stage": "import"}
+    assert json_line(message) == (json.dumps(message) + "\n").encode()
+    read_fd, write_fd = os.pipe()
+    reporter = AuditReporter(write_fd)
+    monkeypatch.setattr(os, "write", lambda fd, data: len(data))
+    monkeypatch.setattr(json, "dumps", lambda *args, **kwargs: "{}")
+    reporter.blocked("open", "x")
+    monkeypatch.undo()
+    os.close(write_fd)
+    with open(read_fd, encoding="utf-8") as channel:
+        assert json.loads(channel.read()) == {"type": "blocked", "event": "open", "detail": "x", "stage": "startup"}
+
+
+def test_a_reporter_whose_pipe_was_replaced_ends_the_process() -> None:
+    """``os.dup2`` of another pipe over the number in ``sys.argv`` would make every refusal silent: the reporter
+    sees its descriptor is not its pipe any more and exits (code 4) rather than refuse unreported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os\nfrom trace_envs.box.audit import AuditReporter\n"
+        "r, w = os.pipe()\nreporter = AuditReporter(w)\nother_r, other_w = os.pipe()\nos.dup2(other_w, w)\n"
+        "reporter.blocked('open', 'x')\nprint('not stopped')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 4 and "not stopped" not in done.stdout, done

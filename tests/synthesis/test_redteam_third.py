@@ -1,12 +1,12 @@
 """Red team, third round: modules written by an LLM helper acting as attacker (``redteam/third/``), each the
 project's control module plus one payload, aimed at one class of attack the earlier rounds left out. A test
 asserts that its module holds (validation rejects it, or nothing fires, leaks or poisons on the consumer path it
-aims at); the ones that get through today are ``xfail(strict=True)``, their reason naming the hole, so a fix
-turns them into failures that say "now remove the xfail".
+aims at). Of the 16 modules, 4 held when they were written; the other 12 got through, and each hole is now closed
+(the test says CLOSED and what closes it).
 
-The kernel modules run with the audit hook off (the threat model: an attacker switches it off from inside); the
-others pass the static gates today by one hole, pattern matching (``match_pattern_builtins.py``), and the slow
-test shows that they pass the whole validation.
+The kernel modules and the consumer tests run with the audit hook off (the threat model: an attacker switches it
+off from inside; the hook now refuses the frames these modules reach for, so with it on they stop at import). The
+slow tests play the whole validation on the modules that used to pass it.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import pytest
 import trace_envs
 from trace_envs.box import BoxLimits, BoxPool, BoxProcess, boxed_env_class
 from trace_envs.box.audit import MAX_REPORTED
+from trace_envs.box.client import BoxedEnvError
 from trace_envs.box.launch import box_processes
 from trace_envs.box.layers import missing_layers
-from trace_envs.box.protocol import Reset, Step
+from trace_envs.box.protocol import Refusal, Reset, Step
 from trace_envs.core.spot_checks import PACE_VARIABLE, spot_check
 from trace_envs.rollout import TrajectoryStore, make_jobs, run_rollouts
 from trace_envs.rollout.scripted import NoopPolicy, play_actions
@@ -39,7 +40,7 @@ from trace_envs.synthesis.gates.execution import execution_gate
 from trace_envs.synthesis.gates.static_policy import parse_gate, static_policy_gate
 from trace_envs.training.spot_checks import spot_checked_rows
 
-from ..box.conftest import synthesis_folder
+from ..box.conftest import synthesis_folder, with_payload
 from .conftest import REDTEAM, TAU2_DATA, make_context, needs_sandbox_and_tau2
 
 THIRD = REDTEAM / "third"
@@ -69,7 +70,10 @@ def loot(box: BoxProcess) -> str:
 
 @pytest.fixture
 def pool() -> Iterator[BoxPool]:
-    with BoxPool(BoxLimits(step_seconds=20)) as boxes:
+    """The consumer tests' boxes, with the audit hook off: several modules take ``exec`` from a generator's frame
+    (the static gate's pattern-matching hole), which the hook now refuses to a module's code; past the hook (as an
+    attacker who switched it off would be), each test tries its consumer path alone."""
+    with BoxPool(BoxLimits(step_seconds=20, audit_hook=False)) as boxes:
         yield boxes
 
 
@@ -133,13 +137,8 @@ def memfd_bytes(run_id: str) -> int:
     return held
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: memfd_create is allowed (syscalls.DENIED) and a memfd's pages are shmem, outside RLIMIT_AS; "
-    "RLIMIT_FSIZE bounds one file and RLIMIT_NOFILE their number, so a box holds open_files x file_size_bytes "
-    "(256 x 16 MiB = 4 GiB by default) beside its 2 GiB address space",
-)
 def test_memfds_stay_within_the_box_memory_limit() -> None:
+    """HELD (was a hole): memfd_create is refused by the seccomp filter, so no shmem outside RLIMIT_AS."""
     limits = HOOK_OFF.model_copy(update={"memory_bytes": 256 * 2**20, "open_files": 40})
     box = BoxProcess(third("memfd_beyond_rlimit.py"), limits=limits)
     try:
@@ -151,19 +150,33 @@ def test_memfds_stay_within_the_box_memory_limit() -> None:
     assert held <= limits.memory_bytes, f"the host sees {held:,} bytes of memfds; {stolen}"
 
 
+SHARED_MEMORY_PATHS = ("/dev/shm/trace-redteam", "/run/shm/trace-redteam", "/run/trace-redteam", "/var/tmp/x")
+"""Where pages outside the scratch's quota would live: POSIX shm (shm_open's /dev/shm) and the usual tmpfs."""
+
+
+def test_no_shared_memory_outside_the_scratch() -> None:
+    """HELD: besides memfds, no tmpfs but the scratch takes a file (read-only mounts, Landlock's view), so neither
+    shm_open nor a file in /dev/shm or /run holds pages outside the quota and RLIMIT_AS."""
+    payload = (
+        f"import os\nfound = []\nfor path in {SHARED_MEMORY_PATHS!r}:\n"
+        "    try:\n        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))\n        found.append(path + ' opened')\n"
+        "    except OSError as exc:\n        found.append(path + ' ' + type(exc).__name__)\n"
+        "raise RuntimeError('; '.join(found))"
+    )
+    with pytest.raises(BoxedEnvError) as raised:
+        BoxProcess(with_payload(payload, at="import"), limits=HOOK_OFF)
+    said = str(raised.value)
+    assert all(path in said for path in SHARED_MEMORY_PATHS) and "opened" not in said, said
+
+
 def host_tasks(stolen: str) -> int:
     """The host's task count of the payload's last reading."""
     counts = [line.split(": ")[1] for line in stolen.splitlines() if line.startswith("host tasks:")]
     return int(counts[-1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: sysinfo(2) (and getloadavg, sysconf free pages) are not namespaced and not in syscalls.DENIED: "
-    "a box counts the host's tasks and reads its load, so it sees what else runs (a trainer) and can tell "
-    "validation from use",
-)
 def test_a_box_cannot_see_what_else_runs_on_the_host() -> None:
+    """HELD (was a hole): sysinfo is refused by the seccomp filter, /proc's host-wide files by Landlock."""
     box = BoxProcess(third("host_wide_counters.py"), limits=HOOK_OFF)
     stop = threading.Event()
     threads = [threading.Thread(target=stop.wait, daemon=True) for _ in range(200)]
@@ -172,21 +185,20 @@ def test_a_box_cannot_see_what_else_runs_on_the_host() -> None:
         before = host_tasks(loot(box))
         for thread in threads:
             thread.start()
-        after = host_tasks(loot(box))
+        stolen = loot(box)
+        after = host_tasks(stolen)
     finally:
         stop.set()
         for thread in threads:
-            thread.join()
+            if thread.is_alive():
+                thread.join()
         box.close()
     assert after - before < 100, f"the box counted {after - before} more host tasks after the host started 200"
+    assert "sysinfo: -1 errno 1" in stolen and "host load: OSError" in stolen, stolen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: Landlock does not mediate inotify_add_watch and the seccomp filter allows inotify_*: a box "
-    "watches a host folder outside its view and reads the names of the files made there",
-)
 def test_a_box_cannot_watch_a_host_folder() -> None:
+    """HELD (was a hole): inotify_* and fanotify_* are refused by the seccomp filter."""
     watched = tempfile.mkdtemp(prefix="trace-redteam-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
     os.chmod(watched, 0o755)  # a folder others may read, as most are
     box = BoxProcess(third("inotify_host_watch.py", watched=watched), limits=HOOK_OFF)
@@ -202,13 +214,9 @@ def test_a_box_cannot_watch_a_host_folder() -> None:
     assert "checkpoint-1" not in stolen, stolen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the report pipe's number is in sys.argv and client.BoxProcess._report believes every line: an "
-    "'isolation' claim is kept while the module is imported (_started is set only after Ready), and 'blocked' "
-    "lines are kept without the hook's MAX_REPORTED cap, in the pool's list for the pool's life",
-)
 def test_the_module_cannot_write_the_box_report() -> None:
+    """HELD (was a hole): claims of isolation count only before the box's "sealed" report (sent before it reads
+    the module's text), and refusals are kept up to the hook's own cap."""
     box = BoxProcess(third("report_pipe_forgery.py"), limits=HOOK_OFF)
     try:
         box.call(Reset(seed=0))
@@ -240,8 +248,9 @@ def test_the_first_tricks_past_an_ast_check_are_each_refused_on_their_line() -> 
 
 
 def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
-    """HELD: with exec and open in hand (the hook on), /etc stays unreadable and the manifest is not there."""
-    box = BoxProcess(third("match_pattern_builtins.py"), limits=BoxLimits(wall_seconds=60))
+    """HELD: with exec and open in hand, /etc stays unreadable and the manifest is not there. The hook off: with
+    it on, the generator's frame is refused to the module's code, so it reaches neither (the test below)."""
+    box = BoxProcess(third("match_pattern_builtins.py"), limits=HOOK_OFF)
     try:
         box.call(Reset(seed=0))
         stolen = loot(box)
@@ -252,21 +261,44 @@ def test_past_the_static_gate_the_kernel_keeps_host_files_unread() -> None:
     assert "manifest.json': 'FileNotFoundError'" in stolen, stolen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the hook reports through server.main's AuditReporter, an object of the box's own process: "
-    "sys._getframe is allowed (audit.AuditPolicy decides it by name), the frame's f_locals hold 'reporter', and "
-    "setting its fd to -1 makes every later refusal silent, so validation sees no finding",
-)
+def refused_while_loading(source: str) -> list[Refusal]:
+    """What the hook reported for ``source``, whose import is expected to fail (waits for the report pipe)."""
+    refusals: list[Refusal] = []
+    with pytest.raises(BoxedEnvError):
+        BoxProcess(source, limits=BoxLimits(wall_seconds=60), refusals=refusals)
+    deadline = time.monotonic() + 5
+    while not refusals and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return refusals
+
+
 def test_the_hook_reports_what_it_refuses_whatever_the_module_does() -> None:
-    box = BoxProcess(third("silence_the_hook.py"), limits=BoxLimits(wall_seconds=60))
+    """HELD (was a hole: sys._getframe reached the server's frame, whose locals held the reporter): the module's
+    own code is refused every frame (a generator's here, before it reaches exec), and the refusal is reported."""
+    refusals = refused_while_loading(third("silence_the_hook.py"))
+    assert any(r.event == "object.__getattr__" and "frames" in r.detail for r in refusals), refusals
+
+
+def test_a_module_that_gets_a_frame_from_a_trusted_helper_finds_no_reporter() -> None:
+    """HELD: a frame handed out by a trusted helper (``inspect.currentframe``: the caller of sys._getframe is
+    ``inspect``) leads to no reporter, since no frame's locals hold it; what the module tries next is reported."""
+    source = third("silence_the_hook.py").replace(
+        "frame = sys._getframe()", "import inspect; frame = inspect.currentframe()"
+    )
+    source = source.replace(
+        'match (_ for _ in ()):\n    case object(gi_frame=object(f_builtins={"exec": _exec})):\n        _exec(SILENCE, {"LOOT": LOOT})',
+        'exec(SILENCE, {"LOOT": LOOT})',
+    )
+    assert "inspect.currentframe()" in source and "\nexec(SILENCE" in source, "the fixture changed: update the test"
+    box = BoxProcess(source, limits=BoxLimits(wall_seconds=60))
     try:
         box.call(Reset(seed=0))
         stolen = loot(box)
     finally:
         box.close()
+    assert "silenced" not in stolen, stolen
     assert "'proc': 'PermissionError'" in stolen and "'socket': 'PermissionError'" in stolen, stolen  # refused
-    assert box.refusals, f"nothing reported: {stolen}"
+    assert any(r.event == "open" for r in box.refusals) and any(r.event.startswith("socket") for r in box.refusals)
 
 
 # ----- telling validation from use, and poisoning what use reads ----------------------------------------------------
@@ -379,12 +411,8 @@ def test_an_env_id_that_looks_like_a_shipped_one_is_refused(tmp_path: Path) -> N
     assert all(env_id.isascii() for env_id in loaded), f"registered {loaded!r} beside trace/order-cancel-v0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: box/server.failed cuts the message, not the exception's type name, and client/proxy take "
-    "Failed.error unbounded (to reply_bytes): a 3 MB class name lands twice in each errored episode's record",
-)
 def test_an_error_reply_cannot_flood_the_store(pool: BoxPool, clean_ids: list[str], tmp_path: Path) -> None:
+    """HELD (was a hole): the box cuts the error's type name, and the parent bounds every field of a Failed reply."""
     env_id = register(third("failed_reply_flood.py"), "trace/redteam-flood-v0", pool, clean_ids)
     store = TrajectoryStore(tmp_path / "episodes.jsonl")
     run_rollouts(make_jobs([env_id], [UNPLAYED]), "noop", store=store, spot_check_share=0.0)
@@ -405,7 +433,7 @@ def test_a_cut_episode_stores_no_out_of_range_component(pool: BoxPool, clean_ids
 
 # ----- the whole validation (slow) ----------------------------------------------------------------------------------
 
-PASSES_VALIDATION = [
+REJECTED = [
     "match_pattern_builtins.py",
     "slow_agent_pays.py",
     "env_id_homoglyph.py",
@@ -414,7 +442,8 @@ PASSES_VALIDATION = [
     "slow_agent_leaks.py",
 ]
 """The modules that passed every gate before this round's fixes and are now rejected: the static gate refuses the
-pattern-matching ones, the execution gate the look-alike id (slow_agent_leaks.py's placeholder is filled here)."""
+pattern-matching ones (and the hook refuses them the frame they reach for), the execution gate the look-alike id
+(slow_agent_leaks.py's placeholder is filled here)."""
 
 DISARMED_IN_USE = ["success_without_reward.py", "render_escapes.py", "verdict_components_unbounded.py"]
 """Modules whose payload fires only on a band of seeds no draw reaches: validation cannot see it, and need not,
@@ -424,7 +453,7 @@ their consumer tests above)."""
 
 @pytest.mark.slow
 @needs_sandbox_and_tau2()
-@pytest.mark.parametrize("name", PASSES_VALIDATION)
+@pytest.mark.parametrize("name", REJECTED)
 def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, str]) -> None:
     """CLOSED: each module that passed validation (to fire in use) is now rejected."""
     report = validate_source(third(name, leaked_id_reversed=leaked["leaked_id_reversed"]), make_context(name))

@@ -25,13 +25,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from .audit import MAX_REPORTED
 from .launch import box_environment, boxed_command, denied_read_roots, fresh_hash_seed, kill_strays, scratch_parent
 from .layers import missing_layers, refusal
 from .limits import BoxLimits
@@ -56,7 +57,18 @@ from .protocol import (
 SERVER_MODULE = "trace_envs.box.server"
 MAX_USER_TURN_BYTES = 1024 * 1024
 REPORT_LIMIT = 1024 * 1024
+"""Bytes of a box's report pipe taken into lines at most (the rest is read and dropped)."""
+MAX_REPORT_LINE = 8192
+"""Bytes of one report line at most (the hook cuts a refusal's detail to 500 characters); a longer one is dropped."""
+MAX_SIGNALS = 8
+"""Signal reports kept per box (the box has two soft-limit signals to report)."""
+SIGNAL_NAMES = frozenset(member.name for member in signal.Signals)
+SEALED = "sealed"
+"""The report that ends the box's claims of isolation: sent before it reads the module's text (see server.main)."""
 TAIL = 2000
+ERROR_BOUNDS = {"error": 200, "message": 2000, "traceback": 3000}
+"""Characters of a :class:`Failed` reply's fields kept (the box cuts them too; the parent trusts no length): the
+start of the error's name and message, the end of the traceback."""
 
 
 class BoxFailure(RuntimeError):
@@ -101,6 +113,7 @@ class BoxedEnvError(RuntimeError):
     """The env's code raised inside the box; ``error`` is the exception's type name, ``line`` the module's line."""
 
     def __init__(self, failed: Failed, stage: str):
+        failed = bounded_failure(failed)
         super().__init__(f"{failed.error}: {failed.message}")
         self.failed = failed
         self.error = failed.error
@@ -111,6 +124,29 @@ class BoxedEnvError(RuntimeError):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the box's reply and the stage (the default would call it with the message alone)."""
         return type(self), (self.failed, self.stage)
+
+
+def bounded_lines(stream: Any, max_bytes: int) -> Iterator[bytes]:
+    """The lines of ``stream`` (a binary file read to its end), without their newline; a line over
+    ``max_bytes`` is dropped whole, and never held past that length."""
+    buffer, dropping = b"", False
+    while chunk := stream.read(65536):
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        for line in lines:
+            if not dropping and len(line) <= max_bytes:
+                yield line
+            dropping = False
+        if len(buffer) > max_bytes:
+            buffer, dropping = b"", True
+
+
+def bounded_failure(failed: Failed) -> Failed:
+    """``failed`` with each text field cut to :data:`ERROR_BOUNDS` (an error name also to one printable line):
+    what the box says lands in episode records and reports, so no field of it is taken at the box's length."""
+    error = "".join(c if c.isprintable() else "?" for c in failed.error[: ERROR_BOUNDS["error"]])
+    message = failed.message[: ERROR_BOUNDS["message"]]
+    traceback = failed.traceback[-ERROR_BOUNDS["traceback"] :]
+    return failed.model_copy(update={"error": error, "message": message, "traceback": traceback})
 
 
 @dataclass(frozen=True)
@@ -156,7 +192,7 @@ class BoxProcess:
         """What the audit hook refused (a list the caller may share between boxes)."""
         self.signals: list[str] = []
         self.sealed: list[str] = []
-        """What the box said its mount seal did, before its module ran (claims after that are ignored)."""
+        """The layers the box said were in force, before its :data:`SEALED` report (claims after it are ignored)."""
         self.resets = 0
         self.episode_seconds = 0.0
         """The box's time in the episode under way (its reset and every call since), against its limit."""
@@ -166,7 +202,9 @@ class BoxProcess:
         self.failure: BoxFailure | None = None
         self.owner = os.getpid()
         """The process that started it: only that one talks to it or ends it (a forked child just lets go)."""
-        self._started = False
+        self._claims_closed = False
+        """Set by the box's :data:`SEALED` report: no claim of isolation is believed after it."""
+        self._refusals_kept = 0
         self.outputs: dict[str, str] = {}
         """The ends of its stdout and stderr, once it is gone."""
         start = time.perf_counter()
@@ -179,7 +217,6 @@ class BoxProcess:
             self.kill()
             raise
         self.ready: Ready = reply
-        self._started = True
         self.start_seconds = time.perf_counter() - start
 
     def _spawn(self) -> None:
@@ -404,25 +441,33 @@ class BoxProcess:
         raise failure
 
     def _read_reports(self, fd: int) -> None:
-        kept, buffer = 0, b""
+        """Read the report pipe to its end; the first :data:`REPORT_LIMIT` bytes of it, in lines of at most
+        :data:`MAX_REPORT_LINE` bytes, are each taken as untrusted text (:meth:`_report`); the rest is dropped."""
+        kept = 0
         with open(fd, "rb", buffering=0) as stream:
-            while chunk := stream.read(65536):
-                if kept >= REPORT_LIMIT:
-                    continue
-                kept += len(chunk)
-                *lines, buffer = (buffer + chunk).split(b"\n")
-                for line in lines:
+            for line in bounded_lines(stream, MAX_REPORT_LINE):
+                kept += len(line) + 1
+                if kept <= REPORT_LIMIT:
                     self._report(line)
 
     def _report(self, line: bytes) -> None:
-        with contextlib.suppress(ValueError, TypeError, AttributeError):
+        """Take one report line as untrusted text: claims of isolation only before the box's :data:`SEALED`
+        report (sent before it reads the module's text, so nothing of the module has run), refusals up to the
+        hook's own :data:`~trace_envs.box.audit.MAX_REPORTED`, a few signals of known names; the rest is dropped."""
+        with contextlib.suppress(ValueError, TypeError, AttributeError, RecursionError):
             message = json.loads(line)
-            if message.get("type") == "blocked":
-                self.refusals.append(Refusal.model_validate({k: v for k, v in message.items() if k != "type"}))
-            elif message.get("type") == "signal" and isinstance(message.get("signal"), str):
+            kind = message.get("type")
+            if kind == "blocked" and self._refusals_kept < MAX_REPORTED:
+                said = Refusal.model_validate({k: v for k, v in message.items() if k != "type"})
+                cut = Refusal(event=said.event[:200], detail=said.detail[:500], stage=said.stage[:40])
+                self.refusals.append(cut)
+                self._refusals_kept += 1
+            elif kind == "signal" and message.get("signal") in SIGNAL_NAMES and len(self.signals) < MAX_SIGNALS:
                 self.signals.append(message["signal"])
-            elif message.get("type") == "isolation" and isinstance(message.get("name"), str) and not self._started:
-                self.sealed.append(message["name"])
+            elif kind == SEALED:
+                self._claims_closed = True
+            elif kind == "isolation" and isinstance(message.get("name"), str) and not self._claims_closed:
+                self.sealed.append(message["name"][:200])
 
     def stderr_tail(self) -> str:
         return self._tail("stderr")

@@ -163,7 +163,7 @@ def failed(exc: BaseException) -> Failed:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == MODULE_FILENAME]
     shown = traceback.format_list(frames[-5:]) + traceback.format_exception_only(type(exc), exc)
     return Failed(
-        error=type(exc).__name__,
+        error=type(exc).__name__[:200],
         message=str(exc)[:2000],
         line=frames[-1].lineno if frames else None,
         traceback="".join(shown)[-3000:],
@@ -246,11 +246,13 @@ def parent_user(model: Any, task: Task) -> ParentUser:
     return ParentUser(model, task)
 
 
-def report_limit_signals(reporter: AuditReporter) -> None:
-    """Say on the report pipe when a soft limit is hit; SIGXCPU ends the box at once."""
+def report_limit_signals(reports: int, stages: list[str]) -> None:
+    """Say on the report pipe when a soft limit is hit; SIGXCPU ends the box at once. The handler has a reporter
+    of its own (``signal.getsignal`` hands it to anyone): the hook's is reachable from nowhere."""
+    own = AuditReporter(reports, stages)
 
     def on_signal(signum: int, frame: types.FrameType | None) -> None:
-        reporter.send({"type": "signal", "signal": signal.Signals(signum).name, "stage": reporter.stage})
+        own.send({"type": "signal", "signal": signal.Signals(signum).name, "stage": own.stage})
         if signum == signal.SIGXCPU:
             os._exit(128 + signum)
 
@@ -323,12 +325,21 @@ def install_kernel_layers(limits: BoxLimits, roots: list[str], reporter: AuditRe
                 os._exit(3)
 
 
-def main(argv: list[str]) -> None:
+SEALED_REPORT = {"type": "sealed"}
+"""The last report of start-up (before the module's text is read): the parent believes no claim of isolation
+after it (:data:`trace_envs.box.client.SEALED`)."""
+
+
+def start_up(argv: list[str]) -> tuple[BoxLimits, Channel, Start, list[str]]:
+    """Everything before the module runs: limits, trusted imports, kernel layers, the :class:`Start` request and
+    the audit hook. Returns what :func:`main` goes on with; the reporter is not among them, so once this returns
+    it is held by the hook and the signal handler alone (no frame under the module's code names it)."""
     requests, replies, reports = (int(value) for value in argv[:3])
     limits = BoxLimits.model_validate_json(argv[3])
     apply_limits(limits)
-    reporter = AuditReporter(reports)
-    report_limit_signals(reporter)
+    stages = ["startup"]
+    reporter = AuditReporter(reports, stages)
+    report_limit_signals(reports, stages)
     import trace_envs.core  # noqa: F401  (every trusted import before the hook)
 
     roots = trusted_roots()
@@ -336,13 +347,20 @@ def main(argv: list[str]) -> None:
     channel = Channel(requests, replies, limits.spin_seconds)
     gc.freeze()  # what the trusted imports made lives as long as the box: full collections need not walk it
     install_kernel_layers(limits, roots, reporter)
+    reporter.send(SEALED_REPORT)
     start = channel.receive()
     if not isinstance(start, Start):
         os._exit(2)
     set_user_factory(parent_user)
     if limits.audit_hook:
-        install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter)
-    reporter.stage = "import"
+        install(AuditPolicy(os.getcwd(), json.loads(argv[4]), roots), reporter, roots)
+    stages[0] = "import"
+    return limits, channel, start, stages
+
+
+def main(argv: list[str]) -> None:
+    """Start up (:func:`start_up`), load the module and serve its env until the parent closes."""
+    _, channel, start, stages = start_up(argv)
     try:
         env, env_id = load_env(start)
         declared = ready(env, env_id)
@@ -354,7 +372,7 @@ def main(argv: list[str]) -> None:
         request = channel.receive()
         if request is None or isinstance(request, Close | Start):
             break
-        reporter.stage = request.op
+        stages[0] = request.op
         if isinstance(request, Reset):
             env.user_model = ParentModel(channel) if request.model_user else None
         try:

@@ -11,7 +11,14 @@ threads), every system call an env has no use for and an attacker does:
 - other processes and namespaces: ``ptrace``, ``process_vm_*``, ``pidfd_*``, ``unshare``, ``setns``,
   the mount calls, ``pivot_root``, ``chroot``;
 - System V and POSIX IPC; and kernel interfaces that reach around the filter or the kernel's other
-  layers (``io_uring``, ``bpf``, ``perf_event_open``, ``userfaultfd``, keyrings, modules, handles).
+  layers (``io_uring``, ``bpf``, ``perf_event_open``, ``userfaultfd``, keyrings, modules, handles);
+- memory outside the address-space limit: ``memfd_create`` and ``memfd_secret`` (a memfd's pages are shmem,
+  which RLIMIT_AS does not count; SysV shm is refused above, and every tmpfs but the scratch, whose quota
+  bounds it, is read-only);
+- the host's own counters: ``sysinfo`` (uptime, load, free memory and the host's task count are not
+  namespaced; glibc's ``sysconf`` of page counts then answers -1, ``os.cpu_count`` reads another source);
+- watching files: ``inotify_*`` and ``fanotify_*`` (Landlock does not mediate a watch: a box could learn the
+  names of files made in a host folder it cannot open).
 
 Every other call is allowed: a deny list, since the calls an env needs are those of CPython and of the
 libraries it imports (numpy, pydantic...), which no fixed allow list can know. Calls of another
@@ -101,6 +108,15 @@ DENIED = (
     "swapoff",
     "reboot",
     "quotactl",
+    "memfd_create",
+    "memfd_secret",
+    "sysinfo",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    "fanotify_init",
+    "fanotify_mark",
 )
 """Refused with EPERM, whatever their arguments."""
 
@@ -183,4 +199,7 @@ def install() -> str:
             raise SeccompError(-result, f"seccomp_load failed: error {-result} (a kernel without seccomp?)")
     finally:
         lib.seccomp_release(ctypes.c_void_p(context))
-    return "seccomp filter (no processes, programs, sockets, IPC, ptrace, namespaces or mounts)"
+    return (
+        "seccomp filter (no processes, programs, sockets, IPC, memfds, host counters, file watches, ptrace, "
+        "namespaces or mounts)"
+    )

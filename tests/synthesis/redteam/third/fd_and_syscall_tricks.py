@@ -39,9 +39,13 @@ def attack() -> None:
     attempt("openat etc", lambda: os.read(os.open("etc/passwd", os.O_RDONLY, dir_fd=root), 20))
     attempt("fifo", lambda: os.mkfifo("fifo"))
     attempt("symlink", lambda: (os.symlink("/etc/passwd", "link"), open("link").read(20)))
-    memfd = os.memfd_create("script")
-    os.write(memfd, b"#!/bin/sh\necho escaped\n")
-    attempt("fexecve", lambda: os.execve(memfd, ["sh"], {}))
+
+    def fexecve() -> None:
+        memfd = os.memfd_create("script")
+        os.write(memfd, b"#!/bin/sh\necho escaped\n")
+        os.execve(memfd, ["sh"], {})
+
+    attempt("fexecve", fexecve)
     attempt("io_uring_setup", lambda: raw(425, 8, 0))
     attempt("userfaultfd", lambda: raw(323, 0))
     attempt("fanotify_init", lambda: raw(300, 0, 0))

@@ -26,10 +26,11 @@ def attack() -> None:
     import ctypes
 
     info = (ctypes.c_long * 16)()
-    ctypes.CDLL(None).sysinfo(info)
+    libc = ctypes.CDLL(None, use_errno=True)
+    LOOT.append(f"sysinfo: {libc.sysinfo(info)} errno {ctypes.get_errno()}")
     LOOT.append(f"host tasks: {info[10] & 0xFFFF}")
-    LOOT.append(f"host load: {os.getloadavg()}")
-    LOOT.append(f"host free pages: {os.sysconf('SC_AVPHYS_PAGES')}")
+    attempt("host load", os.getloadavg)
+    attempt("host free pages", lambda: os.sysconf("SC_AVPHYS_PAGES"))
     LOOT.append(f"host uptime: {info[0]}")
 
 
