@@ -468,9 +468,10 @@ def test_validation_rejects_the_use_only_payloads(name: str, leaked: dict[str, s
 def test_validation_plays_at_a_models_pace(
     name: str, rule: str, leaked: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CLOSED, second layer: past the static gate (as a module that finds another clock would be), the execution
-    gate's paced episodes catch a verifier keyed on the time since reset and a leak told only to a slow agent."""
-    monkeypatch.setenv(PACE_VARIABLE, TEST_PACE)
+    """CLOSED, third layer: past the static gate and the hook (as a module that finds another clock would be), the
+    execution gate's paced episodes catch a verifier keyed on the time since reset and a leak told only to a slow
+    agent."""
+    monkeypatch.setenv(PACE_VARIABLE, "3.1,3.2")  # one pause outlasts SLOW: the drawn junk may be one action long
     source = third(name, leaked_id_reversed=leaked["leaked_id_reversed"])
-    result = execution_gate(source, make_context(name))
+    result = execution_gate(source, make_context(name, limits=HOOK_OFF))
     assert rule in {finding.rule for finding in result.findings}, [finding.render() for finding in result.findings]
