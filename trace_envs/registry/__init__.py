@@ -6,7 +6,9 @@
   :func:`load_envs`, ``$TRACE_ENVS_PATH``, boxed twins);
 - :mod:`~trace_envs.registry.manifest`: the one model of a synthesis folder's ``manifest.json``;
 - :mod:`~trace_envs.registry.capabilities`: the capabilities registered envs declare;
-- :mod:`~trace_envs.registry.targets`: the registered target benchmarks.
+- :mod:`~trace_envs.registry.targets`: the registered target benchmarks;
+- :mod:`~trace_envs.registry.builtins`: the library's own entry points (its built-in targets, domains and
+  spot-check text scan register through them, as a plugin's do).
 
 It sits above core and the box and imports nothing else of ours but the model clients' ``Usage`` record, so no
 layer below it reaches up (``tests/test_layering.py``). Env packages register through ``trace_envs.register_env``.
@@ -31,8 +33,8 @@ from .envs import (
 )
 from .ids import NAMESPACE
 from .sources import (
-    BUILTIN_DOMAINS,
     box_installed_env,
+    builtin_domains,
     load_env_path,
     load_envs,
     load_plugins,
@@ -42,13 +44,13 @@ from .sources import (
 from .targets import target_env_ids
 
 __all__ = [
-    "BUILTIN_DOMAINS",
     "CAPABILITY_KINDS",
     "ENV_KINDS",
     "NAMESPACE",
     "TARGET_KINDS",
     "EnvKind",
     "box_installed_env",
+    "builtin_domains",
     "env_class",
     "env_kind",
     "get_domain",
@@ -65,3 +67,12 @@ __all__ = [
     "resolve",
     "target_env_ids",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The deprecated ``BUILTIN_DOMAINS`` (kept for one release): :func:`builtin_domains`."""
+    if name == "BUILTIN_DOMAINS":
+        from . import sources
+
+        return sources.__getattr__(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,10 @@
 """Where envs come from: the targets, installed packages (entry points) and folders of env modules.
 
-- :func:`register_envs` (run by ``import trace_envs``) registers the built-in domains, every registered target's
-  domains and envs (:mod:`trace_envs.registry.targets`), every installed plugin and ``$TRACE_ENVS_PATH``.
+- :func:`register_envs` (run by ``import trace_envs``) registers the domains of the ``trace_envs.domains``
+  entry points, every registered target's domains and envs (:mod:`trace_envs.registry.targets`), every installed
+  plugin and ``$TRACE_ENVS_PATH``, and sets the spot checks' text scan (:func:`leak_scan`: the
+  ``trace_envs.text_scans`` entry points). The library's own domains, targets and scan register through these
+  entry points as a plugin's do (:mod:`trace_envs.registry.builtins`), so nothing here names a higher layer.
 
 - A package registers its envs through the ``trace_envs.envs`` entry-point group. Each entry point
   names a zero-argument callable that registers envs and domains (with
@@ -38,7 +41,9 @@ import gymnasium as gym
 
 from ..core.env import CapabilityEnv, defined_envs
 from ..core.spot_checks import set_text_scan
-from .envs import env_kind, register_domain, register_env, resolve
+from ..problems import warn_renamed
+from .builtins import builtin_entry_points, group_entry_points, is_builtin
+from .envs import env_kind, register_domain, register_env
 from .ids import boxed_twin_id, capability_env_id, env_id_problem
 from .targets import target_domains, target_env_ids, target_env_kinds
 
@@ -48,27 +53,69 @@ if TYPE_CHECKING:  # the manifest module imports the model clients' Usage: loade
 ENTRY_POINT_GROUP = "trace_envs.envs"
 """The entry-point group of env plugins (the box reads the same group, as ``trace_envs.box.protocol.PLUGIN_GROUP``)."""
 PATH_VARIABLE = "TRACE_ENVS_PATH"
-BUILTIN_DOMAINS: dict[str, str] = {"toy_shop": "trace_envs.domains.toy_shop:TOY_SHOP"}
-"""Domains no target plays (the targets' own domains come with their specs)."""
-LEAK_SCAN = "trace_envs.synthesis.gates.leakage:generated_leak"
-"""The spot checks' scan of a boxed env's text for evaluation data (by reference: the registry may not import
-synthesis, so it is resolved at the first spot check)."""
+DOMAIN_GROUP = "trace_envs.domains"
+"""The entry-point group of domains: each entry point's name is a domain's, its value the domain's
+``"module:attribute"`` (registered, not imported: :func:`get_domain` imports it). trace-envs declares its built-in
+domains no target plays (``toy_shop``) here; the targets' own domains come with their targets."""
+TEXT_SCAN_GROUP = "trace_envs.text_scans"
+"""The entry-point group of the spot checks' text scans (a :data:`trace_envs.core.spot_checks.TextScan` each):
+trace-envs declares the leakage gate's scan of a boxed env's text for evaluation data here."""
 _LOADED_FOLDERS: dict[Path, list[str]] = {}
 """Each folder :func:`load_envs` loaded, in load order, and the ids it registered."""
 _TRUSTED_FOLDERS: set[Path] = set()
 """The folders loaded with ``boxed=False`` (imported into this process)."""
 
 
+_TEXT_SCANS: list[Any] = []
+"""The loaded text scans (trace-envs's first), filled at the first spot check that scans."""
+
+
+def builtin_domains() -> dict[str, str]:
+    """Every ``trace_envs.domains`` entry point: domain name -> ``"module:attribute"`` (trace-envs's first; a
+    stale install that lacks its own raises, naming the reinstall)."""
+    return {point.name: point.value for point in group_entry_points(DOMAIN_GROUP, "the built-in domains")}
+
+
+def text_scans() -> list[Any]:
+    """The ``trace_envs.text_scans`` entry points, loaded once (trace-envs's first; about 0.2 s, at the first
+    spot check that scans); another package's that fails to load is skipped with a warning naming it."""
+    if not _TEXT_SCANS:
+        found: list[Any] = []
+        for point in group_entry_points(TEXT_SCAN_GROUP, "the spot checks' leak scan"):
+            found += [point.load()] if is_builtin(point) else _load_or_warn(point, "spot checks do not run its scan")
+        _TEXT_SCANS[:] = found
+    return list(_TEXT_SCANS)
+
+
+def _load_or_warn(point: Any, consequence: str) -> list[Any]:
+    """``[point.load()]``, or ``[]`` with a warning naming the entry point (one broken package breaks nothing else)."""
+    try:
+        return [point.load()]
+    except Exception as exc:
+        warnings.warn(
+            f"trace_envs: the {point.group!r} entry point {point.name!r} ({point.value}) failed, so {consequence}: "
+            f"{type(exc).__name__}: {exc}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return []
+
+
 def leak_scan(env: Any, seed: int, paced: Sequence[tuple[str, str]] = ()) -> str | None:
-    """:data:`LEAK_SCAN` on ``env``'s text at ``seed`` and the replies of its paced episodes there, ``paced``
-    (imported at its first use, about 0.2 s once)."""
-    return cast("str | None", resolve(LEAK_SCAN)(env, seed, paced))
+    """Every text scan (:func:`text_scans`) on ``env``'s text at ``seed`` and the replies of its paced episodes
+    there, ``paced``: the first one's finding, or ``None``."""
+    for scan in text_scans():
+        found = cast("str | None", scan(env, seed, paced))
+        if found is not None:
+            return found
+    return None
 
 
 def register_envs() -> None:
-    """Register the built-in domains, every target's domains and envs and the spot checks' leak scan, then load the
-    plugins and ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide what they import)."""
-    for name, factory in {**BUILTIN_DOMAINS, **target_domains()}.items():
+    """Register the ``trace_envs.domains`` domains, every target's domains and envs and the spot checks' leak scan,
+    then load the plugins and ``$TRACE_ENVS_PATH``; idempotent, and imports no env module of ours (plugins decide
+    what they import)."""
+    for name, factory in {**builtin_domains(), **target_domains()}.items():
         register_domain(name, factory)
     kinds = target_env_kinds()
     for env_id, entry_point in target_env_ids().items():
@@ -76,6 +123,17 @@ def register_envs() -> None:
     set_text_scan(leak_scan)
     load_plugins()
     load_env_path()
+
+
+def __getattr__(name: str) -> object:
+    """The deprecated ``BUILTIN_DOMAINS`` and ``LEAK_SCAN`` (kept for one release), read off the entry points."""
+    if name == "BUILTIN_DOMAINS":
+        warn_renamed("trace_envs.registry.sources.BUILTIN_DOMAINS", f"the {DOMAIN_GROUP!r} entry points")
+        return {p.name: p.value for p in builtin_entry_points(DOMAIN_GROUP, "the built-in domains")}
+    if name == "LEAK_SCAN":
+        warn_renamed("trace_envs.registry.sources.LEAK_SCAN", f"the {TEXT_SCAN_GROUP!r} entry points")
+        return builtin_entry_points(TEXT_SCAN_GROUP, "the spot checks' leak scan")[0].value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_plugins() -> list[str]:
@@ -331,12 +389,13 @@ def box_installed_env(env_id: str, boxed_id: str | None = None) -> str:
 
 
 __all__ = [
-    "BUILTIN_DOMAINS",
+    "DOMAIN_GROUP",
     "ENTRY_POINT_GROUP",
-    "LEAK_SCAN",
     "PATH_VARIABLE",
+    "TEXT_SCAN_GROUP",
     "allow_weaker_box",
     "box_installed_env",
+    "builtin_domains",
     "defined_envs",
     "leak_scan",
     "load_env_path",
@@ -345,4 +404,5 @@ __all__ = [
     "loaded_folders",
     "plugin_packages",
     "register_envs",
+    "text_scans",
 ]

@@ -6,11 +6,11 @@ list its tasks as plain records (:class:`TargetTask`), what of its evaluation ta
 copy (its leakage index), its reference and flawed actions, its data folder and the env kit a generated module
 may import. Its facts are attributes and its behaviour typed methods of a :class:`Target` subclass.
 
-The registry holds one lazy ``"module:attribute"`` reference per shipped target (:data:`BUILTIN`), imported
-when the registry is first read; a target's module imports nothing heavy at its top, so that costs little, and
-the lower layers (rollout, evaluation, synthesis) read the registry without importing upward.
-A third-party package registers its own through the ``trace_envs.targets`` entry-point group (see
-``docs/plugins.md``). Nothing outside the targets package branches on a target's name: it asks the registry.
+The shipped targets register like a third-party package's, through the ``trace_envs.targets`` entry-point group
+(``docs/plugins.md``): trace-envs's own entry point ``builtin`` lists one lazy ``"module:attribute"`` reference per
+shipped target and loads first, when the registry is first read; a target's module imports nothing heavy at its
+top, so that costs little, and the lower layers (rollout, evaluation, synthesis) read the registry without
+importing upward (issue 36: nothing of the package names the targets layer). Nothing outside the targets package branches on a target's name: it asks the registry.
 """
 
 from __future__ import annotations
@@ -22,19 +22,17 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..problems import warn_renamed
+from .builtins import group_entry_points, is_builtin
 from .envs import EnvKind, resolve
 
 ENTRY_POINT_GROUP = "trace_envs.targets"
-BUILTIN = "trace_envs.targets.builtin:BUILTIN_TARGETS"
-"""The shipped targets (a sequence of ``"module:attribute"`` references to :class:`Target` instances), resolved
-when the registry is first read."""
+"""The entry-point group of targets: the shipped ones (trace-envs's own entry point, loaded first) and plugins'."""
 
 
 class TargetDataError(FileNotFoundError):
@@ -267,13 +265,14 @@ def _load() -> None:
 
 
 def _load_all() -> None:
-    for spec in resolve(BUILTIN):
-        register_target(spec)
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: (p.name, p.value)):
+    """The shipped targets (trace-envs's entry points: a stale install raises, naming the reinstall), then the
+    others, each package's failure a warning naming it."""
+    for point in group_entry_points(ENTRY_POINT_GROUP, "the shipped targets"):
+        if is_builtin(point):
+            _register_point(point.load())
+            continue
         try:
-            found = point.load()
-            for spec in found() if callable(found) and not isinstance(found, Target) else [found]:
-                register_target(spec)
+            _register_point(point.load())
         except Exception as exc:  # one broken third-party package must not break the others
             warnings.warn(
                 f"trace_envs: the {ENTRY_POINT_GROUP!r} entry point {point.name!r} ({point.value}) failed, so its "
@@ -281,6 +280,13 @@ def _load_all() -> None:
                 RuntimeWarning,
                 stacklevel=2,
             )
+
+
+def _register_point(found: Any) -> None:
+    """Register what a ``trace_envs.targets`` entry point names: a target (or its reference), or a callable
+    returning several."""
+    for spec in found() if callable(found) and not isinstance(found, Target) else [found]:
+        register_target(spec)
 
 
 def targets() -> dict[str, Target]:
