@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,16 +20,24 @@ ENV = "trace/order-cancel-v0"
 
 
 class ThreadedOracle(OraclePolicy):
-    """The oracle's actions, each after a short "generation" in a worker thread; the first one, on the event
-    loop's thread, sends the process SIGINT (Ctrl-C) while every episode in flight is mid-way."""
+    """The oracle's actions, each after a short "generation" in a worker thread. An episode's first action waits
+    until ``IN_FLIGHT`` episodes have started (on a loaded machine the second may start late), and the last of
+    them sends the process SIGINT (Ctrl-C) from the event loop's thread while every episode in flight is mid-way."""
 
     spec = "threaded-oracle"
+    IN_FLIGHT = 2
     interrupted = threading.Event()
+    started: ClassVar[list[int]] = []
 
     async def aact(self, observation: str, info: dict[str, Any]) -> str:
         if not self.interrupted.is_set():
-            self.interrupted.set()
-            signal.raise_signal(signal.SIGINT)
+            if id(self) not in self.started:
+                self.started.append(id(self))
+            while len(self.started) < self.IN_FLIGHT:
+                await asyncio.sleep(0.005)
+            if not self.interrupted.is_set():
+                self.interrupted.set()
+                signal.raise_signal(signal.SIGINT)
         await asyncio.to_thread(time.sleep, 0.02)
         return self.act(observation, info)
 
@@ -40,6 +48,7 @@ def ctrl_c_raises() -> Iterator[None]:
     installs none), restored afterwards."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     ThreadedOracle.interrupted.clear()
+    ThreadedOracle.started.clear()
     yield
     signal.signal(signal.SIGINT, previous)
 
