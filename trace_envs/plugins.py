@@ -5,28 +5,13 @@ module warns, and each name is looked up there (``SYNTHESIS_MANIFEST`` is ``MANI
 
 from __future__ import annotations
 
-import warnings
-from types import ModuleType
-
 from trace_envs.registry import manifest as _manifest
 from trace_envs.registry import sources as _sources
 from trace_envs.registry.manifest import *  # noqa: F403 - the names it re-exports
+from trace_envs.registry.moved import moved
 from trace_envs.registry.sources import *  # noqa: F403 - the names it re-exports
 
-_HOMES: tuple[ModuleType, ...] = (_sources, _manifest)
 SYNTHESIS_MANIFEST = _manifest.MANIFEST
 SYNTHESIS_FORMAT = _manifest.MANIFEST_FORMAT
 
-warnings.warn(
-    "trace_envs.plugins is deprecated and will be removed in the next release: use trace_envs.registry.sources",
-    DeprecationWarning,
-    stacklevel=2,
-)
-
-
-def __getattr__(name: str) -> object:
-    """``name`` (a private one: the public ones are re-exported above) from its new home."""
-    for module in _HOMES:
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved("trace_envs.plugins", "trace_envs.registry.sources", _sources, _manifest)

@@ -4,26 +4,11 @@ there."""
 
 from __future__ import annotations
 
-import warnings
-from types import ModuleType
-
 from trace_envs.registry import envs as _envs
 from trace_envs.registry import targets as _targets
+from trace_envs.registry.moved import moved
 from trace_envs.registry.targets import *  # noqa: F403 - the names it re-exports
 
-_HOMES: tuple[ModuleType, ...] = (_targets, _envs)
 registered_domains = _targets.target_domains
 
-warnings.warn(
-    "trace_envs.targets.registry is deprecated and will be removed in the next release: use trace_envs.registry.targets",
-    DeprecationWarning,
-    stacklevel=2,
-)
-
-
-def __getattr__(name: str) -> object:
-    """``name`` (a private one: the public ones are re-exported above) from its new home."""
-    for module in _HOMES:
-        if hasattr(module, name):
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved("trace_envs.targets.registry", "trace_envs.registry.targets", _targets, _envs)
