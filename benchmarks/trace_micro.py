@@ -78,6 +78,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-completion", type=int, default=256, help="token cap of one GRPO rollout")
     parser.add_argument("--max-tokens", type=int, default=96, help="tokens per agent turn (rollout and evaluation)")
     parser.add_argument("--max-turns", type=int, default=10, help="agent turns per episode (rollout and evaluation)")
+    parser.add_argument("--samples", type=int, default=4, help="sampled episodes per test task, at --temperature")
+    parser.add_argument("--temperature", type=float, default=1.0, help="GRPO sampling temperature (and evaluation's)")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="episodes played at once (rollout, evaluation); hf: batches them"
+    )
     args = parser.parse_args(argv)
     for problem in argument_problems(args):
         parser.error(problem)
@@ -89,11 +94,14 @@ def argument_problems(args: argparse.Namespace) -> list[str]:
     from trace_envs.targets.device.builtin import builtin_pool
 
     problems = []
-    counts = ("warmup_episodes", "rollout_tasks", "eval_tasks", "steps", "max_completion", "max_tokens", "max_turns")
+    counts = ("warmup_episodes", "rollout_tasks", "eval_tasks", "steps", "max_completion", "max_tokens", "max_turns",
+              "samples", "concurrency")  # fmt: skip
     problems += [f"--{n.replace('_', '-')} must be at least 1, got {getattr(args, n)}" for n in counts
                  if getattr(args, n) < 1]  # fmt: skip
     if args.warmup_reference < 0 or args.warmup_steps < 0:
         problems.append("--warmup-reference and --warmup-steps must be 0 or more")
+    if args.temperature <= 0:
+        problems.append(f"--temperature must be above 0 (the evaluation samples, as GRPO did), got {args.temperature}")
     if args.k < 2:
         problems.append(f"--k must be at least 2 (GRPO compares the rollouts of a group), got {args.k}")
     if args.micro_batch is not None and (args.micro_batch < 1 or args.k % args.micro_batch):
@@ -118,7 +126,7 @@ def pipeline_config(args: argparse.Namespace, warm: Path) -> Any:
         "seed": args.seed,
         "rollout": {
             "policy": args.rollout_policy or f"hf:{warm}",
-            "concurrency": 1,
+            "concurrency": args.concurrency,
             "split": "train",
             "max_tasks": args.rollout_tasks,
             "max_steps": args.max_turns,
@@ -135,8 +143,10 @@ def pipeline_config(args: argparse.Namespace, warm: Path) -> Any:
             "max_completion_length": args.max_completion,
             "num_seeds": 16,
             "learning_rate": args.lr,
-            # device prompts are about 5k tokens: activations recomputed, not kept, bound a step's memory
-            "grpo": {"gradient_accumulation_steps": args.k // micro, "gradient_checkpointing": True},
+            "temperature": args.temperature,
+            "gradient_accumulation_steps": args.k // micro,
+            # long device prompts: activations recomputed, not kept, bound a step's memory
+            "gradient_checkpointing": True,
         },
         "route": {"enabled": True},
     }
@@ -195,7 +205,8 @@ def policy_texts(warm: Path, out: Path, grpo_stage: dict[str, Any]) -> list[str]
 
 
 def evaluate(args: argparse.Namespace, warm: Path, out: Path, grpo_stage: dict[str, Any]) -> dict[str, Any]:
-    """The policies on the first ``--eval-tasks`` built-in test scenarios: per task 1 (passed) or 0, by policy."""
+    """The policies on the first ``--eval-tasks`` built-in test scenarios, ``--samples`` sampled trials each at the
+    training temperature (the policy as GRPO trained it): per task its share of passed trials, by policy."""
     from trace_envs.evaluation.harness import evaluate as run_evaluation
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.targets import load_target
@@ -206,22 +217,50 @@ def evaluate(args: argparse.Namespace, warm: Path, out: Path, grpo_stage: dict[s
     def on_episode(name: str, record: Any) -> None:
         print(f"[trace_micro] evaluate {name}: seed {record.seed} success={record.success}", flush=True)
 
+    folder = out / "evaluate"
+    sampling = {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": args.base_seed}
     results = run_evaluation(
-        tasks, entries, out / "evaluate", concurrency=1, max_steps=args.max_turns,
-        sampling={"max_tokens": args.max_tokens}, on_episode=on_episode,
+        tasks, entries, folder, trials=args.samples, concurrency=args.concurrency, max_steps=args.max_turns,
+        sampling=sampling, on_episode=on_episode,
     )  # fmt: skip
     task_ids = [t.task_id for t in tasks.tasks]
+    called = tool_calls_made(folder, results)
     policies: dict[str, Any] = {}
     for policy in results.policies:
-        passed = {o.task_id: o.passed and o.error is None for o in policy.outcomes}
+        trials: dict[str, list[float]] = {}
+        for o in policy.outcomes:
+            if o.error is None:
+                trials.setdefault(o.task_id, []).append(1.0 if o.passed else 0.0)
         routes = {o.task_id: o.route for o in policy.outcomes if o.route is not None}
         policies[policy.name] = {
             "spec": policy.spec,
-            "success": [1.0 if passed.get(t) else 0.0 for t in task_ids],
+            "decoding": policy.decoding,
+            "success": [sum(trials.get(t, [0.0])) / len(trials.get(t, [0.0])) for t in task_ids],
             "errors": sum(1 for o in policy.outcomes if o.error is not None),
+            "tool_call_rate": called[policy.name],
             **({"routes": routes} if routes else {}),
         }
-    return {"split": tasks.info.split, "tasks": task_ids, "policies": policies}
+    return {"split": tasks.info.split, "tasks": task_ids, "samples": args.samples, "policies": policies}
+
+
+def tool_calls_made(folder: Path, results: Any) -> dict[str, float | None]:
+    """Per policy, the share of its finished evaluation episodes that called at least one tool (from the stores)."""
+    from trace_envs.rollout.store import load_episodes
+
+    stores: dict[Path, dict[tuple[str, int, int, str], Any]] = {}
+    rates: dict[str, float | None] = {}
+    for policy in results.policies:
+        made = []
+        for o in policy.outcomes:
+            if o.error is not None:
+                continue
+            path = folder / o.store.path
+            if path not in stores:
+                stores[path] = {(r.env_id, r.seed, r.sample, r.policy): r for r in load_episodes(path)}
+            record = stores[path][(o.store.env_id, o.store.seed, o.store.sample, o.store.policy)]
+            made.append(bool(record.tool_calls))
+        rates[policy.name] = sum(made) / len(made) if made else None
+    return rates
 
 
 def evaluation_routes(evaluation: dict[str, Any] | None) -> dict[str, int] | None:
@@ -257,7 +296,12 @@ def summarize(result: dict[str, Any], seed: int) -> dict[str, Any]:
     evaluation = st.get("evaluate")
     if evaluation:
         success = {name: p["success"] for name, p in evaluation["policies"].items()}
-        report["policies"] = {name: {"successes": int(sum(s)), "tasks": len(s)} for name, s in success.items()}
+        report["samples_per_task"] = evaluation.get("samples", 1)
+        report["policies"] = {
+            name: {"success": sum(s) / len(s), "tasks": len(s), "tool_call_rate": p.get("tool_call_rate")}
+            for (name, s), p in zip(success.items(), evaluation["policies"].values(), strict=True)
+        }
+        report["warm_tool_call_rate_on_test"] = report["policies"].get("base", {}).get("tool_call_rate")
         for against in ("base", "grpo-target"):
             if against in success:
                 cmp = compare(success[against], success["routed"], seed, names=(against, "routed"))
@@ -284,7 +328,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     above = [i["high"] - e["value"] for e, i in zip(estimates, intervals, strict=True)]
     if names:
         left.bar(names, values, yerr=[below, above], capsize=4)
-    left.set(title="device test split success (95% bootstrap)", ylim=(0, 1))
+    left.set(title="device test split, sampled success (95% bootstrap)", ylim=(0, 1))
     curves = dict(result["stages"].get("train_rollouts", {}).get("curves", {}))
     curves["grpo-target"] = result["stages"].get("grpo_target", {}).get("curve", [])
     for name, curve in curves.items():

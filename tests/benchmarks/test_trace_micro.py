@@ -26,6 +26,8 @@ SCRIPT = BENCHMARKS / "trace_micro.py"
         (["--k", "1"], "--k must be at least 2"),
         (["--eval-tasks", "99"], "--eval-tasks 99: the device test split has"),
         (["--rollout-tasks", "0"], "--rollout-tasks must be at least 1, got 0"),
+        (["--samples", "0"], "--samples must be at least 1, got 0"),
+        (["--temperature", "0"], "--temperature must be above 0"),
         (["--base", "no-such-folder"], "--base no-such-folder: no config.json there"),
     ],
 )
@@ -56,7 +58,8 @@ def test_the_pipeline_config_rolls_out_the_warm_model_on_the_train_split(tmp_pat
     train = section_train_config(config, micro.ENV_ID)
     assert (train.max_steps, train.num_generations, train.groups_per_step) == (3, 4, 1)
     assert (train.per_device_train_batch_size, train.gradient_accumulation_steps) == (2, 2)
-    assert train.gradient_checkpointing
+    assert train.gradient_checkpointing and train.temperature == args.temperature == 1.0
+    assert config.rollout.concurrency == args.concurrency
     scripted = micro.parse_args(["--out", "x", "--rollout-policy", micro.WARMUP_POLICY])
     assert micro.pipeline_config(scripted, tmp_path).rollout.policy == micro.WARMUP_POLICY
 
@@ -113,7 +116,7 @@ def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     args = ["--model", "tiny", "--out", str(tmp_path), "--warmup-steps", "0"]
     args += ["--rollout-policy", micro.WARMUP_POLICY, "--rollout-tasks", "6"]
     args += ["--eval-tasks", "2", "--steps", "1", "--k", "2", "--max-completion", "32", "--max-tokens", "16"]
-    args += ["--max-turns", "3"]
+    args += ["--max-turns", "3", "--samples", "2", "--concurrency", "2"]
     result = run_script(args)
     stages = result["stages"]
     assert list(stages) == [
@@ -138,6 +141,12 @@ def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     evaluation = stages["evaluate"]
     assert evaluation["split"] == "test" and len(evaluation["tasks"]) == 2
     assert {name: p["tasks"] for name, p in report["policies"].items()} == {n: 2 for n in micro.POLICIES}
+    assert report["samples_per_task"] == 2 and evaluation["samples"] == 2
+    for name, policy in evaluation["policies"].items():  # the policy as GRPO trained it: sampled, 2 trials a task
+        assert policy["decoding"] == "sampled (temperature 1)" and policy["errors"] == 0, name
+        assert all(value in (0.0, 0.5, 1.0) for value in policy["success"]), name
+        assert 0.0 <= policy["tool_call_rate"] <= 1.0, name
+    assert report["warm_tool_call_rate_on_test"] == evaluation["policies"]["base"]["tool_call_rate"]
     assert sum(report["router_choices_on_test"].values()) == 2
     for against in ("base", "grpo-target"):
         paired = report[f"routed_vs_{against}"]
