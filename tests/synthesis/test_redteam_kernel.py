@@ -121,6 +121,22 @@ def test_host_files_homes_the_manifest_and_other_processes_stay_unreadable(tmp_p
     assert "list tmp: PermissionError" in stolen, stolen  # outside the Landlock view (and empty under it)
 
 
+def test_the_benchmarks_own_tasks_stay_unreadable_while_the_kit_is_read() -> None:
+    import trace_envs.core
+    import trace_envs.targets.device.builtin as builtin
+
+    targets = Path(builtin.__file__).resolve().parents[1]
+    kit = Path(trace_envs.core.__file__).resolve()
+    source = kernel_source("eval_data_files.py", builtin=builtin.__file__, targets=str(targets), kit=str(kit))
+    stolen, _ = loot(source)
+    test_task = next(spec[0] for spec in builtin.SPECS if spec[3] == "test")
+    assert test_task not in stolen and "Petrucci" not in stolen, stolen
+    for attack in ("test split", "import split"):
+        assert f"{attack}: ok" not in stolen, stolen
+    assert "compiled split: ok []" in stolen or "compiled split: PermissionError" in stolen, stolen
+    assert "kit: ok" in stolen, stolen  # the contract the module imports is still read
+
+
 def test_a_host_unix_socket_never_hears_from_the_box(unix_listener: UnixListener) -> None:
     source = kernel_source("host_unix_socket.py", socket=unix_listener.path, port="9")
     stolen, _ = loot(source)

@@ -121,10 +121,11 @@ def _allow(ruleset_fd: int, path: str, rights: int, handled: int) -> bool:
     return True
 
 
-def restrict(read_only: Iterable[str], writable: Iterable[str]) -> str:
+def restrict(read_only: Iterable[str], writable: Iterable[str], listable: Iterable[str] = ()) -> str:
     """Restrict this process (and threads it starts later) to reading ``read_only`` (plus the system's
-    libraries and /dev/null, /dev/zero, /dev/urandom) and writing ``writable``; returns the layer's name
-    for the report. Raises :class:`LandlockError` where the kernel has no Landlock."""
+    libraries and /dev/null, /dev/zero, /dev/urandom), listing ``listable`` (names only, no file's content) and
+    writing ``writable``; returns the layer's name for the report. Raises :class:`LandlockError` where the kernel
+    has no Landlock."""
     abi = abi_version()
     if abi < 1:
         raise LandlockError("Landlock is not available (Linux 5.13 or later with landlock in the lsm= list)")
@@ -134,6 +135,8 @@ def restrict(read_only: Iterable[str], writable: Iterable[str]) -> str:
     try:
         for path in [*read_only, *SYSTEM_LIBRARIES]:
             _allow(ruleset_fd, path, READ_ONLY, handled)
+        for path in listable:
+            _allow(ruleset_fd, path, READ_DIR, handled)
         for path, rights in DEVICES.items():
             _allow(ruleset_fd, path, rights, handled)
         for path in writable:

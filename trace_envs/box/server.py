@@ -307,14 +307,15 @@ def unprivileged_uid() -> str:
 
 
 def install_kernel_layers(limits: BoxLimits, roots: list[str], reporter: AuditReporter) -> None:
-    """Check the unprivileged uid, then install Landlock (read ``roots`` only, write the scratch, our working
-    folder) and the seccomp filter; each one in force is reported. One that fails ends the box (exit code 3,
-    the reason on stderr), unless ``limits.weaker_box``."""
-    from . import landlock, syscalls
+    """Check the unprivileged uid, then install Landlock (read ``roots`` only, and of trace-envs only its kit:
+    :mod:`~trace_envs.box.view`; write the scratch, our working folder) and the seccomp filter; each one in force
+    is reported. One that fails ends the box (exit code 3, the reason on stderr), unless ``limits.weaker_box``."""
+    from . import landlock, syscalls, view
 
     syscalls.library()  # loaded while every file can still be read
-    readable = [*roots, *readable_data()]
-    layers = (unprivileged_uid, lambda: landlock.restrict(readable, [os.getcwd()]), syscalls.install)
+    readable, listable = view.carve(roots, view.hidden_parts(Path(__file__).resolve().parents[1]))
+    readable += readable_data()
+    layers = (unprivileged_uid, lambda: landlock.restrict(readable, [os.getcwd()], listable), syscalls.install)
     for layer in layers:
         try:
             reporter.send({"type": "isolation", "name": layer()})
