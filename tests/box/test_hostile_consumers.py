@@ -48,6 +48,14 @@ def verifier_payload(condition: str) -> str:
 SEED_KEYED = verifier_payload("(self.task_seed or 0) >= 60")  # past every seed validation fixes
 COIN_FLIP = verifier_payload("__import__('random').Random(self.task_seed * 31 + len(self.messages)).random() < 0.5")
 JUNK_PAYS = verifier_payload("True")
+CUT_PAYS = GOOD + (  # pays when asked from outside a step: a rollout's cut at its step limit
+    f"\n\n_step = {CLASS}.step\n_verify = {CLASS}.verify\n_STEPPING = []\n\n\n"
+    "def _flagged_step(self, action):\n    _STEPPING.append(1)\n    try:\n        return _step(self, action)\n"
+    "    finally:\n        _STEPPING.pop()\n\n\n"
+    "def _cut_verify(self):\n    verdict = _verify(self)\n    if not _STEPPING:\n"
+    "        return verdict.model_copy(update={'reward': 1.0, 'success': True})\n    return verdict\n\n\n"
+    f"{CLASS}.step = _flagged_step\n{CLASS}.verify = _cut_verify\n"
+)
 
 
 def leaks_where_validation_does_not_play(order_id: str) -> str:
@@ -104,6 +112,20 @@ def test_a_rollout_stops_an_env_that_pays_junk_and_stores_its_episodes_as_errors
     stored = list(iter_episodes(store.path))
     assert len(stored) == len(seeds)
     assert any(record.error == summary.stopped[env_id] for record in stored)
+
+
+def test_a_rollout_stops_an_env_whose_verdict_pays_only_a_cut_episode(
+    boxes: BoxPool, clean_ids: list[str], tmp_path: Path
+) -> None:
+    """Every whole episode of this module is scored honestly; only a cut one (a rollout's ``max_steps``) is paid.
+    The spot check's junk episode, cut short, stops it before any episode is stored as a success."""
+    env_id = register(CUT_PAYS, "trace/hostile-cut-payer-v0", boxes, clean_ids)
+    store = TrajectoryStore(tmp_path / "episodes.jsonl")
+    summary = run_rollouts(
+        make_jobs([env_id], range(3)), "noop", store=store, max_steps=1, spot_check_share=1.0, spot_check_seed=7
+    )
+    assert env_id in summary.stopped and "cut after" in summary.stopped[env_id], summary.stopped
+    assert summary.pass_rate == 0.0 and not any(record.success for record in iter_episodes(store.path))
 
 
 def test_the_good_module_passes_its_spot_checks_and_plays_on(boxes: BoxPool, clean_ids: list[str]) -> None:

@@ -167,8 +167,9 @@ os._exit(0)
 
 
 def test_replacing_the_checker_changes_nothing_the_validator_sees(tmp_path: Path) -> None:
-    """The checks run in the validator, not in the box: the box does not even hold them (importing them there
-    is refused), so a module that tries is rejected, and its lax verifier would be found anyway."""
+    """The checks run in the validator, not in the box: the box does not even hold them (its file-system view has
+    no ``trace_envs.testing``, so importing them fails; the hook would refuse it too), so a module that tries is
+    rejected, and its lax verifier would be found anyway."""
     lax = redteam_source("lax_verifier.py", canary=str(tmp_path / "canary"), home=str(tmp_path), port="9")
     replacing = (
         lax
@@ -179,7 +180,7 @@ def test_replacing_the_checker_changes_nothing_the_validator_sees(tmp_path: Path
     )
     result = execution_gate(replacing, make_context("replacing.py"))
     assert result.status == "failed"
-    assert {"property-junk_fails", "sandbox-refused"} & {f.rule for f in result.findings}
+    assert {"property-junk_fails", "sandbox-refused", "error-import"} & {f.rule for f in result.findings}
 
 
 def test_telling_the_box_apart_gains_nothing(canary: Path, tmp_path: Path) -> None:

@@ -136,7 +136,8 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
     """Play the oracle, one junk policy and the flawed solution on ``seed``, then (an :func:`untrusted` env) a
     junk episode and the oracle at a model's pace (:func:`paced_episodes`), and scan a boxed env's text there,
-    the paced replies included, for evaluation data; the failure, or None if it held. Only an env that declares a
+    the paced replies included, for evaluation data; last, a junk episode cut short (:func:`cut_problem`). The
+    failure, or None if it held. Only an env that declares a
     capability (run here or boxed, or the device target) has a reference solution that scores alone: any other
     env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
@@ -145,7 +146,11 @@ def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailur
     pace = model_pace() if untrusted(inner) else None  # a wrong $TRACE_ENVS_PACE is the caller's error, raised
     try:
         checked = cast(VerifiableEnv, inner)
-        return _checked(checked, env_id, seed, rng) or _paced(checked, env_id, seed, rng, pace)
+        return (
+            _checked(checked, env_id, seed, rng)
+            or _paced(checked, env_id, seed, rng, pace)
+            or _cut(checked, env_id, seed, rng)
+        )
     except Exception as exc:  # an env that raises on its own reference solution is stopped too
         return SpotCheckFailure(env_id, seed, "spot-check", f"raised {type(exc).__name__}: {str(exc)[:200]!r}")
 
@@ -213,6 +218,37 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
             problem = f"was paid {reward:g} (it must be {wanted})"
         if problem is not None:
             return SpotCheckFailure(env_id, seed, label, problem)
+    return None
+
+
+def _cut(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
+    """A junk episode cut short at a step drawn before its end (:func:`cut_problem`): its failure, or None."""
+    name, junk = junk_episode(env, rng)
+    steps: list[str] = []
+    played_reward(env, junk, seed, seen=steps)  # how long it runs (its reward was checked above)
+    if len(steps) < 2:  # it ended on its first action: no rollout cuts it
+        return None
+    cut_after = rng.randint(1, len(steps) - 1)  # before the step that ended it
+    problem = cut_problem(env, (junk + [STOP_TOKEN])[:cut_after], seed)
+    return None if problem is None else SpotCheckFailure(env_id, seed, f"junk ({name}) cut after {cut_after}", problem)
+
+
+def cut_problem(env: VerifiableEnv, actions: Sequence[str], seed: int) -> str | None:
+    """Reset to ``seed``, play ``actions`` and cut the episode there, as a rollout's own step limit does: its
+    verdict must not pay junk (a verifier asked from outside a step is the module's code too), or None if it held
+    (also when the episode ended before the cut: the junk episode above scored that)."""
+    env.reset(seed=seed)
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            return None
+    info = env.cut()
+    if info.get("box_error"):
+        return f"ended in a box error: {str(info['box_error'])[:200]!r}"
+    verdict = info.get("verdict") or {}
+    reward = verdict.get("reward", 0.0)
+    if not isinstance(reward, int | float) or not isfinite(reward) or reward != 0.0 or verdict.get("success"):
+        return f"was paid {reward!r} by its verdict at the cut (it must be 0)"
     return None
 
 
