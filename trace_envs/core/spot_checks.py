@@ -229,7 +229,7 @@ def _cut(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFa
     if len(steps) < 2:  # it ended on its first action: no rollout cuts it
         return None
     cut_after = rng.randint(1, len(steps) - 1)  # before the step that ended it
-    problem = cut_problem(env, (junk + [STOP_TOKEN])[:cut_after], seed)
+    problem = cut_problem(env, [*junk, STOP_TOKEN][:cut_after], seed)
     return None if problem is None else SpotCheckFailure(env_id, seed, f"junk ({name}) cut after {cut_after}", problem)
 
 
