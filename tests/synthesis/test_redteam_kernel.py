@@ -122,13 +122,9 @@ def test_host_files_homes_the_manifest_and_other_processes_stay_unreadable(tmp_p
 
 
 def test_the_benchmarks_own_tasks_stay_unreadable_while_the_kit_is_read() -> None:
-    import trace_envs.core
     import trace_envs.targets.device.builtin as builtin
 
-    targets = Path(builtin.__file__).resolve().parents[1]
-    kit = Path(trace_envs.core.__file__).resolve()
-    source = kernel_source("eval_data_files.py", builtin=builtin.__file__, targets=str(targets), kit=str(kit))
-    stolen, _ = loot(source)
+    stolen, _ = loot(kernel_source("eval_data_files.py"))  # it finds the package the box runs on itself
     test_task = next(spec[0] for spec in builtin.SPECS if spec[3] == "test")
     assert test_task not in stolen and "Petrucci" not in stolen, stolen
     for attack in ("test split", "import split"):

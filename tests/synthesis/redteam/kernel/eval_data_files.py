@@ -1,7 +1,7 @@
-"""Reads the benchmarks' own tasks from the trusted package the box runs on: the device target's test split
-(``trace_envs/targets/device/builtin.py``, its compiled twin, and an import of it), and lists the targets' folder.
-A module that holds them can pay only the evaluation's tasks, or say their answers. Stopped by: the box's
-file-system view, which reads only the package's kit (the audit hook is off in the test)."""
+"""Reads the benchmarks' own tasks from the trusted package the box runs on, found from the contract it imports:
+the device target's test split (``trace_envs/targets/device/builtin.py``, its compiled twin, and an import of it),
+and lists the targets' folder. A module that holds them can pay only the evaluation's tasks, or say their answers.
+Stopped by: the box's file-system view, which reads only the package's kit (the audit hook is off in the test)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import importlib
 import os
 import random
 
+import trace_envs.core
 from trace_envs.core import Capability, CapabilityEnv, Task, ToolCall, UserScript, format_tool_call
 from trace_envs.domains.retail import RETAIL, generate_retail_db
 
 LOOT: list[str] = []
+KIT = trace_envs.core.__file__
+TARGETS = os.path.join(os.path.dirname(os.path.dirname(KIT)), "targets")
 
 
 def attempt(name: str, action) -> None:
@@ -25,11 +28,12 @@ def attempt(name: str, action) -> None:
 
 
 def attack() -> None:
-    attempt("test split", lambda: open("__BUILTIN__").read())
-    attempt("compiled split", lambda: [open(p, "rb").read() for p in glob.glob("__TARGETS__/device/__pycache__/*")])
+    attempt("test split", lambda: open(os.path.join(TARGETS, "device", "builtin.py")).read())
+    compiled = os.path.join(TARGETS, "device", "__pycache__", "*")
+    attempt("compiled split", lambda: [open(p, "rb").read() for p in glob.glob(compiled)])
     attempt("import split", lambda: importlib.import_module("trace_envs.targets.device.builtin").SPECS)
-    attempt("list targets", lambda: os.listdir("__TARGETS__/device"))
-    attempt("kit", lambda: len(open("__KIT__").read()))
+    attempt("list targets", lambda: os.listdir(os.path.join(TARGETS, "device")))
+    attempt("kit", lambda: len(open(KIT).read()))
 
 
 class CancelEnv(CapabilityEnv):
