@@ -328,13 +328,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
     above = [i["high"] - e["value"] for e, i in zip(estimates, intervals, strict=True)]
     if names:
         left.bar(names, values, yerr=[below, above], capsize=4)
+        for x, name in enumerate(names):  # the value itself, readable at 0 too, and how often the policy called a tool
+            calls = policies[name].get("tool_call_rate")
+            label = f"{values[x]:.2f}" + ("" if calls is None else f"\ntool calls in {calls:.0%}")
+            left.annotate(label, (x, values[x]), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
     left.set(title="device test split, sampled success (95% bootstrap)", ylim=(0, 1))
     curves = dict(result["stages"].get("train_rollouts", {}).get("curves", {}))
     curves["grpo-target"] = result["stages"].get("grpo_target", {}).get("curve", [])
     for name, curve in curves.items():
         points = [e for e in curve if "reward" in e]
         right.plot([e["step"] for e in points], [e["reward"] for e in points], marker="o", label=name)
-    right.set(title="GRPO training reward", xlabel="step", ylabel="mean reward")
+    right.set(title="GRPO training reward", xlabel="step", ylabel="mean reward", ylim=(-0.05, 1.05))
+    right.xaxis.get_major_locator().set_params(integer=True)
     if any(curves.values()):
         right.legend()
     fig.tight_layout()
