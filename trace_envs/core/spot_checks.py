@@ -136,10 +136,9 @@ def chosen_seeds(seeds: Sequence[int], share: float, rng: Random) -> list[int]:
 def spot_check(env: Any, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
     """Play the oracle, one junk policy and the flawed solution on ``seed``, then (an :func:`untrusted` env) a
     junk episode and the oracle at a model's pace (:func:`paced_episodes`), and scan a boxed env's text there,
-    the paced replies included, for evaluation data; last, a junk episode cut short (:func:`cut_problem`). The
-    failure, or None if it held. Only an env that declares a
-    capability (run here or boxed, or the device target) has a reference solution that scores alone: any other
-    env passes unchecked."""
+    the paced replies included, for evaluation data; last, a junk episode whole and cut short (:func:`_cut`).
+    The failure, or None if it held. Only an env that declares a capability (run here or boxed, or the device
+    target) has a reference solution that scores alone: any other env passes unchecked."""
     inner = getattr(env, "unwrapped", env)
     if not declares_capability(inner):
         return None
@@ -222,10 +221,15 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
 
 
 def _cut(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
-    """A junk episode cut short at a step drawn before its end (:func:`cut_problem`): its failure, or None."""
+    """A junk episode played whole (it must score 0), then cut short at a step drawn before its end
+    (:func:`cut_problem`): the failure, or None."""
     name, junk = junk_episode(env, rng)
     steps: list[str] = []
-    played_reward(env, junk, seed, seen=steps)  # how long it runs (its reward was checked above)
+    reward, problem = played_reward(env, junk, seed, seen=steps)  # whole, first: how long it runs
+    if problem is None and reward != 0.0:
+        problem = f"was paid {reward:g} (it must be 0)"
+    if problem is not None:
+        return SpotCheckFailure(env_id, seed, f"junk ({name})", problem)
     if len(steps) < 2:  # it ended on its first action: no rollout cuts it
         return None
     cut_after = rng.randint(1, len(steps) - 1)  # before the step that ended it
