@@ -97,8 +97,9 @@ run() {
     model=(--model smollm2 --wheel "$wheel")
     learning=(--warmup-episodes 64 --warmup-reference 16 --warmup-epochs 3 --held-out 100 --samples 4
               --concurrency 64 --steps 24 --k 8 --groups 4 --lr 1e-4)
+    # the evaluation samples each test task (--samples) at the training temperature: 2 x 16 x 3 policies, 16 at once
     micro=(--warmup-episodes 48 --warmup-reference 8 --warmup-steps 24 --rollout-tasks 32 --eval-tasks 16
-           --steps 12 --k 8)
+           --samples 2 --concurrency 16 --steps 12 --k 8)
   fi
   "$PYTHON" - <<'EOF'
 import torch
