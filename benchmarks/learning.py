@@ -315,6 +315,7 @@ def evaluate_policy(
     from trace_envs.evaluation.harness import evaluate
     from trace_envs.evaluation.policies import parse_policy
     from trace_envs.evaluation.results import TargetInfo
+    from trace_envs.evaluation.summary import task_scores
     from trace_envs.evaluation.targets import EvalTask, Target
 
     tasks = [
@@ -341,10 +342,8 @@ def evaluate_policy(
     errors = [o.error for o in policy.outcomes if o.error]
     if errors:
         raise RuntimeError(f"{len(errors)} evaluation episodes of {spec} failed, e.g. {errors[0]}")
-    by_task: dict[str, list[float]] = {}
-    for outcome in policy.outcomes:
-        by_task.setdefault(outcome.task_id, []).append(1.0 if outcome.passed else 0.0)
-    success = [sum(by_task[t.task_id]) / len(by_task[t.task_id]) for t in tasks]
+    passed = {score.task_id: score.pass_rate for score in task_scores(policy.outcomes)}
+    success = [passed[t.task_id] for t in tasks]
     return {"decoding": policy.decoding, "trials": trials, "success": success}
 
 

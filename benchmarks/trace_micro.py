@@ -209,6 +209,7 @@ def evaluate(args: argparse.Namespace, warm: Path, out: Path, grpo_stage: dict[s
     training temperature (the policy as GRPO trained it): per task its share of passed trials, by policy."""
     from trace_envs.evaluation.harness import evaluate as run_evaluation
     from trace_envs.evaluation.policies import parse_policy
+    from trace_envs.evaluation.summary import task_scores
     from trace_envs.evaluation.targets import load_target
 
     tasks = load_target(TARGET, split="test", limit=args.eval_tasks)
@@ -227,15 +228,12 @@ def evaluate(args: argparse.Namespace, warm: Path, out: Path, grpo_stage: dict[s
     called = tool_calls_made(folder, results)
     policies: dict[str, Any] = {}
     for policy in results.policies:
-        trials: dict[str, list[float]] = {}
-        for o in policy.outcomes:
-            if o.error is None:
-                trials.setdefault(o.task_id, []).append(1.0 if o.passed else 0.0)
+        passed = {score.task_id: score.pass_rate for score in task_scores(policy.outcomes)}  # errored trials left out
         routes = {o.task_id: o.route for o in policy.outcomes if o.route is not None}
         policies[policy.name] = {
             "spec": policy.spec,
             "decoding": policy.decoding,
-            "success": [sum(trials.get(t, [0.0])) / len(trials.get(t, [0.0])) for t in task_ids],
+            "success": [passed.get(t, 0.0) for t in task_ids],
             "errors": sum(1 for o in policy.outcomes if o.error is not None),
             "tool_call_rate": called[policy.name],
             **({"routes": routes} if routes else {}),

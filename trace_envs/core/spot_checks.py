@@ -210,14 +210,24 @@ def _checked(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotChe
     ]
     if flawed is not None:
         episodes.append(("flawed", list(flawed), (0.0, 1.0)))
-    for label, actions, (low, high) in episodes:
-        reward, problem = played_reward(env, actions, seed)
-        if problem is None and not low <= reward <= high:
-            wanted = f"{low:g}" if low == high else f"in [{low:g}, {high:g}]"
-            problem = f"was paid {reward:g} (it must be {wanted})"
+    for label, actions, bounds in episodes:
+        problem = paid_problem(env, actions, seed, bounds)
         if problem is not None:
             return SpotCheckFailure(env_id, seed, label, problem)
     return None
+
+
+def paid_problem(
+    env: VerifiableEnv, actions: Sequence[str], seed: int, bounds: tuple[float, float], seen: list[str] | None = None
+) -> str | None:
+    """Play ``actions`` on ``seed`` (:func:`played_reward`): why the episode has no reward, or was paid outside
+    ``bounds``; None if it held."""
+    low, high = bounds
+    reward, problem = played_reward(env, actions, seed, seen=seen)
+    if problem is None and not low <= reward <= high:
+        wanted = f"{low:g}" if low == high else f"in [{low:g}, {high:g}]"
+        problem = f"was paid {reward:g} (it must be {wanted})"
+    return problem
 
 
 def _cut(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFailure | None:
@@ -225,9 +235,7 @@ def _cut(env: VerifiableEnv, env_id: str, seed: int, rng: Random) -> SpotCheckFa
     (:func:`cut_problem`): the failure, or None."""
     name, junk = junk_episode(env, rng)
     steps: list[str] = []
-    reward, problem = played_reward(env, junk, seed, seen=steps)  # whole, first: how long it runs
-    if problem is None and reward != 0.0:
-        problem = f"was paid {reward:g} (it must be 0)"
+    problem = paid_problem(env, junk, seed, (0.0, 0.0), seen=steps)  # whole, first: how long it runs
     if problem is not None:
         return SpotCheckFailure(env_id, seed, f"junk ({name})", problem)
     if len(steps) < 2:  # it ended on its first action: no rollout cuts it
