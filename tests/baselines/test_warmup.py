@@ -51,7 +51,8 @@ def test_reference_episodes_are_mixed_in_on_later_seeds(tiny_model: Path, tmp_pa
     )
     flawed = list(iter_episodes(out / "episodes" / "rollouts.jsonl"))
     reference = list(iter_episodes(out / "episodes-reference" / "rollouts.jsonl"))
-    assert [e.seed for e in reference] == [4, 5, 6]  # after the flawed policy's seeds 0..3
+    # the store is written in completion order (two episodes run at once); training reads it in job order
+    assert sorted(e.seed for e in reference) == [4, 5, 6]  # after the flawed policy's seeds 0..3
     assert all(e.success for e in reference)
     assert any(any("get_order_details" in a for a in e.actions) for e in reference)  # the reference checks
     assert record.reference_episodes == 3
