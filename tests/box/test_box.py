@@ -244,6 +244,47 @@ def test_the_scratch_has_a_size_quota() -> None:
     assert int(str(raised.value).rsplit(" ", 1)[1]) <= 16 * 2**20
 
 
+def test_a_flood_of_output_reaches_no_disk_and_closes_the_stream_at_its_limit(tmp_path: Path) -> None:
+    """A module that prints without end: the parent drains its stdout and stderr, keeping only their ends; past
+    ``output_bytes`` the stream is closed, the module's next print fails like any error of its env, and no file
+    outside the scratch ever held what it wrote."""
+    import tempfile
+
+    flood = with_payload(
+        "import sys\nwritten = 0\ntry:\n"
+        "    for _ in range(256):\n"
+        "        sys.stdout.write('x' * 65536 + '\\n')\n        sys.stdout.flush()\n"
+        "        written += 65537\n"
+        "except OSError as exc:\n    raise RuntimeError(f'print failed after {written}') from exc\n"
+        "sys.stderr.write('not over yet\\n')"
+    )
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    with BoxPool(BoxLimits(output_bytes=1 * 2**20)) as pool:
+        env = boxed(flood, pool)
+        with pytest.raises(BoxedEnvError, match="print failed after") as raised:
+            env.reset(seed=0)
+        written = int(str(raised.value).rsplit(" ", 1)[1])
+        assert 2**20 - 65537 <= written <= 2**20 + 2 * 65537  # the pipe's own buffer holds a little more
+        box = pool.boxes[0]
+        box.close()
+        tail = box.stdout_tail()
+    assert tail.endswith("[stdout closed after 1,048,576 bytes (BoxLimits.output_bytes)]")
+    assert len(tail) < 2100 and tail.startswith("x")  # only the end is kept
+    left = {path.name for path in set(Path(tempfile.gettempdir()).iterdir()) - before}
+    assert not any(name.startswith("trace-box") for name in left), left
+
+
+def test_a_box_that_prints_a_little_keeps_its_whole_stderr_for_the_error_message() -> None:
+    noisy = with_payload("import sys\nprint('to stdout')\nsys.stderr.write('the env said why\\n')\nraise KeyError('x')")
+    with BoxPool() as pool:
+        env = boxed(noisy, pool)
+        with pytest.raises(BoxedEnvError, match="KeyError"):
+            env.reset(seed=0)
+        box = pool.boxes[0]
+        box.close()
+    assert box.stdout_tail() == "to stdout\n" and box.stderr_tail() == "the env said why\n"
+
+
 def test_a_box_refuses_another_protocol_version() -> None:
     with pytest.raises(RuntimeError, match=f"protocol version 99 asked, this box speaks {PROTOCOL_VERSION}"):
         load_env(Start(version=99, source="raise SystemExit('must not run')"))

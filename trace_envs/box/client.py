@@ -37,6 +37,7 @@ from .launch import box_environment, boxed_command, denied_read_roots, fresh_has
 from .layers import missing_layers, refusal
 from .limits import BoxLimits
 from .lines import LineReader, LineTooLong, PipeClosed, PipeTimeout, wait_for
+from .outputs import STREAMS, OutputTails
 from .protocol import (
     REPLY,
     REPLY_TO,
@@ -186,7 +187,6 @@ class BoxProcess:
         if missing and not self.limits.weaker_box:  # fail closed: no box, and no folder left behind
             raise BoxLayerMissing(refusal(missing), stage="start")
         self.scratch = tempfile.mkdtemp(prefix="trace-box-", dir=scratch_parent())
-        self.private = tempfile.mkdtemp(prefix="trace-box-out-")  # stdout/stderr files: not in scratch
         self.run_id = Path(self.scratch).name
         self.refusals: list[Refusal] = refusals if refusals is not None else []
         """What the audit hook refused (a list the caller may share between boxes)."""
@@ -236,21 +236,28 @@ class BoxProcess:
             uid=self.limits.box_uid,
         )
         self.hash_seed = fresh_hash_seed()
-        with open(Path(self.private) / "stdout", "wb") as out, open(Path(self.private) / "stderr", "wb") as err:
-            try:
-                self.process = subprocess.Popen(
-                    command,
-                    cwd=self.scratch,
-                    env=box_environment(self.scratch, self.hash_seed),
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    pass_fds=(request_read, reply_write, report_write),
-                    start_new_session=True,
-                )
-            finally:
-                for fd in (request_read, reply_write, report_write):
-                    os.close(fd)
+        (stdout_read, stdout_write), (stderr_read, stderr_write) = os.pipe(), os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                command,
+                cwd=self.scratch,
+                env=box_environment(self.scratch, self.hash_seed),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout_write,
+                stderr=stderr_write,
+                pass_fds=(request_read, reply_write, report_write),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (stdout_read, stderr_read):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (request_read, reply_write, report_write, stdout_write, stderr_write):
+                os.close(fd)
+        self._outputs = OutputTails(
+            {"stdout": stdout_read, "stderr": stderr_read}, tail=TAIL, max_bytes=self.limits.output_bytes
+        )
         self._reader = threading.Thread(target=self._read_reports, args=(report_read,), daemon=True)
         self._reader.start()
 
@@ -398,6 +405,7 @@ class BoxProcess:
             self.process.wait(timeout=2)
         code = self.process.returncode
         self._reader.join(timeout=2)
+        self._outputs.finish(timeout=2)
         name = self.signals[0] if self.signals else None
         if name is None and code is not None and code < 0:
             name = signal.Signals(-code).name
@@ -416,7 +424,7 @@ class BoxProcess:
             isolation=tuple(self.isolation),
             sealed=tuple(self.sealed),
             failure=self.failure,
-            outputs={name: self._tail(name)[-TAIL:] for name in ("stdout", "stderr")},
+            outputs={name: self._tail(name)[-TAIL:] for name in STREAMS},
         )
 
     def idle_and_sound(self) -> bool:
@@ -479,13 +487,7 @@ class BoxProcess:
         """The end of what the box wrote to ``stdout`` or ``stderr`` (kept after the box is gone)."""
         if name in self.outputs:
             return self.outputs[name]
-        path = Path(self.private) / name
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(max(0, path.stat().st_size - TAIL))
-                return handle.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return self._outputs.text(name)
 
     def _close_pipes(self) -> None:
         for fd in (self._requests, self._replies):
@@ -514,12 +516,12 @@ class BoxProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         kill_strays(self.run_id)
-        for name in ("stdout", "stderr"):
+        self._outputs.finish(timeout=2)  # every process of the box is gone: the streams end
+        for name in STREAMS:
             self.outputs[name] = self._tail(name)
         self._close_pipes()
         self._reply_lines.buffer = bytearray()  # a large reply it broke off: not kept with the box's record
         shutil.rmtree(self.scratch, ignore_errors=True)
-        shutil.rmtree(self.private, ignore_errors=True)
 
 
 __all__ = [

@@ -31,6 +31,12 @@ class BoxLimits(BaseModel):
     cpu_seconds: int = Field(default=60, ge=1, description="RLIMIT_CPU of the box process (its whole life).")
     memory_bytes: int = Field(default=2 * GIB, ge=256 * MIB, description="RLIMIT_AS (address space).")
     file_size_bytes: int = Field(default=16 * MIB, ge=MIB, description="RLIMIT_FSIZE: largest file it may write.")
+    output_bytes: int = Field(
+        default=16 * MIB,
+        ge=64 * 1024,
+        description="What the parent reads of the box's stdout, and of its stderr (pipes it drains, keeping only "
+        "their ends; nothing goes to disk): past it the stream is closed, and the box's next write to it fails.",
+    )
     scratch_bytes: int = Field(
         default=64 * MIB,
         ge=MIB,
