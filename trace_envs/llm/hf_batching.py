@@ -1,11 +1,13 @@
-"""Batched local generation for ``hf:`` models.
+"""Batched local generation for ``hf:`` models, with rows that join a batch already running.
 
-Requests that arrive while a batch is generating are gathered and generated together: the prompts are
-left-padded into one batch, and each row keeps its own token budget, stop strings, sampling options and
-random generator, so a row's text depends on its prompt and options only, not on the rows beside it (up to
-the floating-point effects of batching, which ``benchmarks/local_generation.py`` checks under greedy
-decoding). A row that ends leaves the batch (its key/value cache rows are dropped). No background thread:
-the first waiting caller generates the next batch for everyone waiting (``BatchedGenerator.generate``).
+Requests that arrive together are gathered and prefilled together: the prompts are left-padded into one batch,
+and each row keeps its own token budget, stop strings, sampling options and random generator, so a row's text
+depends on its prompt and options only, not on the rows beside it (up to the floating-point effects of batching,
+which ``benchmarks/local_generation.py`` checks under greedy decoding). A row that ends leaves the batch at once
+(its key/value cache rows are dropped) and its caller gets its answer; a request that arrives while a batch runs
+joins it at the next token (continuous batching, as vLLM does): its prompt is prefilled on its own, then its
+cache rows are left-padded to the batch's length and added. No background thread: whichever waiting caller takes
+the turn runs the batch one token at a time until its own answer is done, then the next waiting caller goes on.
 
 Prefix reuse (:mod:`.hf_prefix`): a prompt that starts like an earlier request computes only the tokens after
 that start.
@@ -69,12 +71,12 @@ class _Pending:
 
 
 class BatchedGenerator:
-    """Generates with ``model`` for many threads at once, in batches of at most ``max_batch`` requests.
+    """Generates with ``model`` for many threads at once, at most ``max_batch`` rows at a time.
 
-    ``gather_seconds``: how long the caller that runs the next batch waits for more requests to arrive (only
-    while they keep arriving, at most ten times that), so that episodes whose last batch just ended join the
-    next one instead of running alone. ``prefix_tokens``: how many tokens' key/value states the prefix store
-    keeps (0 turns prefix reuse off).
+    ``gather_seconds``: how long a caller that starts a batch (none is running) waits for more requests to arrive
+    (only while they keep arriving, at most ten times that), so that episodes whose last answer just ended start
+    together. ``prefix_tokens``: how many tokens' key/value states the prefix store keeps (0 turns prefix reuse
+    off).
     """
 
     def __init__(
@@ -96,9 +98,16 @@ class BatchedGenerator:
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(self.end_ids))
         self._pending: list[_Pending] = []
         self._pending_lock = threading.Lock()
-        self._generate_lock = threading.Lock()
+        self._turn = threading.Condition()
+        """Held to check or take the turn to decode; notified after every token and when a caller stops decoding."""
+        self._driving = False
+        """Whether a caller is decoding (the others wait for their answers, or for the turn)."""
+        self._running: _Batch | None = None
+        """The batch being decoded (between two callers' turns at the lock, too)."""
         self.batch_sizes: list[int] = []
-        """The size of every batch generated so far (for benchmarks)."""
+        """The size of every group of requests prefilled together so far (for benchmarks)."""
+        self.rows_per_step: list[int] = []
+        """The rows of every decoding step so far (for benchmarks)."""
 
     def generate(
         self, prompt: Sequence[int], sampling: RowSampling, cancelled: threading.Event | None = None
@@ -109,59 +118,88 @@ class BatchedGenerator:
         request = _Pending(list(prompt), sampling, cancelled)
         with self._pending_lock:
             self._pending.append(request)
-        while not request.done.is_set():
-            with self._generate_lock:
+        while True:
+            with self._turn:
+                while self._driving and not request.done.is_set():
+                    self._turn.wait()
                 if request.done.is_set():
                     break
-                self._run(self._gather())
+                self._driving = True
+            try:
+                self._advance_until(request)
+            finally:
+                with self._turn:
+                    self._driving = False
+                    self._turn.notify_all()
         if request.error is not None:
             raise request.error
         assert request.result is not None
         return request.result
 
-    def _gather(self) -> list[_Pending]:
-        """The next batch: what is waiting, after a short wait while more requests keep arriving."""
+    def _advance_until(self, request: _Pending) -> None:
+        """Decode the running batch, a token at a time, letting waiting requests join it between tokens, until
+        ``request`` has its answer (or nothing is left to run). Callers whose answers are done wake at once."""
+        while not request.done.is_set():
+            batch = self._running
+            joining = self._take(self.max_batch - (len(batch.rows.live) if batch else 0), gather=batch is None)
+            if joining and (batch is None or batch.can_merge):
+                batch = self._start(joining, batch)
+            elif joining:  # a cache that cannot be padded (a sliding window): they wait for the batch to end
+                with self._pending_lock:
+                    self._pending[:0] = joining
+            self._running = batch if batch is not None and batch.rows.live else None
+            if self._running is not None:
+                try:
+                    self.rows_per_step.append(len(self._running.rows.live))
+                    self._running.forward()
+                    self._running.choose()
+                except BaseException as exc:  # every caller in the batch gets the error; the next batch still runs
+                    self._running.fail(exc)
+                if not self._running.rows.live:
+                    self._running = None
+            with self._turn:
+                self._turn.notify_all()
+            if self._running is None and not self._pending:
+                return
+
+    def _take(self, room: int, *, gather: bool) -> list[_Pending]:
+        """Up to ``room`` waiting requests (after a short wait while more keep arriving, if ``gather``); those
+        cancelled before they started are answered with :class:`GenerationCancelled` here."""
         waited, seen = 0.0, -1
-        while waited < 10 * self.gather_seconds:
+        while gather and waited < 10 * self.gather_seconds:
             with self._pending_lock:
                 count = len(self._pending)
-            if count >= self.max_batch or count == seen:
+            if count >= room or count == seen:
                 break
             seen = count
             time.sleep(self.gather_seconds)
             waited += self.gather_seconds
         with self._pending_lock:
-            batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
-        return batch
-
-    def _run(self, batch: list[_Pending]) -> None:
-        for request in [r for r in batch if r.cancelled is not None and r.cancelled.is_set()]:
+            taken, self._pending = self._pending[:room], self._pending[room:]
+        for request in [r for r in taken if r.cancelled is not None and r.cancelled.is_set()]:
             request.error = GenerationCancelled("the request was cancelled before it started")
             request.done.set()
-            batch.remove(request)
-        if not batch:
-            return
-        self.batch_sizes.append(len(batch))
+            taken.remove(request)
+        return taken
+
+    def _start(self, requests: list[_Pending], running: _Batch | None) -> _Batch | None:
+        """Prefill ``requests`` and choose their first tokens; they join ``running`` if there is one."""
+        self.batch_sizes.append(len(requests))
+        settings = DecoderSettings(
+            end_ids=self.end_ids, pad_id=self.pad_id, device=self.device, tokenizer=self.tokenizer
+        )
         try:
-            results = decode_batch(
-                self.model,
-                [r.prompt for r in batch],
-                [r.sampling for r in batch],
-                self._decoder_settings(),
-                self.prefixes,
-                [r.cancelled for r in batch],
-            )
-        except BaseException as exc:  # every waiting caller gets the error, and the next batch still runs
-            for request in batch:
+            joined = _Batch(self.model, requests, settings, self.prefixes)
+            joined.choose()
+        except BaseException as exc:  # they fail; the batch running goes on
+            for request in requests:
                 request.error = exc
                 request.done.set()
-            return
-        for request, result in zip(batch, results, strict=True):
-            request.result = result
-            request.done.set()
-
-    def _decoder_settings(self) -> DecoderSettings:
-        return DecoderSettings(end_ids=self.end_ids, pad_id=self.pad_id, device=self.device, tokenizer=self.tokenizer)
+            return running
+        if running is None:
+            return joined
+        running.merge(joined)
+        return running
 
 
 def end_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
@@ -188,59 +226,132 @@ class DecoderSettings:
     tokenizer: Any
 
 
-def decode_batch(
-    model: Any,
-    prompts: Sequence[Sequence[int]],
-    samplings: Sequence[RowSampling],
-    settings: DecoderSettings,
-    prefixes: PrefixStore | None = None,
-    cancelled: Sequence[threading.Event | None] | None = None,
-) -> list[Generated]:
-    """Generate for every prompt at once: one left-padded prefill of what ``prefixes`` does not already hold,
-    then one token per live row a step. Every request's states go into ``prefixes`` when it ends; a row whose
-    ``cancelled`` event is set ends at its next token."""
-    import torch
+class _Batch:
+    """Requests being decoded together: their rows, their key/value cache and the logits of their next tokens.
+    Between calls every live row has chosen its last token, which :meth:`forward` feeds."""
 
-    keyword = cache_keyword(model)
-    if prefixes is not None and len(prompts) > 1:
-        store_shared_start(model, prompts, prefixes, settings.device)
-    reused = [prefixes.longest(p) if prefixes is not None else (None, 0) for p in prompts]
-    with torch.no_grad():
-        rows = _Rows(prompts, samplings, settings, [length for _, length in reused], cancelled)
-        cache = prefix_cache(model, reused, settings.device)
-        extra = {keyword: cache} if cache is not None else {}
-        output = model(
-            input_ids=rows.input_ids,
-            attention_mask=rows.mask,
-            position_ids=rows.positions()[:, -rows.input_ids.shape[1] :],
-            use_cache=True,
-            logits_to_keep=1,
-            **extra,
+    def __init__(
+        self, model: Any, requests: list[_Pending], settings: DecoderSettings, prefixes: PrefixStore | None
+    ) -> None:
+        """Prefill ``requests``: one left-padded pass over what ``prefixes`` does not already hold."""
+        import torch
+
+        self.model, self.settings, self.prefixes = model, settings, prefixes
+        self.keyword = cache_keyword(model)
+        self.requests = list(requests)
+        prompts = [r.prompt for r in requests]
+        if prefixes is not None and len(prompts) > 1:
+            store_shared_start(model, prompts, prefixes, settings.device)
+        reused = [prefixes.longest(p) if prefixes is not None else (None, 0) for p in prompts]
+        self.rows = _Rows(
+            prompts, [r.sampling for r in requests], settings, [n for _, n in reused], [r.cancelled for r in requests]
         )
-        while True:
-            cache = output_cache(output)
-            keep = rows.advance(output.logits[:, -1, :])
-            if prefixes is not None:
-                for row in sorted(set(range(len(rows.live))) - set(keep)):
-                    index = rows.live[row]
-                    states = row_states(cache, row, rows.mask[row])
-                    if states is not None:
-                        prefixes.add(rows.seen[index][:-1], states)
-            if not keep:
-                break
-            if len(keep) < len(rows.live):
-                cache.batch_select_indices(torch.tensor(keep, device=settings.device))
-                rows.keep(keep)
-            last = torch.tensor([[rows.tokens[i][-1]] for i in rows.live], device=settings.device)
-            rows.mask = torch.cat([rows.mask, torch.ones_like(last)], dim=-1)
+        with torch.no_grad():
+            cache = prefix_cache(model, reused, settings.device)
+            extra = {self.keyword: cache} if cache is not None else {}
             output = model(
+                input_ids=self.rows.input_ids,
+                attention_mask=self.rows.mask,
+                position_ids=self.rows.positions()[:, -self.rows.input_ids.shape[1] :],
+                use_cache=True,
+                logits_to_keep=1,
+                **extra,
+            )
+        self.cache, self.logits = output_cache(output), output.logits[:, -1, :]
+
+    @property
+    def can_merge(self) -> bool:
+        """Whether rows can join: its cache holds every position in plain per-layer tensors."""
+        return padded_cache(self.cache, 0) is not None
+
+    def choose(self) -> None:
+        """Each live row's next token; rows that end leave the batch, and their callers get their answers (their
+        states go to the prefix store first)."""
+        import torch
+
+        rows = self.rows
+        keep = rows.advance(self.logits)
+        for row in sorted(set(range(len(rows.live))) - set(keep)):
+            index = rows.live[row]
+            if self.prefixes is not None:
+                states = row_states(self.cache, row, rows.mask[row])
+                if states is not None:
+                    self.prefixes.add(rows.seen[index][:-1], states)
+            request = self.requests[index]
+            request.result = Generated(rows.tokens[index], rows.reasons[index])
+            request.done.set()
+        if not keep:
+            rows.live = []
+        elif len(keep) < len(rows.live):
+            self.cache.batch_select_indices(torch.tensor(keep, dtype=torch.long, device=self.settings.device))
+            rows.keep(keep)
+
+    def forward(self) -> None:
+        """Feed every live row its last token: the logits of the next."""
+        import torch
+
+        rows = self.rows
+        last = torch.tensor([[rows.tokens[i][-1]] for i in rows.live], device=self.settings.device)
+        rows.mask = torch.cat([rows.mask, torch.ones_like(last)], dim=-1)
+        with torch.no_grad():
+            output = self.model(
                 input_ids=last,
                 attention_mask=rows.mask,
                 position_ids=rows.positions()[:, -1:],
                 use_cache=True,
-                **{keyword: cache},
+                **{self.keyword: self.cache},
             )
-    return rows.results()
+        self.cache, self.logits = output_cache(output), output.logits[:, -1, :]
+
+    def merge(self, other: _Batch) -> None:
+        """``other``'s live rows join this batch (both have chosen their last tokens): both caches and masks are
+        left-padded to the longer one."""
+        import torch
+        from transformers import DynamicCache
+
+        if not other.rows.live:
+            return
+        ours, theirs = self.rows.mask.shape[1], other.rows.mask.shape[1]
+        width = max(ours, theirs)
+        cache = padded_cache(self.cache, width - ours)
+        joining = padded_cache(other.cache, width - theirs)
+        assert cache is not None and joining is not None, "merge() needs can_merge on both batches"
+        merged = DynamicCache(config=getattr(self.model, "config", None))
+        for layer, ((keys, values), (more_keys, more_values)) in enumerate(zip(cache, joining, strict=True)):
+            merged.update(torch.cat([keys, more_keys]), torch.cat([values, more_values]), layer)
+        self.cache = merged
+        offset = len(self.requests)
+        self.requests += other.requests
+        self.rows.absorb(other.rows, width, offset)
+
+    def fail(self, error: BaseException) -> None:
+        """Every live row's caller gets ``error``."""
+        for index in self.rows.live:
+            request = self.requests[index]
+            request.error = error
+            request.done.set()
+        self.rows.live = []
+
+
+def padded_cache(cache: Any, pad: int) -> list[tuple[Any, Any]] | None:
+    """Each layer's keys and values with ``pad`` empty positions in front (``None`` for a cache that does not
+    hold every position in plain per-layer tensors: a sliding window, a recurrent layer)."""
+    import torch
+
+    layers = getattr(cache, "layers", None)
+    if not layers or any(
+        getattr(layer, "keys", None) is None or getattr(layer, "is_sliding", False) for layer in layers
+    ):
+        return None
+    if not pad:
+        return [(layer.keys, layer.values) for layer in layers]
+    out = []
+    for layer in layers:
+        zeros = torch.zeros(
+            (*layer.keys.shape[:2], pad, layer.keys.shape[3]), dtype=layer.keys.dtype, device=layer.keys.device
+        )
+        out.append((torch.cat([zeros, layer.keys], dim=2), torch.cat([zeros, layer.values], dim=2)))
+    return out
 
 
 def store_shared_start(model: Any, prompts: Sequence[Sequence[int]], prefixes: PrefixStore, device: str) -> None:
@@ -332,6 +443,23 @@ class _Rows:
         """Only ``rows`` of the batch go on (the others ended)."""
         self.mask = self.mask[rows]
         self.live = [self.live[row] for row in rows]
+
+    def absorb(self, other: _Rows, width: int, offset: int) -> None:
+        """Take ``other``'s live rows after these (its requests indexed from ``offset``); both masks are
+        left-padded to ``width`` positions, as their caches were."""
+        import torch
+
+        def padded(mask: Any) -> Any:
+            return torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
+
+        self.mask = torch.cat([padded(self.mask), padded(other.mask)])
+        self.live += [offset + index for index in other.live]
+        self.samplings += other.samplings
+        self.seen += other.seen
+        self.tokens += other.tokens
+        self.reasons += other.reasons
+        self.generators += other.generators
+        self.cancelled += other.cancelled
 
     def _cancelled(self, index: int) -> bool:
         event = self.cancelled[index]
