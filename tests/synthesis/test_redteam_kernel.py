@@ -11,6 +11,7 @@ import os
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,6 +158,33 @@ def test_no_system_v_or_posix_ipc_object_is_made_or_left_on_the_host() -> None:
         assert f"{call}: ok '-1 errno 1'" in stolen, stolen  # EPERM from the filter
     assert str(key) not in host_ipc_keys()
     assert not Path("/dev/mqueue/trace-redteam").exists()
+
+
+def test_an_output_flood_reaches_no_disk_and_the_parent_reads_only_its_limit(tmp_path: Path) -> None:
+    """A thread that writes to stdout and stderr without end, through copies of them too: the parent drains
+    the pipes, keeps only their ends, and closes each after ``output_bytes``; every further write fails, no file
+    on the host grows, and the box still answers."""
+    before = {path.name for path in Path(tempfile.gettempdir()).iterdir()}
+    limits = HOOK_OFF.model_copy(update={"output_bytes": 2**20})
+    box = BoxProcess(kernel_source("output_flood.py"), limits=limits)
+    try:
+        box.call(Reset(seed=0))
+        deadline = time.monotonic() + 20
+        while len(box._outputs.flooded) < 2 and time.monotonic() < deadline:  # both streams hit their limit
+            time.sleep(0.05)
+        box.call(Reset(seed=1))
+        loot = str(box.call(Step(action="leak")).observation)
+    finally:
+        box.close()
+    assert sorted(box._outputs.flooded) == ["stderr", "stdout"], loot
+    assert "errno 32" in loot  # EPIPE: the pipes are closed, copies included
+    written = int(loot.split("written ", 1)[1].split(";", 1)[0])
+    assert written <= 2 * 2**20 + 4 * 2**17, f"{written} bytes went somewhere beyond the two pipes"
+    for name in ("stdout", "stderr"):
+        tail = box.stdout_tail() if name == "stdout" else box.stderr_tail()
+        assert len(tail) < 2200 and tail.endswith(f"[{name} closed after 1,048,576 bytes (BoxLimits.output_bytes)]")
+    left = {path.name for path in Path(tempfile.gettempdir()).iterdir()} - before
+    assert not [name for name in left if name.startswith("trace-box")], left
 
 
 def test_no_process_starts_threads_are_bounded_and_memory_stops_at_the_limit() -> None:
