@@ -5,8 +5,9 @@ and each row keeps its own token budget, stop strings, sampling options and rand
 depends on its prompt and options only, not on the rows beside it (up to the floating-point effects of batching,
 which ``benchmarks/local_generation.py`` checks under greedy decoding). A row that ends leaves the batch at once
 (its key/value cache rows are dropped) and its caller gets its answer; a request that arrives while a batch runs
-joins it at the next token (continuous batching, as vLLM does): its prompt is prefilled on its own, then its
-cache rows are left-padded to the batch's length and added. No background thread: whichever waiting caller takes
+joins it at the next token (continuous batching, as vLLM does): its prompt is prefilled (with any others that
+arrived since the last token), then its cache rows are left-padded to the batch's length and added, and padding
+that no row needs any more is dropped. No background thread: whichever waiting caller takes
 the turn runs the batch one token at a time until its own answer is done, then the next waiting caller goes on.
 
 Prefix reuse (:mod:`.hf_prefix`): a prompt that starts like an earlier request computes only the tokens after
@@ -18,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .hf_cache import empty_cache, plain_layers
 from .hf_prefix import PrefixStore, prefix_cache, row_states, shared_start
 
 
@@ -103,11 +106,11 @@ class BatchedGenerator:
         self._driving = False
         """Whether a caller is decoding (the others wait for their answers, or for the turn)."""
         self._running: _Batch | None = None
-        """The batch being decoded (between two callers' turns at the lock, too)."""
-        self.batch_sizes: list[int] = []
-        """The size of every group of requests prefilled together so far (for benchmarks)."""
-        self.rows_per_step: list[int] = []
-        """The rows of every decoding step so far (for benchmarks)."""
+        """The batch being decoded (between two callers' turns, too)."""
+        self.batch_sizes: Counter[int] = Counter()
+        """How many groups of requests of each size were prefilled together (for benchmarks)."""
+        self.rows_per_step: Counter[int] = Counter()
+        """How many decoding steps ran with each number of rows (for benchmarks)."""
 
     def generate(
         self, prompt: Sequence[int], sampling: RowSampling, cancelled: threading.Event | None = None
@@ -115,6 +118,8 @@ class BatchedGenerator:
         """The new tokens for ``prompt`` (blocks; safe from many threads, which are batched together). Raises
         :class:`GenerationCancelled` when ``cancelled`` was set before its batch started; set later, the answer
         ends at the next token."""
+        if not prompt:
+            raise ValueError("an empty prompt cannot be generated from")
         request = _Pending(list(prompt), sampling, cancelled)
         with self._pending_lock:
             self._pending.append(request)
@@ -138,33 +143,39 @@ class BatchedGenerator:
 
     def _advance_until(self, request: _Pending) -> None:
         """Decode the running batch, a token at a time, letting waiting requests join it between tokens, until
-        ``request`` has its answer (or nothing is left to run). Callers whose answers are done wake at once."""
+        ``request`` has its answer; the callers answered meanwhile are woken after each token."""
         while not request.done.is_set():
             batch = self._running
-            joining = self._take(self.max_batch - (len(batch.rows.live) if batch else 0), gather=batch is None)
+            joining = self._take(self.max_batch - (len(batch.requests) if batch else 0), gather=batch is None)
+            answered = bool(joining)  # some may end at their first token, or fail
             if joining and (batch is None or batch.can_merge):
                 batch = self._start(joining, batch)
             elif joining:  # a cache that cannot be padded (a sliding window): they wait for the batch to end
+                answered = False
                 with self._pending_lock:
                     self._pending[:0] = joining
-            self._running = batch if batch is not None and batch.rows.live else None
+            self._running = batch if batch is not None and batch.requests else None
             if self._running is not None:
+                self.rows_per_step[len(self._running.requests)] += 1
                 try:
-                    self.rows_per_step.append(len(self._running.rows.live))
                     self._running.forward()
-                    self._running.choose()
+                    answered = self._running.choose() > 0 or answered
                 except BaseException as exc:  # every caller in the batch gets the error; the next batch still runs
                     self._running.fail(exc)
-                if not self._running.rows.live:
+                    answered = True
+                if not self._running.requests:
                     self._running = None
-            with self._turn:
-                self._turn.notify_all()
-            if self._running is None and not self._pending:
-                return
+            if answered:
+                with self._turn:
+                    self._turn.notify_all()
+            if self._running is None and not self._pending and not request.done.is_set():
+                # neither waiting nor decoding: it would wait forever, so it fails instead
+                request.error = RuntimeError("the request left the batch without an answer")
+                request.done.set()
 
     def _take(self, room: int, *, gather: bool) -> list[_Pending]:
-        """Up to ``room`` waiting requests (after a short wait while more keep arriving, if ``gather``); those
-        cancelled before they started are answered with :class:`GenerationCancelled` here."""
+        """Up to ``room`` waiting requests (after a short wait while more keep arriving, if ``gather``); every
+        waiting request cancelled before it started is answered with :class:`GenerationCancelled` here."""
         waited, seen = 0.0, -1
         while gather and waited < 10 * self.gather_seconds:
             with self._pending_lock:
@@ -174,32 +185,37 @@ class BatchedGenerator:
             seen = count
             time.sleep(self.gather_seconds)
             waited += self.gather_seconds
+        waiting: list[_Pending] = []
+        cancelled: list[_Pending] = []
         with self._pending_lock:
-            taken, self._pending = self._pending[:room], self._pending[room:]
-        for request in [r for r in taken if r.cancelled is not None and r.cancelled.is_set()]:
-            request.error = GenerationCancelled("the request was cancelled before it started")
-            request.done.set()
-            taken.remove(request)
+            for pending in self._pending:
+                (cancelled if pending.cancelled is not None and pending.cancelled.is_set() else waiting).append(pending)
+            taken, self._pending = waiting[:room], waiting[room:]
+        for pending in cancelled:
+            pending.error = GenerationCancelled("the request was cancelled before it started")
+            pending.done.set()
         return taken
 
     def _start(self, requests: list[_Pending], running: _Batch | None) -> _Batch | None:
-        """Prefill ``requests`` and choose their first tokens; they join ``running`` if there is one."""
-        self.batch_sizes.append(len(requests))
+        """Prefill ``requests`` and choose their first tokens; they join ``running`` if there is one. If that
+        fails, they get the error and ``running`` goes on as it was."""
+        self.batch_sizes[len(requests)] += 1
         settings = DecoderSettings(
             end_ids=self.end_ids, pad_id=self.pad_id, device=self.device, tokenizer=self.tokenizer
         )
         try:
             joined = _Batch(self.model, requests, settings, self.prefixes)
             joined.choose()
-        except BaseException as exc:  # they fail; the batch running goes on
-            for request in requests:
-                request.error = exc
-                request.done.set()
+            if running is None:
+                return joined
+            running.merge(joined)
             return running
-        if running is None:
-            return joined
-        running.merge(joined)
-        return running
+        except BaseException as exc:
+            for request in requests:
+                if not request.done.is_set():
+                    request.error = exc
+                    request.done.set()
+            return running
 
 
 def end_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
@@ -227,8 +243,9 @@ class DecoderSettings:
 
 
 class _Batch:
-    """Requests being decoded together: their rows, their key/value cache and the logits of their next tokens.
-    Between calls every live row has chosen its last token, which :meth:`forward` feeds."""
+    """Requests being decoded together, one row each (``requests[i]`` is row ``i``): their rows, their key/value
+    cache and the logits of their next tokens. Between calls every row has chosen its last token, which
+    :meth:`forward` feeds."""
 
     def __init__(
         self, model: Any, requests: list[_Pending], settings: DecoderSettings, prefixes: PrefixStore | None
@@ -248,50 +265,51 @@ class _Batch:
         )
         with torch.no_grad():
             cache = prefix_cache(model, reused, settings.device)
-            extra = {self.keyword: cache} if cache is not None else {}
             output = model(
                 input_ids=self.rows.input_ids,
                 attention_mask=self.rows.mask,
                 position_ids=self.rows.positions()[:, -self.rows.input_ids.shape[1] :],
                 use_cache=True,
                 logits_to_keep=1,
-                **extra,
+                **{self.keyword: cache if cache is not None else empty_cache(model)},
             )
         self.cache, self.logits = output_cache(output), output.logits[:, -1, :]
 
     @property
     def can_merge(self) -> bool:
-        """Whether rows can join: its cache holds every position in plain per-layer tensors."""
-        return padded_cache(self.cache, 0) is not None
+        """Whether rows can join: its cache holds only plain per-layer keys and values."""
+        return plain_layers(self.cache) is not None
 
-    def choose(self) -> None:
-        """Each live row's next token; rows that end leave the batch, and their callers get their answers (their
-        states go to the prefix store first)."""
+    def choose(self) -> int:
+        """Each row's next token; rows that end leave the batch, and their callers get their answers (their
+        states go to the prefix store first). Returns how many ended."""
         import torch
 
         rows = self.rows
         keep = rows.advance(self.logits)
-        for row in sorted(set(range(len(rows.live))) - set(keep)):
-            index = rows.live[row]
+        for row in sorted(set(range(len(self.requests))) - set(keep)):
             if self.prefixes is not None:
                 states = row_states(self.cache, row, rows.mask[row])
                 if states is not None:
-                    self.prefixes.add(rows.seen[index][:-1], states)
-            request = self.requests[index]
-            request.result = Generated(rows.tokens[index], rows.reasons[index])
+                    self.prefixes.add(rows.seen[row][:-1], states)
+            request = self.requests[row]
+            request.result = Generated(rows.tokens[row], rows.reasons[row])
             request.done.set()
-        if not keep:
-            rows.live = []
-        elif len(keep) < len(rows.live):
-            self.cache.batch_select_indices(torch.tensor(keep, dtype=torch.long, device=self.settings.device))
+        ended = len(self.requests) - len(keep)
+        if ended:
+            if keep:
+                self.cache.batch_select_indices(torch.tensor(keep, dtype=torch.long, device=self.settings.device))
             rows.keep(keep)
+            self.requests = [self.requests[row] for row in keep]
+            self._trim()
+        return ended
 
     def forward(self) -> None:
-        """Feed every live row its last token: the logits of the next."""
+        """Feed every row its last token: the logits of the next."""
         import torch
 
         rows = self.rows
-        last = torch.tensor([[rows.tokens[i][-1]] for i in rows.live], device=self.settings.device)
+        last = torch.tensor([[tokens[-1]] for tokens in rows.tokens], device=self.settings.device)
         rows.mask = torch.cat([rows.mask, torch.ones_like(last)], dim=-1)
         with torch.no_grad():
             output = self.model(
@@ -304,54 +322,57 @@ class _Batch:
         self.cache, self.logits = output_cache(output), output.logits[:, -1, :]
 
     def merge(self, other: _Batch) -> None:
-        """``other``'s live rows join this batch (both have chosen their last tokens): both caches and masks are
-        left-padded to the longer one."""
+        """``other``'s rows join this batch (both have chosen their last tokens): both caches and masks are
+        left-padded to the longer one. Every new tensor is built before anything changes, so a failure (out of
+        memory) leaves this batch as it was."""
         import torch
-        from transformers import DynamicCache
 
-        if not other.rows.live:
+        if not other.requests:
             return
-        ours, theirs = self.rows.mask.shape[1], other.rows.mask.shape[1]
-        width = max(ours, theirs)
-        cache = padded_cache(self.cache, width - ours)
-        joining = padded_cache(other.cache, width - theirs)
-        assert cache is not None and joining is not None, "merge() needs can_merge on both batches"
-        merged = DynamicCache(config=getattr(self.model, "config", None))
-        for layer, ((keys, values), (more_keys, more_values)) in enumerate(zip(cache, joining, strict=True)):
-            merged.update(torch.cat([keys, more_keys]), torch.cat([values, more_values]), layer)
+        ours, theirs = plain_layers(self.cache), plain_layers(other.cache)
+        assert ours is not None and theirs is not None, "merge() needs can_merge on both batches"
+        width = max(self.rows.mask.shape[1], other.rows.mask.shape[1])
+        merged = empty_cache(self.model)
+        for index, (layer, joining) in enumerate(zip(ours, theirs, strict=True)):
+            keys = torch.cat([left_padded(layer.keys, width), left_padded(joining.keys, width)])
+            values = torch.cat([left_padded(layer.values, width), left_padded(joining.values, width)])
+            merged.update(keys, values, index)
+        mask = torch.cat([left_padded(self.rows.mask, width), left_padded(other.rows.mask, width)])
         self.cache = merged
-        offset = len(self.requests)
+        self.rows.absorb(other.rows, mask)
         self.requests += other.requests
-        self.rows.absorb(other.rows, width, offset)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the leading positions that are padding in every row (rows that needed them have left), so the
+        cache of a batch that runs for many requests does not keep growing."""
+        lead = self.rows.trim()
+        if lead:
+            for layer in self.cache.layers:
+                layer.keys, layer.values = layer.keys[:, :, lead:, :], layer.values[:, :, lead:, :]
 
     def fail(self, error: BaseException) -> None:
-        """Every live row's caller gets ``error``."""
-        for index in self.rows.live:
-            request = self.requests[index]
-            request.error = error
-            request.done.set()
-        self.rows.live = []
+        """Every caller still waiting in the batch gets ``error``; the batch is then empty."""
+        for request in self.requests:
+            if not request.done.is_set():
+                request.error = error
+                request.done.set()
+        self.requests = []
+        self.rows.keep([])
 
 
-def padded_cache(cache: Any, pad: int) -> list[tuple[Any, Any]] | None:
-    """Each layer's keys and values with ``pad`` empty positions in front (``None`` for a cache that does not
-    hold every position in plain per-layer tensors: a sliding window, a recurrent layer)."""
+def left_padded(tensor: Any, width: int) -> Any:
+    """``tensor`` with zeros in front along its position axis (the last for a mask, the third for keys and
+    values) up to ``width`` positions."""
     import torch
 
-    layers = getattr(cache, "layers", None)
-    if not layers or any(
-        getattr(layer, "keys", None) is None or getattr(layer, "is_sliding", False) for layer in layers
-    ):
-        return None
-    if not pad:
-        return [(layer.keys, layer.values) for layer in layers]
-    out = []
-    for layer in layers:
-        zeros = torch.zeros(
-            (*layer.keys.shape[:2], pad, layer.keys.shape[3]), dtype=layer.keys.dtype, device=layer.keys.device
-        )
-        out.append((torch.cat([zeros, layer.keys], dim=2), torch.cat([zeros, layer.values], dim=2)))
-    return out
+    axis = 1 if tensor.dim() == 2 else 2
+    missing = width - tensor.shape[axis]
+    if not missing:
+        return tensor
+    shape = list(tensor.shape)
+    shape[axis] = missing
+    return torch.cat([torch.zeros(shape, dtype=tensor.dtype, device=tensor.device), tensor], dim=axis)
 
 
 def store_shared_start(model: Any, prompts: Sequence[Sequence[int]], prefixes: PrefixStore, device: str) -> None:
@@ -386,7 +407,7 @@ def output_cache(output: Any) -> Any:
 
 
 class _Rows:
-    """The state of a batch being decoded: which requests are still generating, and each one's tokens."""
+    """The rows of a batch being decoded, one per request still generating: its sampling, tokens and mask."""
 
     def __init__(
         self,
@@ -413,11 +434,9 @@ class _Rows:
             self.mask[row, cached + width - len(rest) :] = 1
         self.input_ids, self.mask = self.input_ids.to(settings.device), self.mask.to(settings.device)
         self.seen = [list(p) for p in prompts]
-        """Prompt and new tokens of each request (what a repetition penalty reads)."""
+        """Prompt and new tokens of each row (what a repetition penalty reads)."""
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.reasons: list[str] = ["length"] * len(prompts)
-        self.live = list(range(len(prompts)))
-        """The requests still generating, in the order of the batch's rows."""
         self.generators = [_generator(s, settings.device) for s in samplings]
         self.cancelled = list(cancelled) if cancelled is not None else [None] * len(prompts)
 
@@ -426,54 +445,49 @@ class _Rows:
         return (self.mask.cumsum(dim=-1) - 1).clamp(min=0)
 
     def advance(self, logits: Any) -> list[int]:
-        """Pick each live row's next token; the rows (indices into ``live``) that go on generating."""
+        """Pick each row's next token; the rows that go on generating."""
         keep: list[int] = []
-        for row, index in enumerate(self.live):
-            sampling = self.samplings[index]
-            token = choose_token(logits[row], sampling, self.seen[index], self.generators[index])
-            self.tokens[index].append(token)
-            self.seen[index].append(token)
-            if token in self.settings.end_ids or self._hit_stop(index):
-                self.reasons[index] = "stop"
-            elif len(self.tokens[index]) < sampling.max_new_tokens and not self._cancelled(index):
+        for row, sampling in enumerate(self.samplings):
+            token = choose_token(logits[row], sampling, self.seen[row], self.generators[row])
+            self.tokens[row].append(token)
+            self.seen[row].append(token)
+            if token in self.settings.end_ids or self._hit_stop(row):
+                self.reasons[row] = "stop"
+            elif len(self.tokens[row]) < sampling.max_new_tokens and not self._cancelled(row):
                 keep.append(row)
         return keep
 
     def keep(self, rows: list[int]) -> None:
-        """Only ``rows`` of the batch go on (the others ended)."""
+        """Only ``rows`` go on (the others ended)."""
         self.mask = self.mask[rows]
-        self.live = [self.live[row] for row in rows]
+        for name in ("samplings", "seen", "tokens", "reasons", "generators", "cancelled"):
+            values = getattr(self, name)
+            setattr(self, name, [values[row] for row in rows])
 
-    def absorb(self, other: _Rows, width: int, offset: int) -> None:
-        """Take ``other``'s live rows after these (its requests indexed from ``offset``); both masks are
-        left-padded to ``width`` positions, as their caches were."""
-        import torch
+    def absorb(self, other: _Rows, mask: Any) -> None:
+        """Take ``other``'s rows after these; ``mask`` is both masks, left-padded to one width."""
+        self.mask = mask
+        for name in ("samplings", "seen", "tokens", "reasons", "generators", "cancelled"):
+            getattr(self, name).extend(getattr(other, name))
 
-        def padded(mask: Any) -> Any:
-            return torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
+    def trim(self) -> int:
+        """Drop the leading positions that no row uses; how many were dropped."""
+        used = self.mask.any(dim=0).nonzero()
+        lead = int(used[0]) if len(used) else 0
+        if lead:
+            self.mask = self.mask[:, lead:]
+        return lead
 
-        self.mask = torch.cat([padded(self.mask), padded(other.mask)])
-        self.live += [offset + index for index in other.live]
-        self.samplings += other.samplings
-        self.seen += other.seen
-        self.tokens += other.tokens
-        self.reasons += other.reasons
-        self.generators += other.generators
-        self.cancelled += other.cancelled
-
-    def _cancelled(self, index: int) -> bool:
-        event = self.cancelled[index]
+    def _cancelled(self, row: int) -> bool:
+        event = self.cancelled[row]
         return event is not None and event.is_set()
 
-    def _hit_stop(self, index: int) -> bool:
-        stops = self.samplings[index].stop
+    def _hit_stop(self, row: int) -> bool:
+        stops = self.samplings[row].stop
         if not stops:
             return False
-        text = str(self.settings.tokenizer.decode(self.tokens[index], skip_special_tokens=True))
+        text = str(self.settings.tokenizer.decode(self.tokens[row], skip_special_tokens=True))
         return any(stop in text for stop in stops)
-
-    def results(self) -> list[Generated]:
-        return [Generated(tokens, reason) for tokens, reason in zip(self.tokens, self.reasons, strict=True)]
 
 
 def _generator(sampling: RowSampling, device: str) -> Any:
