@@ -12,6 +12,7 @@ import pytest
 
 from trace_envs.llm import make_chat_model
 from trace_envs.llm.client import SAMPLE_INDEX
+from trace_envs.llm.errors import BadRequest
 from trace_envs.llm.hf_batching import BatchedGenerator, RowSampling, request_seed
 
 pytestmark = pytest.mark.train
@@ -172,3 +173,8 @@ def test_a_batch_computes_the_start_its_prompts_share_once(loaded: tuple[Any, An
     assert _together(batched, requests) == expected
     assert batched.batch_sizes == [3]  # one batch, and its rows took the shared start from the store
     assert batched.prefixes is not None and batched.prefixes.reused_tokens == 3 * len(start)
+
+
+def test_a_dtype_torch_does_not_have_is_a_clear_error(tiny_model_dir: Path) -> None:
+    with pytest.raises(BadRequest, match=r"dtype .float12. is not a torch dtype; use e\.g\. float32 or bfloat16"):
+        make_chat_model(f"hf:{tiny_model_dir}", device="cpu", dtype="float12")

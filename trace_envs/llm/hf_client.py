@@ -71,7 +71,9 @@ class HFChatModel(BaseChatModel):
             raise ModuleNotFoundError("hf: models need the 'train' extra: pip install 'trace-envs[train]'") from exc
         self._torch = torch
         self.device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = getattr(torch, config.dtype) if config.dtype else torch.float32
+        dtype = getattr(torch, config.dtype, None) if config.dtype else torch.float32
+        if not isinstance(dtype, torch.dtype):
+            raise BadRequest(f"{self.spec}: dtype {config.dtype!r} is not a torch dtype; use e.g. float32 or bfloat16")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(config.model)
             model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
