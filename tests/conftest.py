@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,21 @@ def vouching_entry(name: str, source: str, **fields: object) -> dict[str, object
         **fields,
     }
     return ModuleEntry.model_validate(entry).model_dump(mode="json")
+
+
+def temp_names() -> set[str]:
+    """The names in the host's temporary folder now, for :func:`grown_temp_files`."""
+    return {path.name for path in Path(tempfile.gettempdir()).iterdir()}
+
+
+def grown_temp_files(before: set[str]) -> list[Path]:
+    """Plain files over 64 KiB that appeared in the temporary folder since ``before``: where a box's flooded
+    output would land on the host. Other test workers' boxes come and go there, so a new name alone proves nothing."""
+    grown = []
+    for path in Path(tempfile.gettempdir()).iterdir():
+        try:
+            if path.name not in before and path.is_file() and path.stat().st_size > 2**16:
+                grown.append(path)
+        except OSError:  # gone already
+            continue
+    return grown

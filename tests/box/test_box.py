@@ -28,6 +28,7 @@ from trace_envs.core import CapabilityEnv
 from trace_envs.registry import box_installed_env, env_kind, register_env
 from trace_envs.rollout.scripted import play_actions
 
+from ..conftest import grown_temp_files, temp_names
 from .conftest import GOOD, GOOD_MODULE, synthesis_folder, with_payload
 
 
@@ -248,8 +249,6 @@ def test_a_flood_of_output_reaches_no_disk_and_closes_the_stream_at_its_limit(tm
     """A module that prints without end: the parent drains its stdout and stderr, keeping only their ends; past
     ``output_bytes`` the stream is closed, the module's next print fails like any error of its env, and no file
     outside the scratch ever held what it wrote."""
-    import tempfile
-
     flood = with_payload(
         "import sys\nwritten = 0\ntry:\n"
         "    for _ in range(256):\n"
@@ -258,7 +257,7 @@ def test_a_flood_of_output_reaches_no_disk_and_closes_the_stream_at_its_limit(tm
         "except OSError as exc:\n    raise RuntimeError(f'print failed after {written}') from exc\n"
         "sys.stderr.write('not over yet\\n')"
     )
-    before = set(Path(tempfile.gettempdir()).iterdir())
+    before = temp_names()
     with BoxPool(BoxLimits(output_bytes=1 * 2**20)) as pool:
         env = boxed(flood, pool)
         with pytest.raises(BoxedEnvError, match="print failed after") as raised:
@@ -270,8 +269,8 @@ def test_a_flood_of_output_reaches_no_disk_and_closes_the_stream_at_its_limit(tm
         tail = box.stdout_tail()
     assert tail.endswith("[stdout closed after 1,048,576 bytes (BoxLimits.output_bytes)]")
     assert len(tail) < 2100 and tail.startswith("x")  # only the end is kept
-    left = {path.name for path in set(Path(tempfile.gettempdir()).iterdir()) - before}
-    assert not any(name.startswith("trace-box") for name in left), left
+    assert not os.path.exists(box.scratch), "the box's scratch outlived it"
+    assert not grown_temp_files(before)
 
 
 def test_a_box_that_prints_a_little_keeps_its_whole_stderr_for_the_error_message() -> None:

@@ -23,6 +23,7 @@ from trace_envs.box.layers import missing_layers
 from trace_envs.box.mounts import under
 from trace_envs.box.protocol import Reset, Step
 
+from ..conftest import grown_temp_files, temp_names
 from .conftest import GOOD_MODULE, REDTEAM
 
 KERNEL = REDTEAM / "kernel"
@@ -164,7 +165,7 @@ def test_an_output_flood_reaches_no_disk_and_the_parent_reads_only_its_limit(tmp
     """A thread that writes to stdout and stderr without end, through copies of them too: the parent drains
     the pipes, keeps only their ends, and closes each after ``output_bytes``; every further write fails, no file
     on the host grows, and the box still answers."""
-    before = {path.name for path in Path(tempfile.gettempdir()).iterdir()}
+    before = temp_names()
     limits = HOOK_OFF.model_copy(update={"output_bytes": 2**20})
     box = BoxProcess(kernel_source("output_flood.py"), limits=limits)
     try:
@@ -184,17 +185,7 @@ def test_an_output_flood_reaches_no_disk_and_the_parent_reads_only_its_limit(tmp
         tail = box.stdout_tail() if name == "stdout" else box.stderr_tail()
         assert len(tail) < 2200 and tail.endswith(f"[{name} closed after 1,048,576 bytes (BoxLimits.output_bytes)]")
     assert not os.path.exists(box.scratch), "the box's scratch outlived it"
-    # Other test workers' boxes come and go in the same folder: look for a grown file, not for any new name.
-    grown = [path for path in Path(tempfile.gettempdir()).iterdir() if path.name not in before and is_large_file(path)]
-    assert not grown, grown
-
-
-def is_large_file(path: Path) -> bool:
-    """Whether ``path`` is a plain file over 64 KiB (a flood's output on the host); one gone already is not."""
-    try:
-        return path.is_file() and path.stat().st_size > 2**16
-    except OSError:
-        return False
+    assert not grown_temp_files(before)
 
 
 def test_no_process_starts_threads_are_bounded_and_memory_stops_at_the_limit() -> None:
