@@ -119,6 +119,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=512,
         help="token cap of a whole GRPO rollout, the tool results included (256 clipped 25-62%% of them)",
     )
+    parser.add_argument(
+        "--bf16",
+        action="store_true",
+        help="GRPO under bfloat16 autocast on a CPU too (TrainConfig.bf16; a GPU run uses it anyway): 1.6x faster "
+        "LoRA steps on a CPU with AMX; the warm-up and the evaluations stay in float32",
+    )
     parser.add_argument("--max-tokens", type=int, default=96, help="tokens per evaluation turn")
     parser.add_argument("--max-turns", type=int, default=8, help="agent turns per evaluation episode")
     args = parser.parse_args(argv)
@@ -372,6 +378,7 @@ def train_config(args: argparse.Namespace) -> Any:
         first_seed=TRAIN_SEED_BASE,
         save_steps=4,
         seed=args.seed,
+        bf16=True if args.bf16 else None,
     )
 
 

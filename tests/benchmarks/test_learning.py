@@ -20,6 +20,8 @@ def test_micro_batch_splits_a_step_and_must_divide_it(capsys: pytest.CaptureFixt
     assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == (2, 8)
     default = learning.train_config(learning.parse_args(["--out", "x", "--k", "8", "--groups", "1"]))
     assert default.per_device_train_batch_size == 8 and default.env_knobs == {learning.ENV_ID: learning.KNOBS}
+    assert default.bf16 is None  # bf16 where a GPU is, float32 on a CPU
+    assert learning.train_config(learning.parse_args(["--out", "x", "--bf16"])).bf16 is True
     with pytest.raises(SystemExit) as refused:
         learning.parse_args(["--out", "x", "--k", "8", "--micro-batch", "3"])
     assert (
