@@ -1,6 +1,7 @@
 """Batched local generation: the same greedy order-cancel episodes with an ``hf:`` model, played one at a time
 and ``--concurrency`` at a time, must give identical texts; the ratio of their wall times is the gain (each run
-loads its own model first, off the clock; ``ratio_with_model_load`` counts the loading too).
+loads its own model first, off the clock; ``ratio_with_model_load`` counts the loading too). Each run's peak
+resident memory is reported beside its time (``peak_rss_gib``; the batched run starts from what the first kept).
 
     OMP_NUM_THREADS=2 python benchmarks/local_generation.py --model smollm2 --concurrency 16 --episodes 32
 
@@ -12,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +59,43 @@ def model_folder(args: argparse.Namespace) -> Path:
     return make_packaged_model("smollm2-135m-instruct", folder, wheel=args.wheel)
 
 
+def resident_gib() -> float | None:
+    """This process's resident memory in GiB (``None`` where ``/proc`` is not there)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**30
+
+
+@contextmanager
+def peak_memory(every: float = 0.05) -> Iterator[dict[str, float | None]]:
+    """Samples the resident memory while the block runs: ``{"start": GiB, "peak": GiB}`` once it ends."""
+    seen: dict[str, float | None] = {"start": resident_gib(), "peak": resident_gib()}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(every):
+            now = resident_gib()
+            if now is not None and now > (seen["peak"] or 0.0):
+                seen["peak"] = now
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        sampler.join()
+
+
 def play(args: argparse.Namespace, model: Path, concurrency: int) -> dict[str, Any]:
     """One run at ``concurrency``, with a model client of its own (a fresh batcher and prefix store): the seconds
     to load it (not counted in the throughput: a rollout loads its model once), the wall and CPU seconds of the
     play (this process, every thread), each episode's agent turns (text and tool calls, in seed order) and the
-    generated tokens."""
+    generated tokens, and the resident memory before and at its peak (GiB)."""
     from trace_envs.llm import make_chat_model
     from trace_envs.rollout import EpisodeJob, policy_factory, run_rollouts
 
@@ -69,18 +105,24 @@ def play(args: argparse.Namespace, model: Path, concurrency: int) -> dict[str, A
     chat = make_chat_model(f"hf:{model}", **({"dtype": args.dtype} if args.dtype else {}))
     factory, spec = policy_factory(chat.spec, model=chat, sampling={"max_tokens": args.max_tokens})
     load_s = time.perf_counter() - loading
-    start, cpu = time.perf_counter(), time.process_time()
-    run_rollouts(
-        jobs, factory, policy_spec=spec, concurrency=concurrency, max_steps=args.max_steps, on_episode=records.append
-    )
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    with peak_memory() as memory:
+        start, cpu = time.perf_counter(), time.process_time()
+        run_rollouts(
+            jobs,
+            factory,
+            policy_spec=spec,
+            concurrency=concurrency,
+            max_steps=args.max_steps,
+            on_episode=records.append,
+        )
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     errors = [r.error for r in records if r.error]
     if errors:
         raise SystemExit(f"{len(errors)} episodes failed, e.g. {errors[0][:300]}")
     by_seed = sorted(records, key=lambda r: r.seed)
     texts = [[json.dumps(m, sort_keys=True) for m in r.messages if m.get("role") == "assistant"] for r in by_seed]
     tokens = sum(r.usage.output_tokens for r in by_seed if r.usage is not None)
-    return {"load_s": load_s, "wall_s": wall, "cpu_s": cpu, "texts": texts, "tokens": tokens}
+    return {"load_s": load_s, "wall_s": wall, "cpu_s": cpu, "texts": texts, "tokens": tokens, "memory": memory}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -104,6 +146,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "sequential_cpu_s": round(sequential["cpu_s"], 2),
         "batched_cpu_s": round(batched["cpu_s"], 2),
         "model_load_s": [round(sequential["load_s"], 2), round(batched["load_s"], 2)],
+        "rss_start_gib": [gib(sequential["memory"]["start"]), gib(batched["memory"]["start"])],
+        "peak_rss_gib": [gib(sequential["memory"]["peak"]), gib(batched["memory"]["peak"])],
         "ratio_with_model_load": round(end_to_end, 2),
         "sequential_tokens_per_s": round(tokens / sequential_s, 1),
         "batched_tokens_per_s": round(tokens / batched_s, 1),
@@ -115,6 +159,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"greedy texts differ between sequential and batched play in episodes {differing}")
     print(f"batched/sequential throughput: {sequential_s / batched_s:.1f}×")
     return result
+
+
+def gib(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 if __name__ == "__main__":

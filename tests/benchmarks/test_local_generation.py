@@ -29,3 +29,5 @@ def test_one_short_round_on_the_tiny_model(tmp_path: Path) -> None:
     assert re.fullmatch(r"batched/sequential throughput: \d+\.\d×", lines[-1])
     result = json.loads("\n".join(lines[:-1]))
     assert result["identical_texts"] is True and result["episodes"] == 4 and result["generated_tokens"] > 0
+    starts, peaks = result["rss_start_gib"], result["peak_rss_gib"]
+    assert all(0 < start <= peak for start, peak in zip(starts, peaks, strict=True)), (starts, peaks)

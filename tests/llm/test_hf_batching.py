@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from trace_envs.llm import make_chat_model
 from trace_envs.llm.client import SAMPLE_INDEX
 from trace_envs.llm.errors import BadRequest
-from trace_envs.llm.hf_batching import BatchedGenerator, RowSampling, request_seed
+from trace_envs.llm.hf_batching import BatchedGenerator, GenerationCancelled, RowSampling, _Batch, request_seed
 
 pytestmark = pytest.mark.train
 
@@ -74,10 +75,10 @@ def test_requests_that_arrive_together_are_one_batch_and_each_row_is_what_it_is_
     ]
     alone = BatchedGenerator(model, tokenizer, "cpu")
     expected = [alone.generate(*request).tokens for request in requests]
-    assert alone.batch_sizes == [1] * len(requests)
+    assert alone.batch_sizes == Counter({1: len(requests)})
     batched = BatchedGenerator(model, tokenizer, "cpu", gather_seconds=0.05)
     assert _together(batched, requests) == expected
-    assert max(batched.batch_sizes) > 1 and sum(batched.batch_sizes) == len(requests)
+    assert max(batched.batch_sizes) > 1 and sum(size * n for size, n in batched.batch_sizes.items()) == len(requests)
     assert [len(t) for t in expected[:3]] <= [5, 16, 9] and expected[3] != expected[4]
 
 
@@ -98,6 +99,8 @@ def test_a_failed_batch_fails_its_callers_and_the_next_batch_runs(loaded: tuple[
     generator = BatchedGenerator(model, tokenizer, "cpu")
     with pytest.raises(ValueError, match="empty prompt"):
         generator.generate([], RowSampling(max_new_tokens=3))
+    with pytest.raises(IndexError):  # a token the model has no embedding for: its prefill raises
+        generator.generate([10**6], RowSampling(max_new_tokens=3))
     assert len(generator.generate(_ids(tokenizer, "hi"), RowSampling(max_new_tokens=3)).tokens) == 3
 
 
@@ -171,10 +174,141 @@ def test_a_batch_computes_the_start_its_prompts_share_once(loaded: tuple[Any, An
     expected = [fresh.generate(*request).tokens for request in requests]
     batched = BatchedGenerator(model, tokenizer, "cpu", gather_seconds=0.05)
     assert _together(batched, requests) == expected
-    assert batched.batch_sizes == [3]  # one batch, and its rows took the shared start from the store
+    assert batched.batch_sizes == Counter({3: 1})  # one batch, and its rows took the shared start from the store
     assert batched.prefixes is not None and batched.prefixes.reused_tokens == 3 * len(start)
 
 
 def test_a_dtype_torch_does_not_have_is_a_clear_error(tiny_model_dir: Path) -> None:
     with pytest.raises(BadRequest, match=r"dtype .float12. is not a torch dtype; use e\.g\. float32 or bfloat16"):
         make_chat_model(f"hf:{tiny_model_dir}", device="cpu", dtype="float12")
+
+
+def test_a_request_that_arrives_while_a_batch_runs_joins_it_and_gets_its_answer_first(
+    loaded: tuple[Any, Any],
+) -> None:
+    """Continuous batching: a short request sent while a long answer is being generated joins that batch at the
+    next token (one step decodes both rows) and returns while the long one goes on; both texts are what each
+    gives alone."""
+    model, tokenizer = loaded
+    long_ids, short_ids = _ids(tokenizer, PROMPTS[3]), _ids(tokenizer, PROMPTS[1])
+    alone = BatchedGenerator(model, tokenizer, "cpu")
+    expected_short = alone.generate(short_ids, RowSampling(max_new_tokens=6)).tokens
+    expected_long = alone.generate(long_ids, RowSampling(max_new_tokens=400)).tokens
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    stop_long, long_done = threading.Event(), threading.Event()
+    answers: dict[str, list[int]] = {}
+
+    def long_request() -> None:
+        answers["long"] = generator.generate(long_ids, RowSampling(max_new_tokens=400), stop_long).tokens
+        long_done.set()
+
+    thread = threading.Thread(target=long_request)
+    thread.start()
+    while not generator.rows_per_step and thread.is_alive():  # the long answer is being generated
+        threading.Event().wait(0.001)
+    answers["short"] = generator.generate(short_ids, RowSampling(max_new_tokens=6)).tokens
+    long_was_running = not long_done.is_set()
+    stop_long.set()
+    thread.join()
+    assert long_was_running, "the long answer ended before the short request joined; make it longer"
+    assert answers["short"] == expected_short
+    assert answers["long"] == expected_long[: len(answers["long"])] and len(answers["long"]) < len(expected_long)
+    assert generator.batch_sizes == Counter({1: 2}) and generator.rows_per_step[2] > 0
+
+
+def test_a_batch_that_runs_for_many_requests_keeps_no_padding_and_no_finished_request(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests keep joining a batch that never empties: its cache is as wide as its longest row needs (the
+    padding of rows that left is dropped), it holds only the rows still generating, and every answer is what
+    the request gives alone. A request cancelled while it waits for room is answered at once."""
+    model, tokenizer = loaded
+    prompts = [_ids(tokenizer, text) for text in PROMPTS * 3]
+    alone = BatchedGenerator(model, tokenizer, "cpu", prefix_tokens=0)
+    expected = [alone.generate(ids, RowSampling(max_new_tokens=4 + 3 * i)).tokens for i, ids in enumerate(prompts)]
+    generator = BatchedGenerator(model, tokenizer, "cpu", max_batch=2, prefix_tokens=0)
+    widths: list[tuple[int, int]] = []  # (cache positions, longest row's positions) after every token
+    forward = _Batch.forward
+
+    def watched(batch: _Batch) -> None:
+        forward(batch)
+        longest = int(batch.rows.mask.sum(dim=1).max())
+        widths.append((batch.cache.layers[0].keys.shape[2], longest))
+        assert len(batch.requests) == len(batch.rows.tokens) == batch.cache.layers[0].keys.shape[0] <= 2
+
+    monkeypatch.setattr(_Batch, "forward", watched)
+    stop = threading.Event()
+    stop.set()
+    cancelled: dict[str, BaseException] = {}
+
+    def cancelled_request() -> None:
+        try:
+            generator.generate(prompts[0], RowSampling(max_new_tokens=3), stop)
+        except GenerationCancelled as exc:
+            cancelled["error"] = exc
+
+    waiter = threading.Thread(target=cancelled_request)
+    requests = [(ids, RowSampling(max_new_tokens=4 + 3 * i)) for i, ids in enumerate(prompts)]
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(i, generator.generate(*requests[i]).tokens))
+        for i in range(len(requests))
+    ]
+    results: dict[int, list[int]] = {}
+    for thread in threads:
+        thread.start()
+    waiter.start()
+    for thread in [*threads, waiter]:
+        thread.join()
+    assert [results[i] for i in range(len(prompts))] == expected
+    assert isinstance(cancelled.get("error"), GenerationCancelled)
+    assert max(generator.rows_per_step) == 2 and sum(generator.rows_per_step.values()) == len(widths)
+    assert all(cache == longest for cache, longest in widths), widths  # no column that every row pads
+
+
+def test_one_engine_thread_runs_every_model_call_and_ends_when_idle(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Callers only queue: every forward pass of many concurrent requests runs on one thread that is none of
+    theirs (so every tensor comes from one allocator arena), and that thread is gone once nothing is asked."""
+    from trace_envs.llm import hf_batching
+
+    model, tokenizer = loaded
+    monkeypatch.setattr(hf_batching, "IDLE_SECONDS", 0.05)
+    threads: set[int] = set()
+    hook = model.register_forward_pre_hook(lambda *_: threads.add(threading.get_ident()))
+    generator = BatchedGenerator(model, tokenizer, "cpu", gather_seconds=0.01)
+    callers: set[int] = set()
+
+    def ask(i: int) -> list[int]:
+        callers.add(threading.get_ident())
+        return generator.generate(_ids(tokenizer, PROMPTS[i % 4]), RowSampling(max_new_tokens=3 + i)).tokens
+
+    try:
+        requests = [(_ids(tokenizer, PROMPTS[i % 4]), RowSampling(max_new_tokens=3 + i)) for i in range(6)]
+        _together(generator, requests)
+        engine = generator._engine
+        ask(0)
+    finally:
+        hook.remove()
+    assert len(threads) == 1 and not threads & callers and engine is not None
+    engine.join(timeout=5)
+    assert not engine.is_alive() and generator._engine is None
+
+
+def test_an_engine_that_fails_answers_every_caller_and_the_next_request_starts_a_new_one(
+    loaded: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, tokenizer = loaded
+    generator = BatchedGenerator(model, tokenizer, "cpu")
+    ids = _ids(tokenizer, PROMPTS[0])
+    expected = generator.generate(ids, RowSampling(max_new_tokens=4)).tokens
+    advance = BatchedGenerator._advance
+
+    def broken(self: BatchedGenerator) -> None:
+        monkeypatch.setattr(BatchedGenerator, "_advance", advance)  # only once
+        raise MemoryError("no room for the batch")
+
+    monkeypatch.setattr(BatchedGenerator, "_advance", broken)
+    with pytest.raises(MemoryError, match="no room"):
+        generator.generate(ids, RowSampling(max_new_tokens=4))
+    assert generator.generate(ids, RowSampling(max_new_tokens=4)).tokens == expected

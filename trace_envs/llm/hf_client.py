@@ -55,8 +55,8 @@ def response_from_text(text: str) -> ChatResponse:
 
 class HFChatModel(BaseChatModel):
     """``hf:<path>[@<adapter>]``: requests that arrive together (``achat`` runs each in a worker thread, and a
-    rollout plays many episodes at once) are generated as one batch (:mod:`.hf_batching`, at most
-    ``max_batch``). Greedy by default, so answers are deterministic; pass ``temperature`` (and ``seed``) to
+    rollout plays many episodes at once) are generated as one batch, and a request that arrives while a batch
+    runs joins it at its next token (:mod:`.hf_batching`, at most ``max_batch`` rows). Greedy by default, so answers are deterministic; pass ``temperature`` (and ``seed``) to
     sample: each request draws from its own seeded generator."""
 
     provider = "hf"

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .hf_cache import empty_cache, plain_layers
+
 
 @dataclass
 class _Prefix:
@@ -83,9 +85,9 @@ def shared_start(prompts: Sequence[Sequence[int]]) -> int:
 
 def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]] | None:
     """One batch row's keys and values, per layer, without its padding; ``None`` for a cache that does not hold
-    every position in plain per-layer tensors (a sliding window, a recurrent layer): nothing is kept then."""
-    layers = getattr(cache, "layers", None)
-    if not layers or any(getattr(layer, "keys", None) is None or layer.keys.shape[-2] != len(mask) for layer in layers):
+    every position in plain per-layer tensors (:func:`plain_layers`): nothing is kept then."""
+    layers = plain_layers(cache)
+    if layers is None or any(layer.keys.shape[-2] != len(mask) for layer in layers):
         return None
     real = mask.bool()
     return [(layer.keys[row][:, real, :].clone(), layer.values[row][:, real, :].clone()) for layer in layers]
@@ -94,13 +96,12 @@ def row_states(cache: Any, row: int, mask: Any) -> list[tuple[Any, Any]] | None:
 def prefix_cache(model: Any, reused: Sequence[tuple[_Prefix | None, int]], device: str) -> Any:
     """A cache holding each row's reused states, left-padded to the longest (``None`` when no row reuses any)."""
     import torch
-    from transformers import DynamicCache
 
     width = max(length for _, length in reused)
     sample = next((entry for entry, length in reused if entry is not None and length), None)
     if sample is None or width == 0:
         return None
-    cache = DynamicCache(config=getattr(model, "config", None))
+    cache = empty_cache(model)
     for layer, (keys, _) in enumerate(sample.layers):
         shape = (len(reused), keys.shape[0], width, keys.shape[2])
         batch_keys = torch.zeros(shape, dtype=keys.dtype, device=device)

@@ -83,7 +83,9 @@ class ModelConfig(BaseModel):
     prompt_caching: bool = Field(default=True, description="anthropic: mark system/tools/history for prompt caching.")
     device: str | None = Field(default=None, description="hf: torch device (default cuda if available, else cpu).")
     dtype: str | None = Field(default=None, description="hf: torch dtype name, e.g. bfloat16 (default float32).")
-    max_batch: int = Field(default=16, ge=1, description="hf: requests generated together in one batch, at most.")
+    max_batch: int = Field(
+        default=16, ge=1, description="hf: requests decoded together (rows of the running batch), at most."
+    )
     prefix_cache_tokens: int = Field(
         default=32_768, ge=0, description="hf: tokens of earlier requests' key/value states kept for reuse (0: none)."
     )
