@@ -107,14 +107,8 @@ def play(args: argparse.Namespace, model: Path, concurrency: int) -> dict[str, A
     load_s = time.perf_counter() - loading
     with peak_memory() as memory:
         start, cpu = time.perf_counter(), time.process_time()
-        run_rollouts(
-            jobs,
-            factory,
-            policy_spec=spec,
-            concurrency=concurrency,
-            max_steps=args.max_steps,
-            on_episode=records.append,
-        )
+        sizes = {"concurrency": concurrency, "max_steps": args.max_steps}
+        run_rollouts(jobs, factory, policy_spec=spec, on_episode=records.append, **sizes)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     errors = [r.error for r in records if r.error]
     if errors:
