@@ -106,7 +106,7 @@ class BatchedGenerator:
         self._lock = threading.Condition()
         """Guards ``_pending`` and ``_engine``; notified when a request arrives."""
         self._engine: threading.Thread | None = None
-        """The one thread that runs the model (started by the first request, gone after ``idle_seconds``)."""
+        """The one thread that runs the model (started by the first request, gone after ``IDLE_SECONDS`` idle)."""
         self._running: _Batch | None = None
         """The batch being decoded (touched by the engine thread only)."""
         self.batch_sizes: Counter[int] = Counter()
