@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -65,15 +66,14 @@ def resident_gib() -> float | None:
         pages = int(Path("/proc/self/statm").read_text(encoding="ascii").split()[1])
     except (OSError, IndexError, ValueError):
         return None
-    import os
-
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**30
 
 
 @contextmanager
 def peak_memory(every: float = 0.05) -> Iterator[dict[str, float | None]]:
     """Samples the resident memory while the block runs: ``{"start": GiB, "peak": GiB}`` once it ends."""
-    seen: dict[str, float | None] = {"start": resident_gib(), "peak": resident_gib()}
+    start = resident_gib()
+    seen: dict[str, float | None] = {"start": start, "peak": start}
     done = threading.Event()
 
     def sample() -> None:

@@ -285,9 +285,9 @@ class _Batch:
         """Whether rows can join: its cache holds only plain per-layer keys and values."""
         return plain_layers(self.cache) is not None
 
-    def choose(self) -> int:
+    def choose(self) -> None:
         """Each row's next token; rows that end leave the batch, and their callers get their answers (their
-        states go to the prefix store first). Returns how many ended."""
+        states go to the prefix store first)."""
         import torch
 
         rows = self.rows
@@ -300,14 +300,12 @@ class _Batch:
             request = self.requests[row]
             request.result = Generated(rows.tokens[row], rows.reasons[row])
             request.done.set()
-        ended = len(self.requests) - len(keep)
-        if ended:
+        if len(keep) < len(self.requests):
             if keep:
                 self.cache.batch_select_indices(torch.tensor(keep, dtype=torch.long, device=self.settings.device))
             rows.keep(keep)
             self.requests = [self.requests[row] for row in keep]
             self._trim()
-        return ended
 
     def forward(self) -> None:
         """Feed every row its last token: the logits of the next."""
