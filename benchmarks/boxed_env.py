@@ -1,11 +1,12 @@
 """Boxed vs in-process, side by side in one run: per shipped env, the median step round trip and steps/s both
-ways, the box start time, and the GRPO step time on the tiny model both ways (prints one line per measure).
+ways, the box start time, a long run's steps/s (boxes replaced as they are used up, with and without successors
+started in the background), and the GRPO step time on the tiny model both ways (prints one line per measure).
 
 Each shipped env's boxed twin (``trace_envs.registry.box_installed_env``) runs the same module's text in a box; both
 play the reference solution of the same seeds. Step times are of ``env.step`` alone; steps/s counts resets too.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/boxed_env.py [--episodes 50] [--boxes 5] [--train-steps 3]
-       [--train-rounds 1]
+       [--train-rounds 1] [--long-episodes 3000]
 """
 
 from __future__ import annotations
@@ -80,6 +81,51 @@ def box_start(boxes: int) -> None:
     )
 
 
+def steps_per_second(env: Any, episodes: int) -> float:
+    """Steps/s of ``episodes`` reference episodes (seeds 0 on), resets counted."""
+    steps, start = 0, time.perf_counter()
+    for seed in range(episodes):
+        env.reset(seed=seed)
+        for action in env.oracle_actions():
+            steps += 1
+            if env.step(action)[2]:
+                break
+    return steps / (time.perf_counter() - start)
+
+
+def long_run(env_id: str, episodes: int) -> None:
+    """Steps/s over ``episodes`` episodes in-process and boxed, where boxes are replaced as they are used up
+    (``BoxLimits.resets_per_box``): with each successor started in the background, and without."""
+    from trace_envs.box import BoxedEnv, BoxPool
+    from trace_envs.registry import box_installed_env
+
+    here = gym.make(env_id).unwrapped
+    here.reset(seed=episodes)  # warm up
+    here_rate = steps_per_second(here, episodes)
+    made = gym.make(box_installed_env(env_id)).unwrapped
+    if not isinstance(made, BoxedEnv):
+        raise TypeError(f"{env_id}'s boxed twin is not a BoxedEnv")
+    made.close()
+    boxed_class = type(made)
+    rates, started = {}, {}
+    for spares in (True, False):
+        with BoxPool(spares=spares) as pool:
+            boxed_class.pool = pool
+            env = boxed_class()
+            env.reset(seed=episodes)
+            label = "boxed, successors in the background" if spares else "boxed, successors started when needed"
+            rates[label] = steps_per_second(env, episodes)
+            started[label] = (pool.started, pool.started_in_background)
+            env.close()
+    boxed_class.pool = None
+    line = ", ".join(
+        f"{label} {rate:.0f} ({rate / here_rate:.0%}; {started[label][0]} boxes started, "
+        f"{started[label][1]} of them in the background)"
+        for label, rate in rates.items()
+    )
+    print(f"{env_id}, {episodes} episodes in a row, steps/s: in-process {here_rate:.0f}, {line}")
+
+
 def grpo_step_median(env_id: str, model: str, steps: int, out: Path) -> tuple[float, float]:
     """The median GRPO step time (seconds) of ``steps`` steps on ``env_id`` (K=4, batch 4, 64 tokens), and the
     tokens the run trained on (equal both ways when both generated the same completions)."""
@@ -144,6 +190,12 @@ def main() -> None:
         "--train-rounds", type=int, default=1, help="GRPO runs per way, alternating which way goes first."
     )
     parser.add_argument("--train-env", default="trace/order-cancel-v0")
+    parser.add_argument(
+        "--long-episodes",
+        type=int,
+        default=3000,
+        help="Episodes of the long run of --train-env (boxes replaced as they are used up; 0: skip it).",
+    )
     args = parser.parse_args()
     if args.train_rounds < 1:
         parser.error(f"--train-rounds must be at least 1, got {args.train_rounds}")
@@ -153,6 +205,8 @@ def main() -> None:
     for env_id in shipped_env_ids():
         compare_steps(env_id, args.episodes)
     box_start(args.boxes)
+    if args.long_episodes > 0:
+        long_run(args.train_env, args.long_episodes)
     if args.train_steps > 0:
         grpo_steps(args.train_env, args.train_steps, args.train_rounds)
 

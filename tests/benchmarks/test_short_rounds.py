@@ -22,7 +22,10 @@ BENCHMARKS = REPO_ROOT / "benchmarks"
 SHORT_ROUNDS: dict[str, tuple[list[str], bool]] = {
     "airline_throughput.py": (["--rounds", "1", "--calls", "20", "--data", "{tau2}/airline"], False),
     "analysis_probes.py": (["--seeds", "2", "--runs", "1"], False),
-    "boxed_env.py": (["--episodes", "2", "--boxes", "1", "--train-steps", "1", "--train-rounds", "2"], True),
+    "boxed_env.py": (
+        ["--episodes", "2", "--boxes", "1", "--long-episodes", "3", "--train-steps", "1", "--train-rounds", "2"],
+        True,
+    ),
     "device_throughput.py": (["--rounds", "1"], False),
     "env_throughput.py": (["--episodes", "2", "--rounds", "1"], False),
     "fake_server_cost.py": (["--requests", "20", "--repeats", "1", "--concurrency", "4"], False),

@@ -8,6 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -22,6 +23,7 @@ from trace_envs.box import (
     BoxProcess,
     boxed_env_class,
 )
+from trace_envs.box.launch import box_processes
 from trace_envs.box.protocol import MODULE_NAME, PROTOCOL_VERSION, Start
 from trace_envs.box.server import load_env
 from trace_envs.core import CapabilityEnv
@@ -196,17 +198,71 @@ def test_an_idle_box_sleeps_after_its_spin() -> None:
 
 
 def test_a_pool_reuses_a_box_across_episodes_until_its_reset_budget() -> None:
-    with BoxPool(BoxLimits(resets_per_box=3)) as pool:
+    with BoxPool(BoxLimits(resets_per_box=4), spares=False) as pool:
+        boxes = []
         for _ in range(2):
             env = boxed(GOOD, pool)
             env.reset(seed=0)
+            boxes.append(env._box)
             env.close()
-        assert pool.started == 1
+        assert boxes[0] is boxes[1] and pool.started == 1
         env = boxed(GOOD, pool)
-        for seed in range(4):  # the first takes the box's 3rd reset; the next three, a new box's
+        for seed in range(3):  # the first two take the box's 3rd and 4th resets; the third, a new box's
             env.reset(seed=seed)
             assert env.step(env.oracle_actions()[0])[0] != ""
-        assert pool.started == 2
+        assert env._box is not boxes[0] and pool.started == 2 and pool.started_in_background == 0
+
+
+def oracle_episode(env: BoxedEnv, seed: int) -> float:
+    """One reset (exactly one, unlike ``play_actions`` after a reset) and the oracle's actions: the last reward."""
+    env.reset(seed=seed)
+    reward: float = 0.0
+    for action in env.oracle_actions():
+        _, step_reward, terminated, truncated, _ = env.step(action)
+        reward = float(step_reward)
+        if terminated or truncated:
+            break
+    return reward
+
+
+def test_a_used_up_box_is_replaced_by_a_successor_started_in_the_background() -> None:
+    with BoxPool(BoxLimits(resets_per_box=4)) as pool:
+        env = boxed(GOOD, pool)
+        first = env._box
+        env.reset(seed=0)
+        assert pool.started == 1  # one reset of four: no successor yet
+        for seed in range(1, 5):  # the 2nd reset asks for the successor; the 5th takes it
+            assert oracle_episode(env, seed) == 1.0
+        assert env._box is not first and env._box.resets == 1
+        assert pool.started == 2 and pool.started_in_background == 1
+        assert first is not None and first.gone  # the used-up box was closed, not kept
+
+
+def test_a_successor_that_fails_to_start_costs_one_retry_and_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    with BoxPool(BoxLimits(resets_per_box=2)) as pool:
+        env = boxed(GOOD, pool)
+        real, calls = pool._start, []
+
+        def first_start_fails(*args: Any) -> BoxProcess:
+            calls.append(args)
+            if len(calls) == 1:
+                raise BoxCrashed("the box exited with code 9 during import", stage="import")
+            return real(*args)
+
+        monkeypatch.setattr(pool, "_start", first_start_fails)
+        env.reset(seed=0)  # half its budget: the successor's start (the first patched one) fails
+        env.reset(seed=1)
+        assert oracle_episode(env, 2) == 1.0  # used up: the failed successor's error, then a box started here
+        assert pool.failure_counts == {"crashed": 1} and "code 9" in str(pool.failures[0])
+        assert pool.started == 2 and pool.started_in_background == 0
+
+
+def test_closing_a_pool_ends_a_successor_still_starting() -> None:
+    pool = BoxPool()
+    pool.prepare(GOOD, {})
+    pool.close()
+    (record,) = pool.boxes
+    assert not isinstance(record, BoxProcess) and box_processes(record.run_id) == []
 
 
 def test_every_box_looks_the_same_but_for_a_fresh_hash_seed() -> None:

@@ -6,8 +6,10 @@ pool arrives empty (its limits only). The process's default pool closes its boxe
 ``multiprocessing`` worker too (whose exit skips ``atexit``).
 
 A box returned healthy is reused by the next proxy of the same module and options (``reset`` inside the
-box starts the new episode), until it has served ``limits.resets_per_box`` resets. A pool also keeps what
-every box it started reported (refusals of the audit hook, failures), which validation reads.
+box starts the new episode), until it has served ``limits.resets_per_box`` resets. Its successor is started
+in the background before then (:meth:`BoxPool.prepare`, asked for by a proxy once its box has served half its
+resets), so replacing a used-up box costs the episode loop no start. A pool also keeps what every box it
+started reported (refusals of the audit hook, failures), which validation reads.
 
 A pool keeps only small things: a box that is gone becomes a :class:`~trace_envs.box.client.BoxRecord` (no
 declaration, reply or buffer of it is kept), the last :data:`MAX_RECORDS` of those, and the first
@@ -37,6 +39,22 @@ MAX_FAILURES = 64
 """Failures kept per pool (the first; every one is counted)."""
 
 
+class Spare:
+    """A box being started in the background for the next :meth:`BoxPool.acquire` of its key."""
+
+    def __init__(self, start: Callable[[Spare], None]):
+        self.box: BoxProcess | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=start, args=(self,), name="trace-envs-spare-box", daemon=True)
+
+    def take(self) -> BoxProcess:
+        """The started box, once its start is over (what the start raised, if it failed)."""
+        self.thread.join()
+        if self.box is None:
+            raise self.error or RuntimeError("the spare box's start ended without a box or an error")
+        return self.box
+
+
 def source_key(source: str, options: dict[str, Any]) -> str:
     """Which boxes may serve a proxy: the module's text and the env's options."""
     text = source + "\0" + json.dumps(options, sort_keys=True, default=str)
@@ -46,11 +64,20 @@ def source_key(source: str, options: dict[str, Any]) -> str:
 class BoxPool:
     """Idle boxes by module and options; ``max_idle`` of each kept, the rest closed."""
 
-    def __init__(self, limits: BoxLimits | None = None, *, max_idle: int = 8, stop_after_failure: bool = False):
+    def __init__(
+        self,
+        limits: BoxLimits | None = None,
+        *,
+        max_idle: int = 8,
+        stop_after_failure: bool = False,
+        spares: bool = True,
+    ):
         self.limits = limits or BoxLimits()
         self.max_idle = max_idle
         self.stop_after_failure = stop_after_failure
         """Refuse new boxes once one has failed (validation: one hang is enough, do not wait for more)."""
+        self.spares = spares
+        """Start a used-up box's successor in the background (:meth:`prepare`); off, it starts when needed."""
         self.stage: Callable[[], str] = lambda: "start"
         """What the caller is doing (named in failures; validation sets the property being checked)."""
         self._fresh()
@@ -62,7 +89,10 @@ class BoxPool:
         self.failure_counts: dict[str, int] = {}
         """Every box failure of this pool, by kind (``timeout``, ``crashed``, ``protocol``)."""
         self.started = 0
+        self.started_in_background = 0
+        """Of :attr:`started`, the boxes started ahead of need (:meth:`prepare`)."""
         self._idle: dict[str, list[BoxProcess]] = {}
+        self._spares: dict[str, Spare] = {}
         self._boxes: list[BoxProcess | BoxRecord] = []
         self._lock = threading.Lock()
         self.owner = os.getpid()
@@ -84,28 +114,70 @@ class BoxPool:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (e.g. with a boxed env class, to a spawned worker): an empty pool with the same settings."""
-        return (type(self), (self.limits,), {"max_idle": self.max_idle, "stop_after_failure": self.stop_after_failure})
+        settings = {"max_idle": self.max_idle, "stop_after_failure": self.stop_after_failure, "spares": self.spares}
+        return (type(self), (self.limits,), settings)
 
     def acquire(self, source: str, options: dict[str, Any]) -> BoxProcess:
-        """An idle healthy box of this module and options, or a new one."""
+        """An idle healthy box of this module and options, else the one :meth:`prepare` is starting, else a
+        new one."""
         self._own()
         key = source_key(source, options)
         with self._lock:
             if self.stop_after_failure and self.failures:
                 raise type(self.failures[0])(f"an earlier box failed: {self.failures[0]}", stage=self.stage())
             found, dead = self._idle_box(key)
+            spare = self._spares.pop(key, None) if found is None else None
         for failure in dead:
             self.note_failure(failure)
         if found is not None:
             return found
+        if spare is not None:
+            return spare.take()
         try:
-            box = BoxProcess(source, options, self.limits, refusals=self.refusals, started=self._boxes)
+            box = self._start(source, options, self._boxes)
         except BoxFailure as exc:
             self.note_failure(exc)
             raise
         with self._lock:
             self.started += 1
         return box
+
+    def _start(self, source: str, options: dict[str, Any], started: list[BoxProcess | BoxRecord]) -> BoxProcess:
+        """A new box of this module and options (``started`` lists it from its spawn on, even if it fails)."""
+        return BoxProcess(source, options, self.limits, refusals=self.refusals, started=started)
+
+    def prepare(self, source: str, options: dict[str, Any]) -> None:
+        """Start a box of this module and options in the background for the next :meth:`acquire`, unless one is
+        idle or already starting (or :attr:`spares` is off): a proxy asks once its box has served half its
+        resets, so the box that replaces it is ready when it is used up."""
+        self._own()
+        key = source_key(source, options)
+        with self._lock:
+            if (
+                not self.spares
+                or key in self._spares
+                or self._idle.get(key)
+                or (self.stop_after_failure and self.failures)
+            ):
+                return
+            spare = Spare(lambda spare: self._start_spare(spare, source, options))
+            self._spares[key] = spare
+        spare.thread.start()
+
+    def _start_spare(self, spare: Spare, source: str, options: dict[str, Any]) -> None:
+        """The spare's thread: start the box; a failure is counted now and raised by the acquire that takes it."""
+        started: list[BoxProcess | BoxRecord] = []
+        try:
+            spare.box = self._start(source, options, started)
+        except BaseException as exc:  # raised again, in the caller's thread, by Spare.take
+            spare.error = exc
+        with self._lock:
+            self._boxes.extend(started)
+            if spare.box is not None:
+                self.started += 1
+                self.started_in_background += 1
+        if isinstance(spare.error, BoxFailure):
+            self.note_failure(spare.error)
 
     def _idle_box(self, key: str) -> tuple[BoxProcess | None, list[BoxFailure]]:
         """An idle box of ``key`` that can serve (the others closed), and the failures of those found dead."""
@@ -158,6 +230,10 @@ class BoxPool:
     def close(self) -> None:
         """Close every box this pool started (idle or not); :attr:`boxes` still lists them."""
         self._own()
+        with self._lock:
+            spares, self._spares = list(self._spares.values()), {}
+        for spare in spares:  # a box still starting is in _boxes once its thread ends
+            spare.thread.join()
         with self._lock:
             boxes, self._idle = list(self._boxes), {}
         for box in boxes:
