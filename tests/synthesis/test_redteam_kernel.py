@@ -8,6 +8,7 @@ V key, a canary, the box's processes and its memory.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from trace_envs.box import BoxLimits, BoxProcess
-from trace_envs.box.launch import box_processes, needed_roots
+from trace_envs.box.launch import TIME_NAMESPACE, box_processes, needed_roots
 from trace_envs.box.layers import missing_layers
 from trace_envs.box.mounts import under
 from trace_envs.box.protocol import Reset, Step
@@ -121,6 +122,17 @@ def test_host_files_homes_the_manifest_and_other_processes_stay_unreadable(tmp_p
         assert f"{attack}: ok" not in stolen, stolen
     assert "tmp key stat: ok" not in stolen, stolen  # the host's /tmp is hidden: not even its metadata
     assert "list tmp: PermissionError" in stolen, stolen  # outside the Landlock view (and empty under it)
+
+
+def test_the_box_clocks_start_with_the_box_not_at_the_hosts_boot() -> None:
+    began = time.monotonic()
+    stolen, box = loot(kernel_source("host_files.py", keyfile="/none", home="/none", manifest="/none", parent="1"))
+    lived = time.monotonic() - began
+    if TIME_NAMESPACE not in box.isolation:
+        pytest.skip("unshare gives no time namespace on this host (Linux 5.6 and later)")
+    for clock in ("boot clock", "monotonic clock"):
+        found = re.search(rf"{clock}: ok ([0-9.]+)", stolen)
+        assert found is not None and float(found.group(1)) < lived + 1.0, stolen  # the host's uptime is gone
 
 
 def test_the_benchmarks_own_tasks_stay_unreadable_while_the_kit_is_read() -> None:

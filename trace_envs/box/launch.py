@@ -16,6 +16,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib.metadata import entry_points
@@ -32,7 +33,14 @@ ALL_NAMESPACES = (
     "ipc namespace",
     "uts namespace",
 )
+TIME_NAMESPACE = "time namespace"
+"""Optional (Linux 5.6+): the box's monotonic and boot-time clocks start near zero (:func:`clock_offsets`), so they
+no longer tell it how long the host has been up."""
 OTHER_NAMESPACES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        ("--net", "--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--uts", "--time"),
+        (*ALL_NAMESPACES[1:], TIME_NAMESPACE),
+    ),
     (
         ("--net", "--pid", "--fork", "--mount", "--mount-proc", "--ipc", "--uts"),
         ALL_NAMESPACES[1:],
@@ -79,6 +87,14 @@ def namespace_prefix() -> tuple[tuple[str, ...], tuple[str, ...]]:
             nested = ("user namespace",) if "mount namespace" in names and dropped_user_namespace() else ()
             return (unshare, *options), (*nested, *names)
     return (), ()
+
+
+def clock_offsets() -> tuple[str, ...]:
+    """``unshare`` options that start a new time namespace's monotonic and boot-time clocks at zero (to the
+    second) now: the host's uptime, taken off."""
+    monotonic = int(time.clock_gettime(time.CLOCK_MONOTONIC))
+    boottime = int(time.clock_gettime(time.CLOCK_BOOTTIME))
+    return ("--monotonic", str(-monotonic), "--boottime", str(-boottime))
 
 
 @lru_cache(maxsize=4)
@@ -196,6 +212,8 @@ def boxed_command(
     ``tasks``: the most threads the box's pid namespace may hold (see :func:`mounts.limit_tasks`); ``uid``: the
     one the seal drops a root-started box to, before its user namespace."""
     prefix, isolation = namespace_prefix() if namespaces else ((), ())
+    if TIME_NAMESPACE in isolation:
+        prefix = (*prefix, *clock_offsets())
     parent_namespace = mounts.mount_namespace()
     wrapped = list(command)
     if "mount namespace" in isolation and parent_namespace is not None:

@@ -1,11 +1,13 @@
 """Reads a key under the host's /tmp and under $HOME (each path handed in by the test), lists /tmp and the
-home, and reads another process's /proc. Stopped by: the Landlock file-system view and the tmpfs over the
-host's temporary folder (the audit hook is off in the test)."""
+home, reads another process's /proc, and reads the clocks that run from the host's boot (its uptime).
+Stopped by: the Landlock file-system view and the tmpfs over the host's temporary folder, and the box's time
+namespace for the clocks (the audit hook is off in the test)."""
 
 from __future__ import annotations
 
 import random
 import os
+import time
 
 from trace_envs.core import Capability, CapabilityEnv, Task, ToolCall, UserScript, format_tool_call
 from trace_envs.domains.retail import RETAIL, generate_retail_db
@@ -30,6 +32,8 @@ def attack() -> None:
     attempt("manifest", lambda: open("__MANIFEST__").read())
     attempt("host environ", lambda: open("/proc/__PARENT__/environ", "rb").read())
     attempt("etc", lambda: open("/etc/hostname").read())
+    attempt("boot clock", lambda: time.clock_gettime(time.CLOCK_BOOTTIME))
+    attempt("monotonic clock", lambda: time.clock_gettime(time.CLOCK_MONOTONIC))
 
 
 attack()
