@@ -123,8 +123,8 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
         self.task_seed: int | None = None
         self._gold_hash: str | None = None
         self._box: BoxProcess | None = None
-        self._successor_asked: BoxProcess | None = None
-        """The box whose successor this env asked its pool for (once, at half its resets)."""
+        self._successor_asked: str | None = None
+        """The run id of the box whose successor this env asked its pool for (once, at half its resets)."""
         self.box_failures: list[str] = []
         self._take_box()
 
@@ -181,8 +181,8 @@ class BoxedEnv(Env[str, str], metaclass=BoxedEnvType):
         self.task, self.task_seed, self._gold_hash = reply.task, reply.seed, None
         self.messages = list(info.get("messages") or [])
         self.turn, self.ended = 0, None
-        if box is not self._successor_asked and 2 * box.resets >= box.limits.resets_per_box:
-            self._successor_asked = box
+        if box.run_id != self._successor_asked and 2 * box.resets >= box.limits.resets_per_box:
+            self._successor_asked = box.run_id
             self._pool().prepare(self.source, self.options)
         return observation, info
 
