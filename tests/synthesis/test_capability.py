@@ -80,6 +80,23 @@ def test_a_flawed_solution_that_rarely_fails_is_stopped_at_the_configured_share(
     assert "only 1 of 10 seeds" in result.findings[0].message
 
 
+def test_the_share_counts_the_fixed_seeds_only_so_a_fresh_draw_never_changes_the_verdict() -> None:
+    """Validation also plays seeds drawn afresh on each run; counting them made a module whose flawed solution
+    fails on about half the seeds fail this gate on about 2% of runs with --seeds 5 (1 of its 5 fixed seeds
+    fails, and 10 drawn seeds could bring too few more)."""
+    skip_check = [CANCEL, "Order #W1 is cancelled."]
+    fixed = [seed(0, skip_check, 0.0), *(seed(n, skip_check, 1.0) for n in range(1, 5))]
+    for drawn_reward in (0.0, 1.0):  # whatever the draw brings
+        drawn = [seed(n, skip_check, drawn_reward) for n in (731, 90_210, 1_234_567)]
+        context = GateContext(target="retail", seeds=5, flawed_failure_share=0.2)
+        context.evidence["execution"] = outcome(*fixed, *drawn)
+        result = capability_gate("", context)
+        assert result.status == "passed" and result.details["seeds"] == 5, result.findings
+    context = GateContext(target="retail", seeds=5, flawed_failure_share=0.2)
+    context.evidence["execution"] = outcome(*(seed(n, skip_check, 1.0) for n in range(5)), seed(77, skip_check, 0.0))
+    assert capability_gate("", context).status == "failed"  # a drawn seed's failure does not make up for them
+
+
 def test_no_flawed_solution_at_all_is_stopped() -> None:
     result = run_gate(seed(0, None, 0.0), seed(1, None, 0.0))
     assert result.status == "failed" and result.findings[0].rule == "no-flawed-solution"
