@@ -7,11 +7,11 @@ per-seed evidence the sandbox brought back (``context.evidence["execution"]``) a
 - the flawed solution is declared;
 - it fails (reward below 1) on at least ``context.flawed_failure_share`` of the fixed seeds (``0 ..
   context.seeds - 1``; the seeds validation draws afresh on each run are not counted, so the share, and the
-  gate's verdict on a module, is the same on every run), *as a near miss*: on those seeds it keeps a step of the reference or acts on the records the reference acts
-  on (a call passing one of the reference's argument values), so it attempts the task, and it keeps
-  the reference's steps up to the skipped capability (the first difference is a reference step left
-  out or replaced, not a step of its own added before), rather than doing nothing, calling an
-  unrelated tool or doing something else first.
+  gate's verdict on a module, is the same on every run), *as a near miss*: on those seeds it keeps a step of
+  the reference or acts on the records the reference acts on (a call passing one of the reference's argument
+  values), so it attempts the task, and it keeps the reference's steps up to the skipped capability (the
+  first difference is a reference step left out or replaced, not a step of its own added before), rather
+  than doing nothing, calling an unrelated tool or doing something else first.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def capability_gate(source: str, context: GateContext) -> GateResult:
             fix="Run the execution gate before the capability gate (default_gates() does).",
         )
         return GateResult(gate="capability", status="failed", findings=[missing])
-    evidence = [e for e in outcome.result.flawed if e.seed < context.seeds] or outcome.result.flawed
+    fixed = [e for e in outcome.result.flawed if e.seed < context.seeds]
+    evidence = fixed or outcome.result.flawed  # (a sandbox that played no fixed seed: what it played)
     seeds = len(evidence)
     declared = [e for e in evidence if e.declared]
     failing = [e for e in declared if e.reward is not None and e.reward < 1.0]
