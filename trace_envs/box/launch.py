@@ -83,7 +83,8 @@ def namespace_prefix() -> tuple[tuple[str, ...], tuple[str, ...]]:
     if unshare is None or not sys.platform.startswith("linux"):
         return (), ()
     for options, names in namespace_options():
-        if succeeds([unshare, *options, "true"]):
+        offsets = clock_offsets() if TIME_NAMESPACE in names else ()  # as a box gets them: a host may refuse them
+        if succeeds([unshare, *options, *offsets, "true"]):
             nested = ("user namespace",) if "mount namespace" in names and dropped_user_namespace() else ()
             return (unshare, *options), (*nested, *names)
     return (), ()
