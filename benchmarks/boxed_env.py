@@ -81,18 +81,6 @@ def box_start(boxes: int) -> None:
     )
 
 
-def steps_per_second(env: Any, episodes: int) -> float:
-    """Steps/s of ``episodes`` reference episodes (seeds 0 on), resets counted."""
-    steps, start = 0, time.perf_counter()
-    for seed in range(episodes):
-        env.reset(seed=seed)
-        for action in env.oracle_actions():
-            steps += 1
-            if env.step(action)[2]:
-                break
-    return steps / (time.perf_counter() - start)
-
-
 def long_run(env_id: str, episodes: int) -> None:
     """Steps/s over ``episodes`` episodes in-process and boxed, where boxes are replaced as they are used up
     (``BoxLimits.resets_per_box``): with each successor started in the background, and without."""
@@ -101,7 +89,8 @@ def long_run(env_id: str, episodes: int) -> None:
 
     here = gym.make(env_id).unwrapped
     here.reset(seed=episodes)  # warm up
-    here_rate = steps_per_second(here, episodes)
+    _, wall, steps = play(here, episodes)
+    here_rate = steps / wall
     made = gym.make(box_installed_env(env_id)).unwrapped
     if not isinstance(made, BoxedEnv):
         raise TypeError(f"{env_id}'s boxed twin is not a BoxedEnv")
@@ -114,7 +103,8 @@ def long_run(env_id: str, episodes: int) -> None:
             env = boxed_class()
             env.reset(seed=episodes)
             label = "boxed, successors in the background" if spares else "boxed, successors started when needed"
-            rates[label] = steps_per_second(env, episodes)
+            _, wall, steps = play(env, episodes)
+            rates[label] = steps / wall
             started[label] = (pool.started, pool.started_in_background)
             env.close()
     boxed_class.pool = None
